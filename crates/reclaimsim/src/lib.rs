@@ -1,0 +1,4 @@
+//! reclaimsim: a deterministic, virtual-time model of Linux page reclaim.
+
+pub mod units;
+pub mod workload;

@@ -1,0 +1,90 @@
+//! Workload generators: the programs the seeds ran (fio, memcached under memtier, dd
+//! readtwice, will-it-scale page_fault3, usemem-like anon touch), as streams of memory
+//! touches per simulated thread. A generator only decides *what* is touched; the engine
+//! (`sim`) turns each touch into page-table hits, faults, reads and reclaim, and charges
+//! virtual time for them.
+
+use rand_pcg::Pcg64Mcg;
+
+/// The PRNG every stream uses: one per workload thread, seeded from the scenario seed.
+pub type Rng = Pcg64Mcg;
+
+/// A file the workload needs before it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileSpec {
+    /// Size in 4 KiB pages.
+    pub pages: u64,
+    /// A sparse file (all holes): reading it zero-fills page-cache pages without device I/O
+    /// (vm-scalability's readtwice files).
+    pub sparse: bool,
+}
+
+/// One region of a process's address space.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RegionSpec {
+    /// Private anonymous memory of this many pages.
+    Anon { pages: u64 },
+    /// A `MAP_SHARED` mapping of a whole file (index into `Layout::files`).
+    File { file: usize },
+}
+
+/// A process: an address space (mm) made of regions.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ProcessSpec {
+    pub regions: Vec<RegionSpec>,
+}
+
+/// Everything a workload needs created before its threads start.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Layout {
+    pub files: Vec<FileSpec>,
+    pub processes: Vec<ProcessSpec>,
+    /// `thread_process[t]` is the process (index into `processes`) thread `t` runs in, or
+    /// `None` for a thread with no address space of interest (fio, dd: buffered I/O only).
+    pub thread_process: Vec<Option<usize>>,
+}
+
+impl Layout {
+    pub fn threads(&self) -> usize {
+        self.thread_process.len()
+    }
+}
+
+/// One thing a thread does to memory. Indices refer to the workload's `Layout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Touch {
+    /// Load or store to one page of a region of the thread's process: a PTE hit, or a fault.
+    Mem { region: u32, page: u64, write: bool },
+    /// A buffered `read(2)` of one 4 KiB page of a file (`filemap_read`).
+    Read { file: u32, index: u64 },
+    /// `munmap` of a whole region (it is mapped again on the next touch, as page_fault3 does).
+    Unmap { region: u32 },
+    /// CPU time spent outside the memory model (request parsing, syscall entry, copying).
+    Cpu { ns: u64 },
+}
+
+/// What a thread's next step is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// One operation (request, read, iteration) made of the touches pushed to `out`.
+    /// `phase` indexes `Workload::phases()`; `bytes` is what the operation transferred.
+    Op { phase: u8, bytes: u32 },
+    /// Nothing to do until every thread of this workload has reached the barrier
+    /// (end of a memtier phase): the engine parks the thread until then.
+    Barrier,
+    /// The thread has finished.
+    Done,
+}
+
+/// A workload: a layout and, per thread, a stream of operations.
+pub trait Workload {
+    /// Files, processes and threads to create.
+    fn layout(&self) -> Layout;
+    /// Names of the phases results are reported under ("run", or "populate" and "run"...).
+    fn phases(&self) -> Vec<String>;
+    /// Whether a phase's operations count in the results (fio's ramp_time does not).
+    fn measured(&self, phase: u8, now_ns: u64) -> bool;
+    /// The next step of thread `thread` at virtual time `now_ns` (since the workload
+    /// started); touches go to `out`, which the caller has cleared.
+    fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step;
+}
