@@ -1,1 +1,178 @@
-fn main(){}
+//! The `reclaimsim` command.
+
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use reclaimsim::results::{RunResult, VariantResult};
+use reclaimsim::scenario::{self, LoadedScenario};
+use reclaimsim::sim::{self, RunOptions};
+use reclaimsim::{config::Scenario, report};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A deterministic model of Linux page reclaim (classic LRU and MGLRU).
+#[derive(Parser)]
+#[command(name = "reclaimsim", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario (its base, or one variant) and print its results.
+    Run {
+        #[command(flatten)]
+        common: Common,
+        /// Run this variant instead of the base scenario.
+        #[arg(long, value_name = "NAME")]
+        variant: Option<String>,
+    },
+    /// Run every variant of a scenario in order and compare them.
+    Compare {
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+/// Options every subcommand that runs a scenario takes.
+#[derive(Args)]
+struct Common {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// Override the scenario's seed.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Override a field: machine.memory=8GiB, kernel.policy=mglru, workload.NAME.fio.numjobs=8.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Also write the results as JSON to this file.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Run the invariant checker while running (slower).
+    #[arg(long)]
+    check: bool,
+    /// Print every vmstat counter.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+/// Why the command failed: bad input (exit 2) or a failed run (exit 1).
+enum Failure {
+    Input(String),
+    Run(String),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Run { common, variant } => run(common, variant.as_deref()),
+        Command::Compare { common } => compare(common),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Input(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Run(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(c: &Common, variant: Option<&str>) -> Result<(), Failure> {
+    let loaded = load(c)?;
+    let (name, scenario) = match variant {
+        None => ("base", &loaded.base),
+        Some(name) => loaded
+            .variants
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(n, s)| (n.as_str(), s))
+            .ok_or_else(|| {
+                let names: Vec<&str> = loaded.variants.iter().map(|(n, _)| n.as_str()).collect();
+                Failure::Input(format!(
+                    "{}: no variant \"{name}\" (there are: {})",
+                    loaded.path.display(),
+                    names.join(", ")
+                ))
+            })?,
+    };
+    let result = run_variant(scenario, name, c.check)?;
+    let run = RunResult {
+        scenario: loaded.base.name.clone(),
+        seed: scenario.seed,
+        variants: vec![result],
+    };
+    write_json(c, &run)?;
+    print!("{}", report::table(&run.variants[0], c.verbose));
+    Ok(())
+}
+
+fn compare(c: &Common) -> Result<(), Failure> {
+    let loaded = load(c)?;
+    let variants = loaded
+        .variants
+        .iter()
+        .map(|(name, s)| run_variant(s, name, c.check))
+        .collect::<Result<_, _>>()?;
+    let run = RunResult {
+        scenario: loaded.base.name.clone(),
+        seed: loaded.base.seed,
+        variants,
+    };
+    write_json(c, &run)?;
+    print!("{}", report::compare(&run, c.verbose));
+    Ok(())
+}
+
+/// Load the scenario, and refuse a `--json` path that cannot be written before running.
+fn load(c: &Common) -> Result<LoadedScenario, Failure> {
+    let loaded =
+        scenario::load(&c.scenario, &c.sets, c.seed).map_err(|e| Failure::Input(e.to_string()))?;
+    if let Some(json) = &c.json {
+        let dir = json.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) || json.is_dir() {
+            return Err(Failure::Input(format!(
+                "--json {}: not a file in an existing directory",
+                json.display()
+            )));
+        }
+    }
+    Ok(loaded)
+}
+
+fn write_json(c: &Common, run: &RunResult) -> Result<(), Failure> {
+    match &c.json {
+        Some(path) => report::write_json(run, path)
+            .map_err(|e| Failure::Run(format!("--json {}: {e}", path.display()))),
+        None => Ok(()),
+    }
+}
+
+/// Run one variant with a progress bar on stderr (when it is a terminal).
+fn run_variant(scenario: &Scenario, name: &str, check: bool) -> Result<VariantResult, Failure> {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(1000), target);
+    if let Ok(style) = ProgressStyle::with_template("{prefix} [{bar:40}] {percent:>3}% {elapsed}") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix(name.to_string());
+    let mut progress = |done: f64| bar.set_position((done.clamp(0.0, 1.0) * 1000.0) as u64);
+    let result = sim::run(
+        scenario,
+        name,
+        RunOptions {
+            check,
+            progress: Some(&mut progress),
+        },
+    );
+    bar.finish_and_clear();
+    result.map_err(|e| Failure::Run(format!("variant {name}: {e}")))
+}

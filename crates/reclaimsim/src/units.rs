@@ -20,16 +20,24 @@ impl ByteSize {
 
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("`{s}` is not a size (e.g. 4GiB, 960m, 4096)"))?;
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (e.g. 4GiB, 960m, 4096)"))?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(format!("`{s}` has an unknown size unit `{unit}` (use KiB, MiB, GiB, TiB)")),
+        _ => {
+            return Err(format!(
+                "`{s}` has an unknown size unit `{unit}` (use KiB, MiB, GiB, TiB)"
+            ))
+        }
     };
     let v = n * mult as f64;
     if !v.is_finite() || v < 0.0 || v > (1u64 << 62) as f64 {
@@ -47,7 +55,9 @@ impl<'de> Deserialize<'de> for ByteSize {
                 f.write_str("a size: bytes as an integer, or a string such as \"4GiB\"")
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<ByteSize, E> {
-                u64::try_from(v).map(ByteSize).map_err(|_| E::custom("a size cannot be negative"))
+                u64::try_from(v)
+                    .map(ByteSize)
+                    .map_err(|_| E::custom("a size cannot be negative"))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<ByteSize, E> {
                 Ok(ByteSize(v))
@@ -73,9 +83,13 @@ impl Duration {
 
 pub fn parse_duration(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("`{s}` is not a duration (e.g. 10s, 500ms)"))?;
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (e.g. 10s, 500ms)"))?;
     let mult = match unit.trim() {
         "ns" => 1.0,
         "us" => 1e3,
@@ -83,7 +97,11 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
         "" | "s" => 1e9,
         "m" | "min" => 60e9,
         "h" => 3600e9,
-        _ => return Err(format!("`{s}` has an unknown time unit `{unit}` (use ns, us, ms, s, m, h)")),
+        _ => {
+            return Err(format!(
+                "`{s}` has an unknown time unit `{unit}` (use ns, us, ms, s, m, h)"
+            ))
+        }
     };
     let v = n * mult;
     if !v.is_finite() || v < 0.0 || v > 1e18 {
@@ -110,7 +128,9 @@ impl<'de> Deserialize<'de> for Duration {
                 Ok(Duration(v.saturating_mul(1_000_000_000)))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Duration, E> {
-                parse_duration(&format!("{v}")).map(Duration).map_err(E::custom)
+                parse_duration(&format!("{v}"))
+                    .map(Duration)
+                    .map_err(E::custom)
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Duration, E> {
                 parse_duration(v).map(Duration).map_err(E::custom)

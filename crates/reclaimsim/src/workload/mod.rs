@@ -88,3 +88,58 @@ pub trait Workload {
     /// started); touches go to `out`, which the caller has cleared.
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step;
 }
+
+pub mod anon;
+pub mod dd;
+pub mod fio;
+pub mod memtier;
+pub mod pagefault;
+
+/// The options of one workload, by the tool it models.
+#[derive(Debug, Clone)]
+pub enum WorkloadOptions {
+    Fio(fio::FioOptions),
+    Memcached(memtier::MemcachedOptions),
+    Dd(dd::DdOptions),
+    PageFault3(pagefault::PageFault3Options),
+    Anon(anon::AnonOptions),
+}
+
+impl WorkloadOptions {
+    /// Validates the options and creates the generator; `seed` selects the random streams.
+    pub fn build(&self, seed: u64) -> Result<Box<dyn Workload>, String> {
+        Ok(match self {
+            Self::Fio(o) => Box::new(fio::Fio::new(o, seed)?),
+            Self::Memcached(o) => Box::new(memtier::Memcached::new(o, seed)?),
+            Self::Dd(o) => Box::new(dd::Dd::new(o)?),
+            Self::PageFault3(o) => Box::new(pagefault::PageFault3::new(o)?),
+            Self::Anon(o) => Box::new(anon::Anon::new(o, seed)?),
+        })
+    }
+}
+
+/// Largest count option accepted (threads, processes, files, clients, pipeline depth...).
+const MAX_THREADS: u64 = 1 << 16;
+
+/// Checks a count option: at least 1, at most `MAX_THREADS`.
+fn check_count(option: &str, n: u64) -> Result<usize, String> {
+    if n == 0 || n > MAX_THREADS {
+        return Err(format!(
+            "{option}: must be between 1 and {MAX_THREADS} (got {n})"
+        ));
+    }
+    Ok(n as usize)
+}
+
+/// One SplitMix64 step: a bijective 64-bit mix.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The random stream number `stream` of a workload seeded with `seed`.
+fn stream_rng(seed: u64, stream: u64) -> Rng {
+    rand::SeedableRng::seed_from_u64(seed ^ splitmix64(stream + 1))
+}

@@ -1,0 +1,114 @@
+//! The `reclaimsim` command: exit codes, error messages, no partial output.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const GOOD: &str = r#"name = "small"
+[machine]
+memory = "64MiB"
+cpus = 2
+
+[[workload]]
+name = "a"
+[workload.anon]
+size = "8MiB"
+
+[variants.more.workload.a.anon]
+size = "16MiB"
+"#;
+
+/// A fresh directory for one test.
+fn dir(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("reclaimsim-cli-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn reclaimsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_reclaimsim"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn help_works() {
+    let out = reclaimsim(&["--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("run") && help.contains("compare"), "{help}");
+    assert!(reclaimsim(&["run", "--help"]).status.success());
+}
+
+#[test]
+fn bad_scenario_exits_2_naming_file_and_line_and_writes_no_json() {
+    let d = dir("bad");
+    let scenario = d.join("bad.toml");
+    std::fs::write(&scenario, GOOD.replace("size = \"8MiB\"", "size = -1")).unwrap();
+    let json = d.join("out.json");
+    let out = reclaimsim(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let expected = format!("error: {}:9: workload[0].anon.size: ", scenario.display());
+    assert!(stderr.starts_with(&expected), "{stderr}");
+    assert!(!json.exists());
+    assert_eq!(
+        std::fs::read_dir(&d).unwrap().count(),
+        1,
+        "only the scenario is there"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn bad_set_and_bad_variant_exit_2() {
+    let d = dir("set");
+    let scenario = d.join("s.toml");
+    std::fs::write(&scenario, GOOD).unwrap();
+    let s = scenario.to_str().unwrap();
+    let out = reclaimsim(&["compare", s, "--set", "kernel.policy=lru"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --set kernel.policy: "));
+    let out = reclaimsim(&["run", s, "--variant", "less"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(reclaimsim(&["run", s, "--bogus"]).status.code(), Some(2));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn compare_writes_json() {
+    let d = dir("compare");
+    let scenario = d.join("s.toml");
+    std::fs::write(&scenario, GOOD).unwrap();
+    let json = d.join("out.json");
+    let out = reclaimsim(&[
+        "compare",
+        scenario.to_str().unwrap(),
+        "--seed",
+        "7",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["seed"], 7);
+    let names: Vec<&str> = r["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    assert_eq!(names, ["more"]);
+    std::fs::remove_dir_all(&d).unwrap();
+}

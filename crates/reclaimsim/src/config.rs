@@ -1,0 +1,209 @@
+//! The scenario schema: what a scenario file may say. Loading, `--set` overrides,
+//! variants and error locations live in `scenario`.
+
+use crate::cost::CostTable;
+use crate::units::{ByteSize, Duration};
+use crate::workload::WorkloadOptions;
+use serde::Deserialize;
+
+fn one() -> u64 {
+    1
+}
+
+/// A whole scenario: a machine, a kernel configuration, a memcg tree and workloads.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Stop the run at this virtual time even if workloads are still running.
+    pub duration: Option<Duration>,
+    /// How often the time series (free pages, lru sizes, lru_gen view) is sampled.
+    pub sample_interval: Option<Duration>,
+    pub machine: MachineConfig,
+    #[serde(default)]
+    pub kernel: KernelConfig,
+    /// Overrides of the cost table (`cost::CostTable`), in virtual nanoseconds.
+    #[serde(default)]
+    pub costs: CostTable,
+    #[serde(default, rename = "memcg")]
+    pub memcgs: Vec<MemcgConfig>,
+    #[serde(rename = "workload")]
+    pub workloads: Vec<WorkloadConfig>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct MachineConfig {
+    /// Total physical memory, split evenly over the nodes.
+    pub memory: ByteSize,
+    #[serde(default = "default_nodes")]
+    pub nodes: u32,
+    #[serde(default = "default_cpus")]
+    pub cpus: u32,
+    pub swap: Option<SwapConfig>,
+}
+
+fn default_nodes() -> u32 {
+    1
+}
+fn default_cpus() -> u32 {
+    4
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SwapDevice {
+    /// Compressing RAM block device: costs compression on swap-out, decompression on swap-in.
+    Zram,
+    /// brd ramdisk: costs a 4 KiB copy each way.
+    Ramdisk,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SwapConfig {
+    pub device: SwapDevice,
+    pub size: ByteSize,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyKind {
+    /// The active/inactive LRU (mm/vmscan.c without CONFIG_LRU_GEN).
+    Classic,
+    /// The multi-generational LRU as in Linux 6.1.
+    Mglru,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LruLockKind {
+    /// One lru_lock per node (Linux <= 5.10, `pgdat->lru_lock`).
+    Node,
+    /// One lru_lock per memcg and node (Linux 5.11+, `lruvec->lru_lock`).
+    Lruvec,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct KernelConfig {
+    #[serde(default = "default_policy")]
+    pub policy: PolicyKind,
+    /// vm.swappiness, 0..=200.
+    #[serde(default = "default_swappiness")]
+    pub swappiness: u32,
+    #[serde(default = "default_lock")]
+    pub lru_lock: LruLockKind,
+    /// vm.min_free_kbytes; default computed as the kernel does from memory size.
+    pub min_free_kbytes: Option<u64>,
+    /// vm.watermark_scale_factor, in 1/10000 of memory.
+    #[serde(default = "default_wsf")]
+    pub watermark_scale_factor: u64,
+    /// PAGEVEC_SIZE: folio batch capacity (15 up to 6.8, 31 from 6.9).
+    #[serde(default = "default_pagevec")]
+    pub pagevec_size: u32,
+    /// The CPU kswapd runs on for each node (default: the node's last CPU).
+    pub kswapd_cpu: Option<Vec<u32>>,
+}
+
+fn default_policy() -> PolicyKind {
+    PolicyKind::Classic
+}
+fn default_swappiness() -> u32 {
+    60
+}
+fn default_lock() -> LruLockKind {
+    LruLockKind::Lruvec
+}
+fn default_wsf() -> u64 {
+    10
+}
+fn default_pagevec() -> u32 {
+    15
+}
+
+impl Default for KernelConfig {
+    fn default() -> Self {
+        KernelConfig {
+            policy: default_policy(),
+            swappiness: default_swappiness(),
+            lru_lock: default_lock(),
+            min_free_kbytes: None,
+            watermark_scale_factor: default_wsf(),
+            pagevec_size: default_pagevec(),
+            kswapd_cpu: None,
+        }
+    }
+}
+
+/// One memcg of the cgroup v2 tree. Parents must be declared (the root "/" always exists).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct MemcgConfig {
+    pub path: String,
+    pub max: Option<ByteSize>,
+    pub high: Option<ByteSize>,
+    pub low: Option<ByteSize>,
+    pub min: Option<ByteSize>,
+}
+
+/// One workload, placed in a memcg and pinned to CPUs. Exactly one of the workload
+/// tables (`fio`, `memcached`, `dd`, `page_fault3`, `anon`) must be present.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadConfig {
+    pub name: String,
+    #[serde(default = "root_path")]
+    pub memcg: String,
+    /// CPUs the workload's threads are pinned to, round-robin (default: all CPUs).
+    pub cpus: Option<Vec<u32>>,
+    /// Start at this virtual time...
+    #[serde(default)]
+    pub start: Duration,
+    /// ...or when this workload (or `workload:phase`) finishes.
+    pub after: Option<String>,
+    /// Stop when this workload finishes (fio killed when memtier is done, as the seeds do).
+    pub until: Option<String>,
+    pub fio: Option<crate::workload::fio::FioOptions>,
+    pub memcached: Option<crate::workload::memtier::MemcachedOptions>,
+    pub dd: Option<crate::workload::dd::DdOptions>,
+    pub page_fault3: Option<crate::workload::pagefault::PageFault3Options>,
+    pub anon: Option<crate::workload::anon::AnonOptions>,
+}
+
+fn root_path() -> String {
+    "/".to_string()
+}
+
+impl WorkloadConfig {
+    /// The one workload table given, or an error naming what is wrong.
+    pub fn options(&self) -> Result<WorkloadOptions, String> {
+        let mut found = Vec::new();
+        if let Some(o) = &self.fio {
+            found.push(WorkloadOptions::Fio(o.clone()));
+        }
+        if let Some(o) = &self.memcached {
+            found.push(WorkloadOptions::Memcached(o.clone()));
+        }
+        if let Some(o) = &self.dd {
+            found.push(WorkloadOptions::Dd(o.clone()));
+        }
+        if let Some(o) = &self.page_fault3 {
+            found.push(WorkloadOptions::PageFault3(o.clone()));
+        }
+        if let Some(o) = &self.anon {
+            found.push(WorkloadOptions::Anon(o.clone()));
+        }
+        match found.len() {
+            1 => Ok(found.pop().unwrap()),
+            0 => Err("needs one of the tables fio, memcached, dd, page_fault3, anon".into()),
+            _ => {
+                Err("has more than one of the tables fio, memcached, dd, page_fault3, anon".into())
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The cost table: virtual nanoseconds charged for every kernel action. Throughput,
+//! latency, lock contention and the kswapd profile all emerge from these numbers; nothing
+//! is tuned per scenario. A scenario's `[costs]` table overrides any field.
+//!
+//! Sources of the defaults: figures for a ~2.5-3 GHz x86 server core of the seeds' era
+//! (Xeon 6154 / EPYC 7K62). Cache-miss and cacheline-transfer latencies are the commonly
+//! measured ~80-100 ns (DRAM) and ~50-100 ns (cross-core); page copy/zero use ~10 GB/s;
+//! lzo1x_1 compresses ~0.8-1 GB/s and decompresses ~3-4 GB/s per core (lzo's published
+//! benchmarks); a minor fault round trip is ~1 us (will-it-scale page_fault3 reaches ~1 M
+//! faults/s per core); syscall entry/exit ~100-200 ns. Each field says which it uses.
+
+use serde::Deserialize;
+
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CostTable {
+    /// A load or store to a mapped page whose PTE is present (TLB hit or short walk; the
+    /// hardware sets the accessed bit): one cached access.
+    pub access_hit: u64,
+    /// Page-fault entry, VMA lookup and PTE install, excluding allocation and I/O (~1 us
+    /// round trip measured by page_fault3).
+    pub fault: u64,
+    /// Buddy/pcp allocation of one order-0 page.
+    pub page_alloc: u64,
+    /// Freeing one page back to the allocator.
+    pub page_free: u64,
+    /// Zeroing a 4 KiB page (~10 GB/s).
+    pub page_zero: u64,
+    /// Copying 4 KiB (copy_to_user of a read, brd ramdisk transfer; ~10 GB/s).
+    pub page_copy: u64,
+    /// read(2) syscall entry/exit plus filemap_read bookkeeping, per 4 KiB read.
+    pub read_syscall: u64,
+    /// Page-cache (xarray) lookup or store.
+    pub xarray: u64,
+    /// memcg charge or uncharge of a page (page_counter atomics up the tree).
+    pub charge: u64,
+    /// Adding a folio to a per-CPU batch.
+    pub batch_add: u64,
+    /// One list operation on an LRU list under the lock (unlink/link plus counters).
+    pub list_op: u64,
+    /// Taking an uncontended spinlock (one atomic on a local cacheline).
+    pub lock_acquire: u64,
+    /// Extra hold time when the lock's cacheline was last owned by another CPU
+    /// (cross-core transfer, ~100 ns on 2-socket machines).
+    pub lock_bounce: u64,
+    /// rmap walk setup: anon_vma / i_mmap lock and interval-tree lookup, per folio.
+    pub rmap_lookup: u64,
+    /// page_vma_mapped_walk: a 4-level page-table descent for one VMA, with its cache
+    /// misses (~4 x 80 ns), plus taking the PTE lock.
+    pub pvmw_descent: u64,
+    /// Test-and-clear of one PTE's accessed bit with its TLB flush (ptep_clear_flush_young).
+    pub pte_clear_young: u64,
+    /// Reading one PTE in a sequential scan of a PTE table (look-around, page-table walk).
+    pub pte_scan: u64,
+    /// Unmapping one PTE in try_to_unmap, including the TLB flush share.
+    pub unmap: u64,
+    /// Deciding a folio's fate in shrink_folio_list (trylock, flags, refcount freeze).
+    pub folio_check: u64,
+    /// lzo1x_1 compression of one 4 KiB page into zram (~1 GB/s).
+    pub zram_compress: u64,
+    /// lzo1x decompression of one page from zram (~4 GB/s).
+    pub zram_decompress: u64,
+    /// Swap slot allocation / free and swap-cache insert / delete.
+    pub swap_slot: u64,
+    /// Fixed per-operation CPU time of a memcached request (binary protocol over a unix
+    /// socket: syscalls, parsing, hashing): ~2 us.
+    pub memcached_request: u64,
+    /// Fixed per-I/O overhead of fio's io_uring submission and completion, per 4 KiB.
+    pub fio_io: u64,
+}
+
+impl Default for CostTable {
+    fn default() -> Self {
+        CostTable {
+            access_hit: 2,
+            fault: 1000,
+            page_alloc: 150,
+            page_free: 100,
+            page_zero: 400,
+            page_copy: 400,
+            read_syscall: 200,
+            xarray: 50,
+            charge: 30,
+            batch_add: 10,
+            list_op: 20,
+            lock_acquire: 20,
+            lock_bounce: 100,
+            rmap_lookup: 150,
+            pvmw_descent: 350,
+            pte_clear_young: 150,
+            pte_scan: 4,
+            unmap: 300,
+            folio_check: 60,
+            zram_compress: 4500,
+            zram_decompress: 1100,
+            swap_slot: 100,
+            memcached_request: 2000,
+            fio_io: 300,
+        }
+    }
+}

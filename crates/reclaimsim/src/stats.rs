@@ -1,0 +1,194 @@
+//! Event counters named as /proc/vmstat and memory.stat name them (spec section 10.4),
+//! latency histograms, and the kswapd CPU profile.
+
+macro_rules! counters {
+    ($($v:ident => $n:literal),* $(,)?) => {
+        /// A vmstat event counter.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(usize)]
+        pub enum Vm { $($v),* }
+        pub const NR_VM: usize = [$($n),*].len();
+        pub const VM_NAMES: [&str; NR_VM] = [$($n),*];
+    };
+}
+
+counters! {
+    PgscanKswapd => "pgscan_kswapd",
+    PgscanDirect => "pgscan_direct",
+    PgscanAnon => "pgscan_anon",
+    PgscanFile => "pgscan_file",
+    PgstealKswapd => "pgsteal_kswapd",
+    PgstealDirect => "pgsteal_direct",
+    PgstealAnon => "pgsteal_anon",
+    PgstealFile => "pgsteal_file",
+    Pgrefill => "pgrefill",
+    Pgactivate => "pgactivate",
+    Pgdeactivate => "pgdeactivate",
+    Pgrotated => "pgrotated",
+    PgskipNormal => "pgskip_normal",
+    WorkingsetRefaultAnon => "workingset_refault_anon",
+    WorkingsetRefaultFile => "workingset_refault_file",
+    WorkingsetActivateAnon => "workingset_activate_anon",
+    WorkingsetActivateFile => "workingset_activate_file",
+    WorkingsetRestoreAnon => "workingset_restore_anon",
+    WorkingsetRestoreFile => "workingset_restore_file",
+    Pswpin => "pswpin",
+    Pswpout => "pswpout",
+    Pgpgin => "pgpgin",
+    Pgpgout => "pgpgout",
+    Pgfault => "pgfault",
+    Pgmajfault => "pgmajfault",
+    Pgalloc => "pgalloc_normal",
+    Pgfree => "pgfree",
+    Pageoutrun => "pageoutrun",
+    AllocstallNormal => "allocstall_normal",
+    PgscanDirectThrottle => "pgscan_direct_throttle",
+    KswapdLowWmarkHitQuickly => "kswapd_low_wmark_hit_quickly",
+    KswapdHighWmarkHitQuickly => "kswapd_high_wmark_hit_quickly",
+    NrVmscanWrite => "nr_vmscan_write",
+    NrVmscanImmediateReclaim => "nr_vmscan_immediate_reclaim",
+    OomKill => "oom_kill",
+}
+
+#[derive(Clone, Debug)]
+pub struct VmStat(pub [u64; NR_VM]);
+
+impl Default for VmStat {
+    fn default() -> Self {
+        VmStat([0; NR_VM])
+    }
+}
+
+impl VmStat {
+    #[inline]
+    pub fn add(&mut self, c: Vm, n: u64) {
+        self.0[c as usize] += n;
+    }
+    pub fn get(&self, c: Vm) -> u64 {
+        self.0[c as usize]
+    }
+}
+
+/// Where virtual CPU time goes, for kswapd's perf-like profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Cat {
+    /// rmap walks: folio_referenced, page_vma_mapped_walk, try_to_unmap.
+    RmapWalk,
+    /// Sequential PTE scans: look-around and MGLRU page-table walks.
+    PteScan,
+    /// LRU list manipulation: isolation, putback, sorting, batch moves.
+    ListOps,
+    /// Spinning on a contended lock.
+    LockWait,
+    /// zram compression and decompression.
+    Compression,
+    /// Device transfers, page zeroing and copying.
+    Io,
+    Other,
+}
+
+pub const NR_CAT: usize = 7;
+pub const CAT_NAMES: [&str; NR_CAT] = [
+    "rmap_walk",
+    "pte_scan",
+    "list_ops",
+    "lock_wait",
+    "compression",
+    "io",
+    "other",
+];
+
+/// A latency histogram with ~1.5% relative precision: 64 sub-buckets per power of two.
+#[derive(Clone, Debug)]
+pub struct Histogram {
+    buckets: Vec<u64>,
+    count: u64,
+    max: u64,
+}
+
+const SUB: u32 = 6;
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram {
+            buckets: vec![0; (64 - SUB as usize + 1) << SUB],
+            count: 0,
+            max: 0,
+        }
+    }
+}
+
+impl Histogram {
+    fn index(v: u64) -> usize {
+        if v < (1 << SUB) {
+            return v as usize;
+        }
+        let exp = 63 - v.leading_zeros() - SUB;
+        (((exp + 1) << SUB) | ((v >> exp) as u32 & ((1 << SUB) - 1))) as usize
+    }
+
+    fn lower_bound(i: usize) -> u64 {
+        let (e, m) = ((i >> SUB) as u32, (i & ((1 << SUB) - 1)) as u64);
+        if e == 0 {
+            m
+        } else {
+            ((1 << SUB) | m) << (e - 1)
+        }
+    }
+
+    pub fn record(&mut self, v: u64) {
+        self.buckets[Self::index(v)] += 1;
+        self.count += 1;
+        self.max = self.max.max(v);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// The value at quantile q (0..=1): the lower bound of its bucket, capped at max.
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0;
+        for (i, &n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return Self::lower_bound(i).min(self.max);
+            }
+        }
+        self.max
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_quantiles_are_within_two_percent() {
+        let mut h = Histogram::default();
+        for v in 1..=100_000u64 {
+            h.record(v);
+        }
+        let p50 = h.quantile(0.5) as f64;
+        let p99 = h.quantile(0.99) as f64;
+        assert!((p50 / 50_000.0 - 1.0).abs() < 0.02, "{p50}");
+        assert!((p99 / 99_000.0 - 1.0).abs() < 0.02, "{p99}");
+        assert_eq!(h.max(), 100_000);
+        assert_eq!(h.quantile(0.0), 1);
+    }
+
+    #[test]
+    fn names_match_counters() {
+        assert_eq!(VM_NAMES[Vm::Pswpout as usize], "pswpout");
+        assert_eq!(VM_NAMES[Vm::OomKill as usize], "oom_kill");
+    }
+}

@@ -1,0 +1,263 @@
+//! Every class of bad scenario gets an error naming the file, the line and the field.
+
+use reclaimsim::scenario::{self, ScenarioError};
+
+const GOOD: &str = r#"name = "small"
+[machine]
+memory = "64MiB"
+cpus = 2
+
+[[memcg]]
+path = "/a"
+max = "32MiB"
+
+[[workload]]
+name = "a"
+memcg = "/a"
+[workload.anon]
+size = "8MiB"
+"#;
+
+/// `GOOD` with `from` replaced by `to` (which must occur).
+fn edit(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "{from}");
+    GOOD.replacen(from, to, 1)
+}
+
+/// The 1-based line of the first line of `text` containing `needle`.
+fn line(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .map(|i| i + 1)
+        .unwrap_or_else(|| panic!("{needle} not in text"))
+}
+
+fn error(text: &str, sets: &[&str]) -> ScenarioError {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    match scenario::parse(text, "s.toml", &sets, None) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+/// Assert the error is in `s.toml` at the line containing `needle`, about `field`.
+fn assert_at(e: &ScenarioError, text: &str, needle: &str, field: &str) {
+    assert_eq!(
+        (e.file.as_str(), e.line, e.field.as_str()),
+        ("s.toml", Some(line(text, needle)), field),
+        "{e}"
+    );
+    assert!(!e.from_set, "{e}");
+    assert!(
+        e.to_string()
+            .starts_with(&format!("s.toml:{}: {field}: ", line(text, needle))),
+        "{e}"
+    );
+}
+
+#[test]
+fn good_scenario_loads() {
+    let s = scenario::parse(GOOD, "s.toml", &[], None).unwrap();
+    assert_eq!(s.base.machine.memory.0, 64 << 20);
+    assert_eq!(s.variants.len(), 1);
+    assert_eq!(s.variants[0].0, "base");
+}
+
+#[test]
+fn syntax_error() {
+    let text = edit("memory = \"64MiB\"", "memory = \"64MiB");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "memory = ", "memory");
+    assert!(e.message.contains("TOML syntax"), "{e}");
+}
+
+#[test]
+fn unknown_key() {
+    let text = edit("cpus = 2", "cpus = 2\nmemroy = 3");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "memroy", "machine.memroy");
+    assert!(e.message.contains("unknown field `memroy`"), "{e}");
+}
+
+#[test]
+fn unknown_key_in_a_workload() {
+    let text = edit("size = \"8MiB\"", "size = \"8MiB\"\nsise = 1");
+    assert_at(&error(&text, &[]), &text, "sise", "workload[0].anon.sise");
+}
+
+#[test]
+fn wrong_type() {
+    let text = edit("cpus = 2", "cpus = \"two\"");
+    assert_at(&error(&text, &[]), &text, "cpus = ", "machine.cpus");
+}
+
+#[test]
+fn negative_size() {
+    let text = edit("size = \"8MiB\"", "size = -1");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "size = -1", "workload[0].anon.size");
+    assert!(e.message.contains("negative"), "{e}");
+}
+
+#[test]
+fn absurd_size() {
+    let text = edit("max = \"32MiB\"", "max = \"2000TiB\"");
+    assert_at(&error(&text, &[]), &text, "max = ", "memcg[0].max");
+}
+
+#[test]
+fn missing_field_points_at_its_table() {
+    let text = edit("memory = \"64MiB\"\n", "");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "[machine]", "machine.memory");
+    assert!(e.message.contains("missing field"), "{e}");
+}
+
+#[test]
+fn missing_memcg() {
+    let text = edit("memcg = \"/a\"", "memcg = \"/nope\"");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "memcg = ", "workload[0].memcg");
+    assert!(e.message.contains("/nope"), "{e}");
+}
+
+#[test]
+fn undeclared_parent_memcg() {
+    let text = edit("path = \"/a\"", "path = \"/b/a\"");
+    assert_at(&error(&text, &[]), &text, "path = ", "memcg[0].path");
+}
+
+#[test]
+fn machine_too_big() {
+    let text = edit("memory = \"64MiB\"", "memory = \"512TiB\"");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "memory = ", "machine.memory");
+    assert!(e.message.contains("host memory"), "{e}");
+}
+
+#[test]
+fn cpu_out_of_range() {
+    let text = edit("memcg = \"/a\"", "memcg = \"/a\"\ncpus = [0, 5]");
+    assert_at(
+        &error(&text, &[]),
+        &text,
+        "cpus = [0, 5]",
+        "workload[0].cpus[1]",
+    );
+}
+
+#[test]
+fn workload_that_does_not_build() {
+    let text = edit("size = \"8MiB\"", "size = 0");
+    assert_at(
+        &error(&text, &[]),
+        &text,
+        "[workload.anon]",
+        "workload[0].anon",
+    );
+}
+
+#[test]
+fn after_names_a_missing_workload() {
+    let text = edit("memcg = \"/a\"", "memcg = \"/a\"\nafter = \"b\"");
+    assert_at(&error(&text, &[]), &text, "after = ", "workload[0].after");
+    let text = edit("memcg = \"/a\"", "memcg = \"/a\"\nafter = \"a\"");
+    assert!(error(&text, &[]).message.contains("itself"));
+}
+
+#[test]
+fn bad_set_key() {
+    let e = error(GOOD, &["machine.memroy=8GiB"]);
+    assert_eq!(
+        (e.line, e.field.as_str(), e.from_set),
+        (None, "machine.memroy", true),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("--set machine.memroy: unknown field `memroy`"),
+        "{e}"
+    );
+    let e = error(GOOD, &["machine.memory"]);
+    assert_eq!(
+        (e.field.as_str(), e.from_set),
+        ("machine.memory", true),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_set_value() {
+    let e = error(GOOD, &["machine.memory=1KiB"]);
+    assert_eq!(
+        (e.field.as_str(), e.from_set),
+        ("machine.memory", true),
+        "{e}"
+    );
+    let e = error(GOOD, &["workload.b.anon.size=1"]);
+    assert_eq!(
+        (e.field.as_str(), e.from_set),
+        ("workload.b.anon.size", true),
+        "{e}"
+    );
+    assert!(e.message.contains("\"b\""), "{e}");
+}
+
+#[test]
+fn variant_addressing_a_missing_workload() {
+    let text = format!("{GOOD}\n[variants.big.workload.b.anon]\nsize = \"16MiB\"\n");
+    assert_at(
+        &error(&text, &[]),
+        &text,
+        "[variants.big",
+        "variants.big.workload.b",
+    );
+}
+
+#[test]
+fn bad_variant_value_points_at_the_variant() {
+    let text = format!("{GOOD}\n[variants.small]\nmachine.cpus = 0\n");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "machine.cpus = 0", "machine.cpus");
+    assert!(e.message.contains("(in variant \"small\")"), "{e}");
+}
+
+#[test]
+fn variants_merge_in_file_order_and_set_wins() {
+    let text = format!(
+        "{GOOD}\n[variants.zeta]\nmachine.cpus = 4\n[variants.alpha.workload.a.anon]\nsize = \"16MiB\"\n[variants.alpha.memcg.\"/a\"]\nmax = \"48MiB\"\n"
+    );
+    let sets = ["machine.cpus=3".to_string()];
+    let s = scenario::parse(&text, "s.toml", &sets, Some(9)).unwrap();
+    let names: Vec<&str> = s.variants.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["zeta", "alpha"]);
+    let (zeta, alpha) = (&s.variants[0].1, &s.variants[1].1);
+    assert_eq!(
+        (s.base.machine.cpus, zeta.machine.cpus, alpha.machine.cpus),
+        (3, 3, 3)
+    );
+    assert_eq!(
+        alpha.workloads[0].anon.as_ref().map(|a| a.size.0),
+        Some(16 << 20)
+    );
+    assert_eq!(alpha.memcgs[0].max.map(|m| m.0), Some(48 << 20));
+    assert_eq!(
+        zeta.workloads[0].anon.as_ref().map(|a| a.size.0),
+        Some(8 << 20)
+    );
+    assert!([s.base.seed, zeta.seed, alpha.seed]
+        .iter()
+        .all(|&seed| seed == 9));
+}
+
+#[test]
+fn load_names_the_file() {
+    let dir = std::env::temp_dir().join(format!("reclaimsim-scenario-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, edit("cpus = 2", "cpus = -2")).unwrap();
+    let e = scenario::load(&path, &[], None).unwrap_err();
+    assert_eq!((e.file, e.line), (path.display().to_string(), Some(4)));
+    assert!(scenario::load(&dir.join("missing.toml"), &[], None).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
