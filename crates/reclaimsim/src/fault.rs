@@ -250,7 +250,7 @@ fn do_swap_page(
             k.swap.as_mut().unwrap().slots[slot as usize] = SwapSlot::cached(pfn);
             k.spend(k.costs.swap_slot, Cat::Other);
             if let Some(shadow) = entry.shadow() {
-                p.refault(k, pfn, shadow);
+                p.refault(k, pfn, shadow, true);
             }
             batch::folio_add_lru(k, p, pfn, true);
             pfn
@@ -313,7 +313,7 @@ fn find_or_read_page(
     fl.nr_cached += 1;
     k.spend(k.costs.xarray, Cat::Other);
     if let Some(shadow) = slot.as_shadow() {
-        p.refault(k, pfn, shadow);
+        p.refault(k, pfn, shadow, in_fault);
     }
     batch::folio_add_lru(k, p, pfn, in_fault);
     Ok(pfn)

@@ -496,7 +496,7 @@ impl Policy for Classic {
 
     /// Models workingset_refault(): activate if the refault distance fits in the
     /// workingset the eviction lruvec could have kept.
-    fn refault(&mut self, k: &mut Kernel, pfn: Pfn, shadow: u64) {
+    fn refault(&mut self, k: &mut Kernel, pfn: Pfn, shadow: u64, _in_fault: bool) {
         let s = Shadow::unpack(shadow);
         let f = k.folios[pfn as usize];
         let t = f.lru_type();

@@ -36,8 +36,9 @@ pub trait Policy {
     fn check_references(&mut self, k: &mut Kernel, pfn: Pfn, sc: &ScanControl) -> Verdict;
     /// workingset_eviction(): the shadow entry a reclaimed folio leaves behind.
     fn eviction(&mut self, k: &mut Kernel, pfn: Pfn, target: MemcgId) -> u64;
-    /// workingset_refault(): a folio is being read back in over its shadow.
-    fn refault(&mut self, k: &mut Kernel, pfn: Pfn, shadow: u64);
+    /// workingset_refault(): a folio is being read back in over its shadow; `in_fault`
+    /// when this happens in a page fault (lru_gen_in_fault()) rather than read(2).
+    fn refault(&mut self, k: &mut Kernel, pfn: Pfn, shadow: u64, in_fault: bool);
     /// End of a reclaim cycle on a node (snapshot_refaults()).
     fn snapshot_refaults(&mut self, k: &mut Kernel, target: MemcgId, node: usize);
     /// The invariant checker's view: every frame on this lruvec's lists, in list order,

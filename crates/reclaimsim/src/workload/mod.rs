@@ -119,13 +119,13 @@ impl WorkloadOptions {
 }
 
 /// Largest count option accepted (threads, processes, files, clients, pipeline depth...).
-const MAX_THREADS: u64 = 1 << 16;
+const MAX_COUNT: u64 = 1 << 16;
 
-/// Checks a count option: at least 1, at most `MAX_THREADS`.
+/// Checks a count option: at least 1, at most `MAX_COUNT`.
 fn check_count(option: &str, n: u64) -> Result<usize, String> {
-    if n == 0 || n > MAX_THREADS {
+    if n == 0 || n > MAX_COUNT {
         return Err(format!(
-            "{option}: must be between 1 and {MAX_THREADS} (got {n})"
+            "{option}: must be between 1 and {MAX_COUNT} (got {n})"
         ));
     }
     Ok(n as usize)
