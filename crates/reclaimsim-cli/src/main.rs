@@ -33,6 +33,13 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Measure the model: simulated page accesses per wall second, host bytes per
+    /// simulated frame, and the demo scenario's wall time.
+    Bench {
+        /// Also write the figures as JSON to this file.
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
+    },
 }
 
 /// Options every subcommand that runs a scenario takes.
@@ -68,6 +75,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Run { common, variant } => run(common, variant.as_deref()),
         Command::Compare { common } => compare(common),
+        Command::Bench { json } => bench(json.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -108,6 +116,27 @@ fn run(c: &Common, variant: Option<&str>) -> Result<(), Failure> {
     };
     write_json(c, &run)?;
     print!("{}", report::table(&run.variants[0], c.verbose));
+    Ok(())
+}
+
+fn bench(json: Option<&std::path::Path>) -> Result<(), Failure> {
+    let results = reclaimsim::bench::run_all().map_err(Failure::Run)?;
+    println!("{:<10} {:>8} {:>10} {:>14} {:>16} {:>12}", "bench", "wall s", "virtual s", "page accesses", "accesses/wall s", "bytes/frame");
+    for r in &results {
+        println!(
+            "{:<10} {:>8.2} {:>10.3} {:>14} {:>14.1}M {:>12.1}",
+            r.name,
+            r.wall_s,
+            r.virtual_s,
+            r.page_accesses,
+            r.accesses_per_wall_s / 1e6,
+            r.bytes_per_frame
+        );
+    }
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(&results).map_err(|e| Failure::Run(e.to_string()))?;
+        std::fs::write(path, text).map_err(|e| Failure::Run(format!("{}: {e}", path.display())))?;
+    }
     Ok(())
 }
 

@@ -21,18 +21,15 @@ pub fn check(k: &Kernel, p: &dyn Policy) -> Result<(), String> {
         Ok(())
     };
     for (i, node) in k.nodes.iter().enumerate() {
-        if node.free_list.len() as u64 != node.zone.free {
-            return Err(format!(
-                "node {i}: free list has {} frames, NR_FREE_PAGES {}",
-                node.free_list.len(),
-                node.zone.free
-            ));
+        let free = node.free_list.to_vec(&k.folios);
+        if free.len() as u64 != node.zone.free || node.free_list.len as usize != free.len() {
+            return Err(format!("node {i}: free list has {} frames, NR_FREE_PAGES {}", free.len(), node.zone.free));
         }
-        for &pfn in &node.free_list {
+        for pfn in free {
             put(pfn, 1, &mut place)?;
-            if k.folios[pfn as usize].flags != 0 {
+            if k.folios[pfn as usize].flags != 0 || !(node.start_pfn..node.end_pfn).contains(&pfn) {
                 return Err(format!(
-                    "free pfn {pfn} has flags {:#x}",
+                    "free pfn {pfn} has flags {:#x} or is outside its node",
                     k.folios[pfn as usize].flags
                 ));
             }

@@ -112,6 +112,8 @@ impl Kernel {
             .kernel
             .min_free_kbytes
             .unwrap_or_else(|| default_min_free_kbytes(per_node * nr_nodes));
+        let nr_frames = (per_node * nr_nodes) as usize;
+        let mut folios = vec![Folio { prev: NIL, next: NIL, ..Default::default() }; nr_frames];
         let nodes: Vec<Node> = (0..nr_nodes)
             .map(|n| {
                 let wm = zone_watermarks(
@@ -120,7 +122,7 @@ impl Kernel {
                     mfk,
                     s.kernel.watermark_scale_factor,
                 );
-                Node::new((n * per_node) as Pfn, per_node, wm)
+                Node::new((n * per_node) as Pfn, per_node, wm, &mut folios)
             })
             .collect();
         let mut memcgs = MemcgTree::default();
@@ -159,14 +161,7 @@ impl Kernel {
             cfg: s.kernel.clone(),
             costs: s.costs.clone(),
             lru_gen_enabled: s.kernel.policy == PolicyKind::Mglru,
-            folios: vec![
-                Folio {
-                    prev: NIL,
-                    next: NIL,
-                    ..Default::default()
-                };
-                (per_node * nr_nodes) as usize
-            ],
+            folios,
             folio_swap: vec![NIL; (per_node * nr_nodes) as usize],
             nodes,
             memcgs,
@@ -288,7 +283,7 @@ impl Kernel {
     /// Takes a frame off a node's free list (the buddy allocator, order 0).
     pub fn take_free_page(&mut self, node: usize) -> Pfn {
         let n = &mut self.nodes[node];
-        let pfn = n.free_list.pop().expect("caller checked free pages");
+        let pfn = n.free_list.pop_head(&mut self.folios).expect("caller checked free pages");
         n.zone.free -= 1;
         let f = &mut self.folios[pfn as usize];
         debug_assert!(f.flags == 0);
@@ -312,7 +307,7 @@ impl Kernel {
         };
         self.folio_swap[pfn as usize] = NIL;
         let node = self.node_of(pfn);
-        self.nodes[node].free_list.push(pfn);
+        self.nodes[node].free_list.push_head(&mut self.folios, pfn);
         self.nodes[node].zone.free += 1;
         self.vm.add(Vm::Pgfree, 1);
         self.spend(self.costs.page_free, Cat::Other);
@@ -328,6 +323,17 @@ impl Kernel {
     pub fn update_lru_size(&mut self, lv: usize, lru: usize, delta: i64) {
         let n = &mut self.lruvecs[lv].nr[lru];
         *n = n.checked_add_signed(delta).expect("lru size underflow");
+    }
+
+    /// Host bytes of the model's state: what `bench` divides by the number of frames.
+    pub fn host_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let mut b = self.folios.capacity() * size_of::<Folio>() + self.folio_swap.capacity() * 4;
+        b += self.mms.iter().flat_map(|m| &m.vmas).map(|v| v.ptes.capacity() * 4).sum::<usize>();
+        b += self.files.iter().map(|f| f.slots.capacity() * 8).sum::<usize>();
+        b += self.swap.as_ref().map_or(0, |s| s.slots.len() * 8 + s.memcg.len() * 2 + s.total() as usize * 4);
+        b += self.lruvecs.len() * size_of::<Lruvec>();
+        b as u64
     }
 
     /// Swap is usable for this memcg: a device with free slots (mem_cgroup_get_nr_swap_pages > 0).

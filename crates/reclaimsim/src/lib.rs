@@ -1,6 +1,7 @@
 //! reclaimsim: a deterministic, virtual-time model of Linux page reclaim.
 
 pub mod batch;
+pub mod bench;
 pub mod check;
 pub mod config;
 pub mod cost;

@@ -2,6 +2,7 @@
 //! (struct pglist_data, struct zone; mm/page_alloc.c).
 
 use crate::folio::Pfn;
+use crate::list::List;
 
 /// Watermark indices (enum zone_watermarks).
 pub const WMARK_MIN: usize = 0;
@@ -29,8 +30,9 @@ pub struct Node {
     pub zone: Zone,
     pub start_pfn: Pfn,
     pub end_pfn: Pfn,
-    /// Free frames, used as a stack (the pcp lists hand out the most recently freed page).
-    pub free_list: Vec<Pfn>,
+    /// Free frames, linked through the frames themselves and used as a stack (the pcp
+    /// lists hand out the most recently freed page first).
+    pub free_list: List,
     pub kswapd_failures: u32,
     /// kswapd has been asked to run (wakeup_kswapd) and not yet picked it up.
     pub kswapd_wake: bool,
@@ -63,8 +65,13 @@ pub fn zone_watermarks(
 }
 
 impl Node {
-    pub fn new(start_pfn: Pfn, pages: u64, wmark: [u64; 3]) -> Self {
+    /// A node whose frames `start_pfn..start_pfn+pages` are all free, linked in `arena`.
+    pub fn new(start_pfn: Pfn, pages: u64, wmark: [u64; 3], arena: &mut [crate::folio::Folio]) -> Self {
         let end_pfn = start_pfn + pages as Pfn;
+        let mut free_list = List::default();
+        for pfn in start_pfn..end_pfn {
+            free_list.push_tail(arena, pfn);
+        }
         Node {
             zone: Zone {
                 managed: pages,
@@ -73,7 +80,7 @@ impl Node {
             },
             start_pfn,
             end_pfn,
-            free_list: (start_pfn..end_pfn).rev().collect(),
+            free_list,
             kswapd_failures: 0,
             kswapd_wake: false,
             dirty: false,

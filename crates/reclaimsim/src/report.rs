@@ -1,6 +1,6 @@
 //! Printing results: a table for one variant, a comparison of variants, and the JSON file.
 
-use crate::results::{Profile, RunResult, VariantResult};
+use crate::results::{MemcgResult, Profile, RunResult, VariantResult};
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 use std::path::Path;
@@ -26,15 +26,19 @@ const VMSTAT: &[&str] = &[
     "oom_kill",
 ];
 
-/// memory.stat and memory.events entries shown per memcg (when present).
-const MEMCG_STAT: &[&str] = &[
-    "anon",
-    "file",
-    "pgscan",
-    "pgsteal",
-    "workingset_refault_anon",
-    "workingset_refault_file",
+/// memory.stat columns shown per memcg (when present): a key, or else the sum of the
+/// keys listed with it; the first four are bytes.
+const MEMCG_STAT: &[(&str, &[&str])] = &[
+    ("usage", &[]),
+    ("anon", &["active_anon", "inactive_anon"]),
+    ("file", &["active_file", "inactive_file"]),
+    ("swap", &[]),
+    ("pgscan", &["pgscan_kswapd", "pgscan_direct"]),
+    ("pgsteal", &["pgsteal_kswapd", "pgsteal_direct"]),
+    ("refault_anon", &["workingset_refault_anon"]),
+    ("refault_file", &["workingset_refault_file"]),
 ];
+/// memory.events entries shown per memcg (when any memcg has one).
 const MEMCG_EVENTS: &[&str] = &["low", "high", "max", "oom", "oom_kill"];
 
 /// A readable summary of one variant. `verbose` adds every other vmstat counter.
@@ -70,29 +74,27 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
     }
 
     if !v.memcgs.is_empty() {
-        let stat: Vec<&str> = MEMCG_STAT
-            .iter()
-            .copied()
-            .filter(|k| v.memcgs.values().any(|m| m.stat.contains_key(*k)))
+        let stat: Vec<usize> = (0..MEMCG_STAT.len())
+            .filter(|&c| v.memcgs.values().any(|m| memcg_stat(m, c).is_some()))
             .collect();
         let events: Vec<&str> = MEMCG_EVENTS
             .iter()
             .copied()
-            .filter(|k| v.memcgs.values().any(|m| m.events.contains_key(*k)))
+            .filter(|k| {
+                v.memcgs
+                    .values()
+                    .any(|m| m.events.get(*k).is_some_and(|&n| n > 0))
+            })
             .collect();
         let mut header = vec!["memcg".to_string()];
-        header.extend(stat.iter().map(|k| k.to_string()));
+        header.extend(stat.iter().map(|&c| MEMCG_STAT[c].0.to_string()));
         header.extend(events.iter().map(|e| format!("events.{e}")));
         let mut t = Grid::new(&header);
         for (path, m) in &v.memcgs {
             let mut row = vec![path.clone()];
-            for k in &stat {
-                let n = m.stat.get(*k).copied().unwrap_or(0);
-                row.push(if matches!(*k, "anon" | "file") {
-                    human_bytes(n)
-                } else {
-                    n.to_string()
-                });
+            for &c in &stat {
+                let n = memcg_stat(m, c).unwrap_or(0);
+                row.push(if c < 4 { human_bytes(n) } else { n.to_string() });
             }
             row.extend(
                 events
@@ -349,6 +351,18 @@ fn vmstat_names(vs: &[VariantResult], verbose: bool) -> Vec<&str> {
         names.extend(rest);
     }
     names
+}
+
+/// Column `c` of `MEMCG_STAT` for one memcg.
+fn memcg_stat(m: &MemcgResult, c: usize) -> Option<u64> {
+    let (key, parts) = MEMCG_STAT[c];
+    m.stat.get(key).copied().or_else(|| {
+        let present: Vec<u64> = parts
+            .iter()
+            .filter_map(|p| m.stat.get(*p).copied())
+            .collect();
+        (!present.is_empty()).then(|| present.iter().sum())
+    })
 }
 
 /// A category's share of a profile, in percent.

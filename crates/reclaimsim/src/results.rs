@@ -27,6 +27,10 @@ pub struct VariantResult {
     /// kswapd's virtual CPU time by category, summed over nodes.
     pub kswapd_profile: Profile,
     pub oom_kills: Vec<OomKill>,
+    /// Memory touches (loads, stores, reads) the workloads made.
+    pub page_accesses: u64,
+    /// Host bytes of model state (frames, page tables, page cache, swap map, lists).
+    pub model_bytes: u64,
     /// Samples over virtual time.
     pub timeseries: Vec<Sample>,
 }

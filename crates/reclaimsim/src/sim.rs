@@ -114,6 +114,7 @@ struct Engine {
     sample_every: Option<u64>,
     next_sample: u64,
     touches: Vec<Touch>,
+    accesses: u64,
 }
 
 /// Run one scenario (a variant already merged into it) and collect its results.
@@ -315,6 +316,7 @@ impl Engine {
             sample_every,
             next_sample: 0,
             touches: Vec::new(),
+            accesses: 0,
         };
         for wi in 0..e.wls.len() {
             if e.wls[wi].cfg.after.is_none() {
@@ -419,6 +421,7 @@ impl Engine {
         self.k.cur = crate::kernel::Exec::new(clock, cpu, false, mm);
         match step {
             Step::Op { phase, bytes } => {
+                self.accesses += touches.iter().filter(|t| !matches!(t, Touch::Cpu { .. } | Touch::Unmap { .. })).count() as u64;
                 let killed = self.run_touches(wi, mm, &touches).is_err();
                 let end = self.k.cur.clock;
                 self.cpu_free[cpu as usize] = end;
@@ -758,6 +761,8 @@ impl Engine {
             locks: BTreeMap::from([("lru_lock".to_string(), lock)]),
             kswapd_profile: profile,
             oom_kills,
+            page_accesses: self.accesses,
+            model_bytes: k.host_bytes(),
             timeseries: self.samples.clone(),
         }
     }
