@@ -1,11 +1,14 @@
 //! Per-CPU folio batches (mm/swap.c, struct cpu_fbatches): folios are queued per CPU and
 //! moved onto the LRU lists in batches under one lock hold. A folio in the lru_add batch
 //! is not on any list yet (no PG_lru), so reclaim cannot see it; the move batches hold a
-//! reference and test-and-clear PG_lru at flush time, so a folio isolated meanwhile is
-//! skipped (the 5.11+ isolation protocol).
+//! reference, and a folio isolated meanwhile is skipped at flush time. How it is skipped
+//! depends on the lock protocol (`lru_lock`): 5.11+ test-and-clears PG_lru before taking
+//! the lruvec lock (the isolation token, spec 3.2), so the move functions must not test
+//! PG_lru again; <= 5.10 tested PageLRU under the node lock and left it set.
 
 use crate::folio::{pg, Pfn};
 use crate::kernel::Kernel;
+use crate::lock::LockSite;
 use crate::lru::Policy;
 use crate::stats::{Cat, Vm};
 
@@ -88,23 +91,47 @@ pub fn flush(k: &mut Kernel, p: &mut dyn Policy, cpu: usize, kind: BatchKind) {
     let saved_cpu = k.cur.cpu;
     // Draining another CPU's batch (lru_add_drain_all) runs on that CPU's behalf.
     k.cur.cpu = cpu as u32;
+    let clear_first = k.lru_clear_before_lock();
+    let site = match kind {
+        BatchKind::LruAdd => LockSite::LruAdd,
+        BatchKind::MoveTail => LockSite::MoveTail,
+        BatchKind::Activate => LockSite::Activate,
+    };
     for &pfn in &folios {
-        if kind != BatchKind::LruAdd {
+        let is_move = kind != BatchKind::LruAdd;
+        if is_move {
             k.folios[pfn as usize].unpin();
-            // The batch move functions rely on the caller having won PG_lru.
-            if !k.folios[pfn as usize].test_clear(pg::LRU) {
-                continue;
+            if clear_first {
+                // 5.11+: folio_test_clear_lru() outside the lock, an atomic on the folio;
+                // losing it means someone isolated the folio.
+                k.spend(k.costs.lru_flag_atomic, Cat::ListOps);
+                if !k.folios[pfn as usize].test_clear(pg::LRU) {
+                    continue;
+                }
             }
         }
         let lv = k.folio_lruvec(pfn);
+        if !k.holds_lock_of(lv) {
+            k.lock_site = site;
+        }
         k.relock_lruvec(lv);
         k.spend(k.costs.list_op, Cat::ListOps);
+        // <= 5.10 (pagevec_lru_move_fn under pgdat->lru_lock): the move functions
+        // checked PageLRU themselves, under the node lock, with a plain load.
+        if is_move && !clear_first && !k.folios[pfn as usize].test(pg::LRU) {
+            continue;
+        }
         match kind {
             BatchKind::LruAdd => lru_add(k, p, pfn),
             BatchKind::MoveTail => lru_move_tail(k, p, pfn),
             BatchKind::Activate => lru_activate(k, p, pfn),
         }
-        k.folios[pfn as usize].set(pg::LRU);
+        if !is_move || clear_first {
+            // folio_set_lru() under the lock: lru_add in both protocols, and the move
+            // batches in 5.11+ handing the isolation token back.
+            k.spend(k.costs.lru_flag_atomic, Cat::ListOps);
+            k.folios[pfn as usize].set(pg::LRU);
+        }
     }
     k.unlock_if_held();
     k.cur.cpu = saved_cpu;
@@ -123,8 +150,13 @@ fn lru_add(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
     p.add_folio(k, pfn, false);
 }
 
-/// lru_move_tail(): deactivate and move to the tail of the inactive list.
-fn lru_move_tail(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
+/// Models lru_move_tail_fn(): deactivate and move to the tail of the inactive list,
+/// counting `pgrotated`. The caller has cleared PG_lru (5.11+), so this must not test it
+/// (the v16 bug Hugh Dickins found: pgrotated stayed 0).
+pub fn lru_move_tail(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
+    if k.folios[pfn as usize].test(pg::UNEVICTABLE) {
+        return;
+    }
     p.del_folio(k, pfn);
     k.folios[pfn as usize].clear(pg::ACTIVE);
     p.add_folio(k, pfn, true);
@@ -132,8 +164,9 @@ fn lru_move_tail(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
     k.count(Vm::Pgrotated, memcg, 1);
 }
 
-/// lru_activate(): to the head of the active list (MGLRU: the youngest generation).
-fn lru_activate(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
+/// Models lru_activate(): to the head of the active list (MGLRU: the youngest
+/// generation). Like lru_move_tail, it relies on the caller for PG_lru.
+pub fn lru_activate(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
     let f = k.folios[pfn as usize];
     if f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE) {
         return;

@@ -110,7 +110,74 @@ pub fn check(k: &Kernel, p: &dyn Policy) -> Result<(), String> {
             ));
         }
     }
-    check_mappings(k)
+    check_mappings(k)?;
+    check_writeback(k)
+}
+
+/// Dirty and writeback accounting: NR_FILE_DIRTY and NR_WRITEBACK (global, per memcg,
+/// per inode) equal the flagged page-cache folios, every folio under writeback has its
+/// completion queued, a dirty inode is on a writeback list, and a dirty shared file PTE
+/// has a dirty folio (writeback write-protects PTEs before cleaning).
+fn check_writeback(k: &Kernel) -> Result<(), String> {
+    let nr_memcgs = k.memcgs.cgs.len();
+    let (mut dirty, mut writeback) = (vec![0u64; nr_memcgs], vec![0u64; nr_memcgs]);
+    let mut inode_dirty = vec![0u64; k.files.len()];
+    for f in k.folios.iter().filter(|f| f.test(pg::ALLOCATED) && !f.test(pg::ANON)) {
+        if f.test(pg::DIRTY) {
+            dirty[f.memcg as usize] += 1;
+            inode_dirty[f.owner as usize] += 1;
+        }
+        if f.test(pg::WRITEBACK) {
+            writeback[f.memcg as usize] += 1;
+        }
+    }
+    let wb = &k.wb;
+    if dirty != wb.memcg_dirty || dirty.iter().sum::<u64>() != wb.nr_dirty {
+        return Err(format!(
+            "NR_FILE_DIRTY {} (per memcg {:?}) but dirty page-cache folios {:?}",
+            wb.nr_dirty, wb.memcg_dirty, dirty
+        ));
+    }
+    if writeback != wb.memcg_writeback
+        || writeback.iter().sum::<u64>() != wb.nr_writeback
+        || wb.in_flight() as u64 != wb.nr_writeback
+    {
+        return Err(format!(
+            "NR_WRITEBACK {} (per memcg {:?}, {} writes in flight) but folios {:?}",
+            wb.nr_writeback,
+            wb.memcg_writeback,
+            wb.in_flight(),
+            writeback
+        ));
+    }
+    if let Some(pfn) = wb
+        .in_flight_folios()
+        .find(|&pfn| !k.folios[pfn as usize].test(pg::WRITEBACK))
+    {
+        return Err(format!("write of pfn {pfn} in flight without PG_writeback"));
+    }
+    for (file, &n) in inode_dirty.iter().enumerate() {
+        let counted = wb.inodes.get(file).map_or(0, |i| i.nr_dirty);
+        if counted != n {
+            return Err(format!("file {file} has {n} dirty pages, its inode counts {counted}"));
+        }
+        if n > 0 && !wb.is_listed(file as u32) {
+            return Err(format!("file {file} has dirty pages but is on no writeback list"));
+        }
+    }
+    for (mi, mm) in k.mms.iter().enumerate() {
+        for vma in mm.vmas.iter().filter(|v| v.kind != VmaKind::Anon) {
+            for (i, pte) in vma.ptes.iter().enumerate() {
+                if pte.dirty() && pte.pfn().is_some_and(|p| !k.folios[p as usize].test(pg::DIRTY)) {
+                    return Err(format!(
+                        "mm {mi} vpn {}: dirty file PTE over a clean folio",
+                        vma.start + i as u64
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_mappings(k: &Kernel) -> Result<(), String> {

@@ -33,6 +33,24 @@ pub struct Scenario {
     pub memcgs: Vec<MemcgConfig>,
     #[serde(rename = "workload")]
     pub workloads: Vec<WorkloadConfig>,
+    /// Commands run at points in virtual time (`[[event]]`).
+    #[serde(default, rename = "event")]
+    pub events: Vec<EventConfig>,
+}
+
+/// A write to /sys/kernel/debug/lru_gen at a point in virtual time (MGLRU only), for
+/// working-set estimation and proactive reclaim: `+ MEMCG NODE SEQ [SWAPPINESS
+/// [FORCE_SCAN]]` ages, `- MEMCG NODE SEQ [SWAPPINESS [NR_TO_RECLAIM]]` evicts, as the
+/// kernel reads them except that MEMCG is the memcg's path (`/`, `/a`) and SEQ may be
+/// `max` (max_seq when the command runs) or `max-N`. Several commands may be separated
+/// by `,` or `;`.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct EventConfig {
+    pub at: Duration,
+    pub command: String,
+    /// The CPU the write runs on (default: the CPU of kswapd of the first command's node).
+    pub cpu: Option<u32>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -108,6 +126,47 @@ pub struct KernelConfig {
     pub pagevec_size: u32,
     /// The CPU kswapd runs on for each node (default: the node's last CPU).
     pub kswapd_cpu: Option<Vec<u32>>,
+    /// vm.dirty_background_ratio: the flusher starts background writeback when dirty
+    /// file pages exceed this percentage of dirtyable memory (free + file LRU pages).
+    #[serde(default = "default_dirty_background_ratio")]
+    pub dirty_background_ratio: u32,
+    /// vm.dirty_ratio: the dirty limit (background writeback is kicked halfway between
+    /// the two ratios, balance_dirty_pages' freerun ceiling).
+    #[serde(default = "default_dirty_ratio")]
+    pub dirty_ratio: u32,
+    /// vm.dirty_writeback_centisecs as a duration: the flusher's periodic wakeup.
+    #[serde(default = "default_dirty_writeback_interval")]
+    pub dirty_writeback_interval: Duration,
+    /// vm.dirty_expire_centisecs as a duration: inodes dirtied longer ago than this are
+    /// written by the periodic (kupdate) flush.
+    #[serde(default = "default_dirty_expire_interval")]
+    pub dirty_expire_interval: Duration,
+    /// The CPU the flusher (the writeback kworker) runs on (default: CPU 0).
+    pub flusher_cpu: Option<u32>,
+    /// MGLRU: scan the neighbours of a young PTE found by an rmap walk
+    /// (lru_gen_look_around, "exploit locality in rmap"). Default true.
+    #[serde(default = "yes")]
+    pub look_around: bool,
+    /// MGLRU: /sys/kernel/mm/lru_gen/min_ttl_ms, thrashing protection; 0 is off.
+    #[serde(default)]
+    pub min_ttl_ms: u64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_dirty_background_ratio() -> u32 {
+    10
+}
+fn default_dirty_ratio() -> u32 {
+    20
+}
+fn default_dirty_writeback_interval() -> Duration {
+    Duration(5_000_000_000)
+}
+fn default_dirty_expire_interval() -> Duration {
+    Duration(30_000_000_000)
 }
 
 fn default_policy() -> PolicyKind {
@@ -136,6 +195,13 @@ impl Default for KernelConfig {
             watermark_scale_factor: default_wsf(),
             pagevec_size: default_pagevec(),
             kswapd_cpu: None,
+            dirty_background_ratio: default_dirty_background_ratio(),
+            dirty_ratio: default_dirty_ratio(),
+            dirty_writeback_interval: default_dirty_writeback_interval(),
+            dirty_expire_interval: default_dirty_expire_interval(),
+            flusher_cpu: None,
+            look_around: true,
+            min_ttl_ms: 0,
         }
     }
 }

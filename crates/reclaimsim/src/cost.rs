@@ -67,6 +67,33 @@ pub struct CostTable {
     pub memcached_request: u64,
     /// Fixed per-I/O overhead of fio's io_uring submission and completion, per 4 KiB.
     pub fio_io: u64,
+    /// One LOCK-prefixed bit operation on a folio's flags (`folio_test_clear_lru`,
+    /// `folio_set_lru`) whose cacheline is already local: Agner Fog's instruction tables
+    /// give ~18-25 cycles for `lock bts/btr` on Skylake-SP, ~7-10 ns at 2.5-3 GHz. This is
+    /// what separates the lock protocols: 5.11+ batch moves pay one outside the lock
+    /// (test-and-clear PG_lru) and one inside it (set PG_lru again); <= 5.10 read PG_lru
+    /// under the node lock with a plain load and left it set.
+    pub lru_flag_atomic: u64,
+    /// A write-protect fault on a present, clean PTE of a shared file mapping
+    /// (`do_wp_page` -> `wp_page_shared` -> `page_mkwrite`), excluding dirtying: fault
+    /// entry and exit plus the PTE update, like `fault` but without the VMA lookup and
+    /// allocation (~0.6 us; will-it-scale's page_fault3 runs ~1 M faults/s per core).
+    pub wp_fault: u64,
+    /// ext4 `page_mkwrite` / `folio_mark_dirty` bookkeeping for one page: block
+    /// reservation (delalloc), `__folio_mark_dirty` with its xarray tag, and the
+    /// NR_FILE_DIRTY and memcg counters (~300 ns).
+    pub mark_dirty: u64,
+    /// Submitting one dirty page for writeback (`write_cache_pages` + ext4 `writepages`):
+    /// tag lookup, `folio_clear_dirty_for_io`, `folio_start_writeback`, bio building
+    /// (~500 ns). The brd transfer itself is `page_copy`, charged on top.
+    pub writeback_page: u64,
+    /// Virtual time from submitting a page's write to `folio_end_writeback` (brd copies
+    /// in the submitter's context; ext4 then completes through its end_io work item:
+    /// a kworker wakeup, ~20-50 us). Latency, not CPU time.
+    pub writeback_latency: u64,
+    /// `folio_end_writeback` CPU work per page: clear PG_writeback, counters, wake
+    /// waiters (~100 ns).
+    pub end_writeback: u64,
 }
 
 impl Default for CostTable {
@@ -96,6 +123,12 @@ impl Default for CostTable {
             swap_slot: 100,
             memcached_request: 2000,
             fio_io: 300,
+            lru_flag_atomic: 10,
+            wp_fault: 600,
+            mark_dirty: 300,
+            writeback_page: 500,
+            writeback_latency: 30_000,
+            end_writeback: 100,
         }
     }
 }

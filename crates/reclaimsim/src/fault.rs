@@ -14,7 +14,8 @@ use crate::stats::{Cat, Vm};
 use crate::swap::SwapSlot;
 use crate::vmscan::{self, MAX_RECLAIM_RETRIES};
 
-/// The running task was OOM-killed, or no memory could be found for it.
+/// The running task was OOM-killed, or no memory could be found for it; or, when
+/// `k.cur.blocked_until` is set, it must wait for writeback and retry the operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Killed;
 
@@ -51,14 +52,22 @@ pub fn alloc_folio(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result
 /// progress, give up after MAX_RECLAIM_RETRIES fruitless tries and OOM-kill in it.
 fn try_charge(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<(), Killed> {
     let mut retries = MAX_RECLAIM_RETRIES;
+    let mut drained = false;
     while let Some(over) = k.memcgs.over_limit(memcg, 1) {
         k.memcgs.cgs[over as usize].events.max += 1;
         let reclaimed = vmscan::try_to_free_mem_cgroup_pages(k, p, over, 1);
-        if reclaimed > 0 {
+        // One retry after drain_all_stock() (per-CPU charge stocks are not modelled, the
+        // retry and its reclaim are), then retries while reclaim makes progress.
+        if reclaimed > 0 || !drained {
+            drained = true;
             continue;
         }
-        retries -= 1;
+        if let Some(until) = crate::writeback::throttle_on_writeback(k, Some(over)) {
+            k.cur.blocked_until = Some(until);
+            return Err(Killed);
+        }
         if retries > 0 {
+            retries -= 1;
             continue;
         }
         k.memcgs.cgs[over as usize].events.oom += 1;
@@ -128,6 +137,10 @@ fn alloc_page(k: &mut Kernel, p: &mut dyn Policy) -> Result<Pfn, Killed> {
         if progress > 0 {
             no_progress = 0;
             continue;
+        }
+        if let Some(until) = crate::writeback::throttle_on_writeback(k, None) {
+            k.cur.blocked_until = Some(until);
+            return Err(Killed);
         }
         no_progress += 1;
         if no_progress > MAX_RECLAIM_RETRIES {
@@ -203,15 +216,41 @@ pub fn handle_mm_fault(
             batch::folio_add_lru(k, p, pfn, true);
         }
         VmaKind::File { file } => {
+            // filemap_fault; a write is do_shared_fault: page_mkwrite, then the PTE is
+            // installed writable and dirty and the folio dirtied
+            // (fault_dirty_shared_page). A read installs it write-protected.
             let pfn = find_or_read_page(k, p, memcg, file, idx as u64, true)?;
             k.folios[pfn as usize].mapcount += 1;
-            if write {
-                k.folios[pfn as usize].set(pg::DIRTY);
-            }
             k.mms[mm as usize].vmas[v].ptes[idx] = Pte::present(pfn, true, write);
+            if write {
+                dirty_shared_page(k, pfn);
+            }
         }
     }
     Ok(())
+}
+
+/// Models fault_dirty_shared_page(): dirty the folio (folio_mark_dirty) and let
+/// balance_dirty_pages_ratelimited() kick background writeback.
+fn dirty_shared_page(k: &mut Kernel, pfn: Pfn) {
+    if crate::writeback::folio_mark_dirty(k, pfn) {
+        crate::writeback::balance_dirty_pages_ratelimited(k);
+    }
+}
+
+/// Models do_wp_page() on a shared file mapping (wp_page_shared): a write to a present
+/// PTE that writeback write-protected (folio_mkclean). page_mkwrite, then the PTE is made
+/// writable and dirty and the folio dirtied again.
+pub fn do_wp_page(k: &mut Kernel, mm: u32, vpn: u64) {
+    let m = &mut k.mms[mm as usize];
+    let pte = m.pte_mut(vpn).expect("a write-protect fault on a mapped page");
+    let pfn = pte.pfn().expect("present PTE");
+    pte.mkyoung();
+    pte.mkdirty();
+    let memcg = m.memcg;
+    k.count(Vm::Pgfault, memcg, 1);
+    k.spend(k.costs.wp_fault, Cat::Other);
+    dirty_shared_page(k, pfn);
 }
 
 /// Models do_swap_page(): a swap-cache hit maps the folio (minor fault); otherwise the
@@ -351,10 +390,9 @@ pub fn zap_vma(k: &mut Kernel, p: &mut dyn Policy, mm: u32, v: usize) {
             continue;
         }
         let pfn = pte.pfn().expect("present PTE");
-        let f = &mut k.folios[pfn as usize];
-        f.mapcount -= 1;
+        k.folios[pfn as usize].mapcount -= 1;
         if pte.dirty() {
-            f.set(pg::DIRTY);
+            crate::writeback::folio_mark_dirty(k, pfn);
         }
         if anon {
             k.mms[mm as usize].anon_rss -= 1;
@@ -389,6 +427,7 @@ fn free_swap_entry(k: &mut Kernel, p: &mut dyn Policy, slot: u32) {
 fn release_folio(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
     if k.folios[pfn as usize].test(pg::LRU) {
         let lv = k.folio_lruvec(pfn);
+        k.lock_site = crate::lock::LockSite::Free;
         k.lock_lruvec(lv);
         p.del_folio(k, pfn);
         k.unlock();

@@ -33,9 +33,12 @@ pub mod pg {
     /// MGLRU refs counter (2 bits, LRU_REFS_WIDTH).
     pub const REFS_SHIFT: u32 = 16;
     pub const REFS_MASK: u32 = 0b11 << REFS_SHIFT;
-    /// References held by per-CPU move batches (activate, move_tail): 6 bits.
+    /// References held by per-CPU move batches (activate, move_tail): the 14 top bits.
+    /// A folio may be queued once per batch slot, so the scenario loader keeps
+    /// 2 * pagevec_size * cpus below MAX_PINS.
     pub const PINS_SHIFT: u32 = 18;
-    pub const PINS_MASK: u32 = 0b11_1111 << PINS_SHIFT;
+    pub const PINS_MASK: u32 = !0 << PINS_SHIFT;
+    pub const MAX_PINS: u32 = PINS_MASK >> PINS_SHIFT;
 }
 
 /// One page frame. 24 bytes; the swap slot of a swap-cache folio lives beside the arena.
@@ -110,7 +113,7 @@ impl Folio {
     #[inline]
     pub fn pin(&mut self) {
         let p = self.pins();
-        assert!(p < 63, "folio batch pin count overflow");
+        debug_assert!(p < pg::MAX_PINS, "folio batch pin count overflow");
         self.flags = (self.flags & !pg::PINS_MASK) | ((p + 1) << pg::PINS_SHIFT);
     }
     #[inline]

@@ -51,6 +51,12 @@ pub struct Exec {
     pub mm: Option<u32>,
     /// The lru lock held, with when its hold started and how long taking it waited.
     held: Option<(usize, u64, u64)>,
+    /// Time the task sleeps after this step without using its CPU (balance_dirty_pages'
+    /// pause).
+    pub sleep: u64,
+    /// The step could not finish: the task blocks until this time (reclaim throttled on
+    /// writeback) and then retries the operation that blocked.
+    pub blocked_until: Option<u64>,
 }
 
 impl Exec {
@@ -62,6 +68,8 @@ impl Exec {
             kswapd,
             mm,
             held: None,
+            sleep: 0,
+            blocked_until: None,
         }
     }
 }
@@ -98,6 +106,11 @@ pub struct Kernel {
     /// All CPU time spent by tasks (for lock spin shares).
     pub cpu_time: u64,
     pub oom_kills: Vec<OomKillEvent>,
+    /// Dirty and writeback page-cache state, the flusher and pending I/O completions.
+    pub wb: crate::writeback::Writeback,
+    /// Who is taking the next lru lock (for the per-site lock statistics); reset to
+    /// `Other` at each unlock.
+    pub lock_site: crate::lock::LockSite,
 }
 
 impl Kernel {
@@ -182,6 +195,8 @@ impl Kernel {
             kswapd_profile: [0; NR_CAT],
             cpu_time: 0,
             oom_kills: Vec::new(),
+            wb: crate::writeback::Writeback::new(&s.kernel, nr_lruvecs / nr_nodes as usize),
+            lock_site: Default::default(),
         }
     }
 
@@ -255,10 +270,27 @@ impl Kernel {
     }
 
     /// spin_unlock_irq(): records the hold in the lock's calendar.
+    ///
+    /// A step runs ahead of other tasks' clocks, so a critical section that started in
+    /// a free gap of the lock's calendar may run into a hold recorded earlier by a task
+    /// further ahead. Two holds never overlap: the section is then moved to the first
+    /// gap long enough for it, and the task waits (spins) for the difference.
     pub fn unlock(&mut self) {
         let (id, start, waited) = self.cur.held.take().expect("unlock without lock");
+        let site = std::mem::take(&mut self.lock_site);
         let cpu = self.cur.cpu;
-        self.locks[id].record(start, self.cur.clock, waited, cpu);
+        let len = self.cur.clock - start;
+        let slot = self.locks[id].free_slot(start, len);
+        let shift = slot - start;
+        if shift > 0 {
+            self.spend(shift, Cat::LockWait);
+        }
+        let l = &mut self.locks[id];
+        l.record(slot, slot + len, waited + shift, cpu);
+        let st = &mut l.sites[site as usize];
+        st.acquisitions += 1;
+        st.wait_ns += waited + shift;
+        st.hold_ns += len;
     }
 
     /// folio_lruvec_relock_irq(): keeps the held lock if it covers `lv`, else switches.
@@ -267,10 +299,46 @@ impl Kernel {
         match self.cur.held {
             Some((h, _, _)) if h == id => {}
             Some(_) => {
+                let site = self.lock_site;
                 self.unlock();
+                self.lock_site = site;
                 self.lock_lruvec(lv);
+                self.locks[id].relocks += 1;
             }
             None => self.lock_lruvec(lv),
+        }
+    }
+
+    /// Whether the lock held now (if any) covers `lv`.
+    pub fn holds_lock_of(&self, lv: usize) -> bool {
+        self.cur
+            .held
+            .is_some_and(|(h, _, _)| h == self.lruvec_lock_id(lv))
+    }
+
+    /// The 5.11+ protocol of Alex Shi's series: PG_lru is test-and-cleared before the
+    /// (per-lruvec) lock is taken, and whoever clears it owns the folio. `lru_lock =
+    /// "node"` stands for the whole series being absent (<= 5.10): PG_lru is guarded by
+    /// the node lock and tested under it.
+    #[inline]
+    pub fn lru_clear_before_lock(&self) -> bool {
+        self.cfg.lru_lock == LruLockKind::Lruvec
+    }
+
+    /// Isolation's claim on a folio found on an LRU list, lruvec lock held
+    /// (isolate_lru_folios): 5.11+ `folio_test_clear_lru`; <= 5.10 `__isolate_lru_page`
+    /// checked PageLRU under the node lock, then ClearPageLRU. Both are one atomic bit
+    /// operation; false means someone else owns the folio.
+    pub fn isolate_lru_flag(&mut self, pfn: Pfn) -> bool {
+        self.spend(self.costs.lru_flag_atomic, Cat::ListOps);
+        let f = &mut self.folios[pfn as usize];
+        if self.cfg.lru_lock == LruLockKind::Lruvec {
+            f.test_clear(pg::LRU)
+        } else if f.test(pg::LRU) {
+            f.clear(pg::LRU);
+            true
+        } else {
+            false
         }
     }
 
@@ -339,5 +407,10 @@ impl Kernel {
     /// Swap is usable for this memcg: a device with free slots (mem_cgroup_get_nr_swap_pages > 0).
     pub fn can_swap(&self) -> bool {
         self.swap.as_ref().is_some_and(|s| s.nr_free() > 0)
+    }
+
+    /// Models can_age_anon_pages(): a swap device exists (full or not).
+    pub fn can_age_anon(&self) -> bool {
+        self.swap.as_ref().is_some_and(|s| s.total() > 0)
     }
 }

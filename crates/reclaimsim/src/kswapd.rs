@@ -86,7 +86,7 @@ impl Kswapd {
             return Next::Sleep;
         };
         if k.nodes[node].balanced() {
-            return self.finish(k, p);
+            return self.finish(k, p, true);
         }
         p.age_node(k, node, sc);
         if sc.priority < DEF_PRIORITY - 2 {
@@ -102,17 +102,18 @@ impl Kswapd {
             sc.priority -= 1;
         }
         if sc.priority < 1 {
-            return self.finish(k, p);
+            return self.finish(k, p, false);
         }
         Next::Run
     }
 
-    /// End of balance_pgdat() and kswapd_try_to_sleep(): count a failure if nothing was
-    /// reclaimed, snapshot refaults, then nap if balanced or run again if not.
-    fn finish(&mut self, k: &mut Kernel, p: &mut dyn Policy) -> Next {
+    /// End of balance_pgdat() and kswapd_try_to_sleep(): when the priority loop ran out
+    /// (not when the node became balanced: that path skips to `out`) and nothing was
+    /// reclaimed, count a failure; snapshot refaults; then nap if balanced or run again.
+    fn finish(&mut self, k: &mut Kernel, p: &mut dyn Policy, balanced: bool) -> Next {
         let node = self.node;
         if let KswapdState::Balancing { sc } = &self.state {
-            if sc.nr_reclaimed == 0 {
+            if !balanced && sc.nr_reclaimed == 0 {
                 k.nodes[node].kswapd_failures += 1;
             }
         }
@@ -121,6 +122,7 @@ impl Kswapd {
         if n.balanced() || n.kswapd_failures >= MAX_RECLAIM_RETRIES {
             n.dirty = false;
             n.writeback = false;
+            n.congested = false;
             let until = k.cur.clock + NAP_NS;
             self.state = KswapdState::Napping { until };
             return Next::NapUntil(until);

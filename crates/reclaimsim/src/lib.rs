@@ -27,3 +27,4 @@ pub mod units;
 pub mod vmscan;
 pub mod workingset;
 pub mod workload;
+pub mod writeback;

@@ -17,6 +17,53 @@ pub struct Lock {
     pub contended: u64,
     pub wait_ns: u64,
     pub hold_ns: u64,
+    /// Acquisitions by `folio_lruvec_relock_irq` that first dropped a different lock
+    /// (consecutive folios of a batch or list in different lock domains).
+    pub relocks: u64,
+    /// Acquisitions, wait and hold time by the code that took the lock.
+    pub sites: [SiteStat; NR_SITES],
+}
+
+/// Who took an lru lock: the critical sections the kernel has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(usize)]
+pub enum LockSite {
+    /// Anything not tagged below.
+    #[default]
+    Other,
+    /// folio_batch_move_lru() of an lru_add batch.
+    LruAdd,
+    /// ... of an lru_activate batch.
+    Activate,
+    /// ... of an lru_move_tail batch (rotation after writeback).
+    MoveTail,
+    /// isolate_lru_folios() in shrink_{in,}active_list.
+    Isolate,
+    /// move_folios_to_lru() and the stat updates after shrink_folio_list.
+    Putback,
+    /// lru_note_cost() (5.11+: each ancestor's lock in turn).
+    NoteCost,
+    /// Freeing LRU folios (folios_put / release_pages).
+    Free,
+}
+
+pub const NR_SITES: usize = 8;
+pub const SITE_NAMES: [&str; NR_SITES] = [
+    "other",
+    "lru_add",
+    "activate",
+    "move_tail",
+    "isolate",
+    "putback",
+    "note_cost",
+    "free",
+];
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SiteStat {
+    pub acquisitions: u64,
+    pub wait_ns: u64,
+    pub hold_ns: u64,
 }
 
 impl Lock {
@@ -30,6 +77,19 @@ impl Lock {
                 break;
             }
             s = e;
+        }
+        s
+    }
+
+    /// The first instant s >= t such that a hold [s, s + len) overlaps no recorded hold.
+    pub fn free_slot(&self, t: u64, len: u64) -> u64 {
+        let mut s = t;
+        let i = self.holds.partition_point(|&(_, e)| e <= s);
+        for &(b, e) in self.holds.iter().skip(i) {
+            if b >= s + len {
+                break;
+            }
+            s = s.max(e);
         }
         s
     }
@@ -97,5 +157,17 @@ mod tests {
         assert_eq!(l.wait_ns, 30);
         l.prune(400);
         assert_eq!(l.free_at(0), 0);
+    }
+
+    #[test]
+    fn free_slot_fits_a_hold_between_others() {
+        let mut l = Lock::default();
+        l.record(100, 150, 0, 0);
+        l.record(200, 300, 0, 0);
+        assert_eq!(l.free_slot(50, 50), 50);
+        assert_eq!(l.free_slot(50, 51), 150);
+        assert_eq!(l.free_slot(150, 50), 150);
+        assert_eq!(l.free_slot(150, 60), 300);
+        assert_eq!(l.free_slot(120, 10), 150);
     }
 }

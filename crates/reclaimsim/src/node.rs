@@ -39,6 +39,8 @@ pub struct Node {
     /// PGDAT_DIRTY / PGDAT_WRITEBACK, set by kswapd's shrink_node.
     pub dirty: bool,
     pub writeback: bool,
+    /// LRUVEC_NODE_CONGESTED of the root lruvec, set by kswapd's shrink_node.
+    pub congested: bool,
     /// NR_ISOLATED_ANON / NR_ISOLATED_FILE.
     pub nr_isolated: [u64; 2],
 }
@@ -85,6 +87,7 @@ impl Node {
             kswapd_wake: false,
             dirty: false,
             writeback: false,
+            congested: false,
             nr_isolated: [0; 2],
         }
     }

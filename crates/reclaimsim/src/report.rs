@@ -132,6 +132,20 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
             ]);
         }
         section(&mut out, &t.render());
+        let mut t = Grid::new(&["lock site", "acquisitions", "wait", "hold"]);
+        for (name, l) in &v.locks {
+            for (site, st) in &l.sites {
+                t.row(vec![
+                    format!("{name} {site}"),
+                    st.acquisitions.to_string(),
+                    human_ns(st.wait_ns as f64),
+                    human_ns(st.hold_ns as f64),
+                ]);
+            }
+        }
+        if v.locks.values().any(|l| !l.sites.is_empty()) {
+            section(&mut out, &t.render());
+        }
     }
 
     if v.kswapd_profile.total_ns > 0 {
@@ -233,12 +247,34 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
             &|v| get(v).contended as f64,
             &count,
         );
+        row(format!("{l} relocks"), &|v| get(v).relocks as f64, &count);
         row(format!("{l} wait"), &|v| get(v).wait_ns as f64, &human_ns);
+        row(
+            format!("{l} wait, worst instance"),
+            &|v| get(v).max_wait_ns as f64,
+            &human_ns,
+        );
+        row(format!("{l} hold"), &|v| get(v).hold_ns as f64, &human_ns);
         row(
             format!("{l} spin share"),
             &|v| get(v).spin_share * 100.0,
             &|x| format!("{x:.2}%"),
         );
+        let sites: BTreeSet<&String> = vs
+            .iter()
+            .filter_map(|v| v.locks.get(l))
+            .flat_map(|x| x.sites.keys())
+            .collect();
+        for site in sites {
+            let st = |v: &VariantResult| get(v).sites.get(site).cloned().unwrap_or_default();
+            row(
+                format!("{l} {site} acquisitions"),
+                &|v| st(v).acquisitions as f64,
+                &count,
+            );
+            row(format!("{l} {site} hold"), &|v| st(v).hold_ns as f64, &human_ns);
+            row(format!("{l} {site} wait"), &|v| st(v).wait_ns as f64, &human_ns);
+        }
     }
     let kswapd = |v: &VariantResult| v.kswapd_profile.total_ns as f64;
     if vs.iter().any(|v| kswapd(v) > 0.0) {

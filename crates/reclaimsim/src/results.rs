@@ -33,6 +33,69 @@ pub struct VariantResult {
     pub model_bytes: u64,
     /// Samples over virtual time.
     pub timeseries: Vec<Sample>,
+    /// MGLRU: per memcg path, the state of its lruvec on each node at the end.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub lru_gen: BTreeMap<String, Vec<LruGenState>>,
+    /// The scenario's `[[event]]` commands as they ran.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventResult>,
+}
+
+/// One generation as /sys/kernel/debug/lru_gen prints it.
+#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+pub struct LruGenGen {
+    pub seq: u64,
+    /// Milliseconds since the generation was born (virtual time).
+    pub age_ms: u64,
+    /// Pages of each type; 0 for a type whose min_seq is past this generation.
+    pub anon: u64,
+    pub file: u64,
+}
+
+/// The lru_gen view of one lruvec (a memcg on a node): its generations, oldest first.
+#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+pub struct LruGenView {
+    pub node: u32,
+    pub gens: Vec<LruGenGen>,
+}
+
+/// The MGLRU state of one lruvec (struct lru_gen_struct and its mm walk state).
+/// Per-type arrays are [anon, file]; per-tier arrays are tiers 0..=3, except
+/// `protected`, tiers 1..=3 (tier 0 is never protected).
+#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+pub struct LruGenState {
+    pub node: u32,
+    pub max_seq: u64,
+    pub min_seq: [u64; 2],
+    pub gens: Vec<LruGenGen>,
+    /// PID controller: the running averages, halved each time min_seq advances.
+    pub avg_refaulted: [[u64; 4]; 2],
+    pub avg_total: [[u64; 4]; 2],
+    /// PID controller: the counters of the current oldest generation.
+    pub refaulted: [[u64; 4]; 2],
+    pub evicted: [[u64; 4]; 2],
+    pub protected: [[u64; 3]; 2],
+    pub mm_walk: MmWalkStats,
+}
+
+/// The page-table walk's mm_state: the last completed round and the 6.1 mm stats.
+#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+pub struct MmWalkStats {
+    pub seq: u64,
+    pub leaf_total: u64,
+    pub leaf_old: u64,
+    pub leaf_young: u64,
+    pub nonleaf_total: u64,
+    pub nonleaf_found: u64,
+    pub nonleaf_added: u64,
+}
+
+/// An `[[event]]` command and how it ended ("ok" or the errno name).
+#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+pub struct EventResult {
+    pub time_s: f64,
+    pub command: String,
+    pub result: String,
 }
 
 #[derive(Serialize, Debug, Clone, Default, PartialEq)]
@@ -70,6 +133,21 @@ pub struct LockResult {
     pub hold_ns: u64,
     /// Share of all simulated CPU time spent spinning on this lock class.
     pub spin_share: f64,
+    /// Acquisitions by a relock (folio_lruvec_relock_irq) that dropped another lock of
+    /// the class first.
+    pub relocks: u64,
+    /// The wait time of the most contended instance.
+    pub max_wait_ns: u64,
+    /// By the code that took the lock (lru_add, activate, move_tail, isolate, putback,
+    /// note_cost, free, other); sites never taken are left out.
+    pub sites: BTreeMap<String, LockSiteResult>,
+}
+
+#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+pub struct LockSiteResult {
+    pub acquisitions: u64,
+    pub wait_ns: u64,
+    pub hold_ns: u64,
 }
 
 /// Virtual CPU time by category, as a perf profile would attribute cycles.
@@ -95,6 +173,9 @@ pub struct Sample {
     pub free_pages: u64,
     /// Per memcg path: [inactive_anon, active_anon, inactive_file, active_file].
     pub lru: BTreeMap<String, [u64; 4]>,
+    /// MGLRU: per memcg path, the lru_gen view of each node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<BTreeMap<String, Vec<LruGenView>>>,
 }
 
 impl VariantResult {

@@ -27,10 +27,21 @@ pub fn mappings(k: &Kernel, pfn: Pfn) -> Vec<(u32, usize, usize)> {
     out
 }
 
+/// The MGLRU look-around folio_referenced_one() runs on a young PTE (6.1), given the
+/// mm, the VMA index and the PTE index in the VMA.
+pub type LookAround<'a> = &'a mut dyn FnMut(&mut Kernel, u32, usize, usize);
+
 /// Models folio_referenced(): clears the accessed bit of every PTE mapping the folio and
 /// returns how many of them were young. Each VMA costs a page_vma_mapped_walk descent.
-/// Under memcg reclaim, VMAs of mms outside the target memcg are skipped.
-pub fn folio_referenced(k: &mut Kernel, pfn: Pfn, target: Option<MemcgId>) -> u32 {
+/// Under memcg reclaim, VMAs of mms outside the target memcg are skipped. With
+/// `look_around` (MGLRU), a young PTE counts once for the look-around it triggers, and
+/// again if it is still young afterwards.
+pub fn folio_referenced(
+    k: &mut Kernel,
+    pfn: Pfn,
+    target: Option<MemcgId>,
+    mut look_around: Option<LookAround>,
+) -> u32 {
     if !k.folios[pfn as usize].mapped() {
         return 0;
     }
@@ -43,6 +54,11 @@ pub fn folio_referenced(k: &mut Kernel, pfn: Pfn, target: Option<MemcgId>) -> u3
             }
         }
         k.spend(k.costs.pvmw_descent, Cat::RmapWalk);
+        let pte = k.mms[mm as usize].vmas[v].ptes[i];
+        if let Some(f) = look_around.as_mut().filter(|_| pte.pfn() == Some(pfn) && pte.young()) {
+            f(k, mm, v, i);
+            referenced += 1;
+        }
         let pte = &mut k.mms[mm as usize].vmas[v].ptes[i];
         if pte.pfn() == Some(pfn) && pte.young() {
             pte.mkold();

@@ -153,12 +153,18 @@ pub fn parse(
             }
             e
         };
-        let mut scenario = src.deserialize(doc, &origins).map_err(in_variant)?;
+        let expansion = expand_instances(&mut doc)
+            .map_err(|(path, msg)| in_variant(src.error(&origins.of(&path), show(&path), &msg)))?;
+        let mut scenario = src
+            .deserialize(doc, &origins, &expansion)
+            .map_err(in_variant)?;
         if let Some(seed) = seed {
             scenario.seed = seed;
         }
-        check(&scenario, available)
-            .map_err(|(path, msg)| in_variant(src.error(&origins.of(&path), show(&path), &msg)))?;
+        check(&scenario, available).map_err(|(path, msg)| {
+            let (path, msg) = expansion.translate(path, msg);
+            in_variant(src.error(&origins.of(&path), show(&path), &msg))
+        })?;
         Ok(scenario)
     };
     let base = build(None)?;
@@ -420,9 +426,14 @@ impl<'a> Source<'a> {
         span
     }
 
-    fn deserialize(&self, doc: Table, origins: &Origins) -> Result<Scenario, ScenarioError> {
+    fn deserialize(
+        &self,
+        doc: Table,
+        origins: &Origins,
+        expansion: &Expansion,
+    ) -> Result<Scenario, ScenarioError> {
         serde_path_to_error::deserialize(Value::Table(doc)).map_err(|e| {
-            let mut path: Vec<Seg> = e
+            let path: Vec<Seg> = e
                 .path()
                 .iter()
                 .filter_map(|s| match s {
@@ -432,6 +443,7 @@ impl<'a> Source<'a> {
                 })
                 .collect();
             let message = e.inner().message().trim().to_string();
+            let (mut path, message) = expansion.translate(path, message);
             let origin = origins.of(&path);
             // A missing field has no line of its own: point at the table that lacks it.
             if let Some(missing) = message
@@ -442,6 +454,119 @@ impl<'a> Source<'a> {
             }
             self.error(&origin, show(&path), &message)
         })
+    }
+}
+
+/// How `instances` expanded the arrays of tables: for each element of the expanded
+/// `[[workload]]` and `[[memcg]]` arrays, the element of the file it came from and its
+/// instance number.
+#[derive(Default, Debug)]
+struct Expansion(BTreeMap<&'static str, Vec<(usize, Option<usize>)>>);
+
+impl Expansion {
+    /// An error found in the expanded document, about the template it came from:
+    /// `workload[37].dd.size` becomes `workload[0].dd.size` "(instance 37)".
+    fn translate(&self, mut path: Vec<Seg>, message: String) -> (Vec<Seg>, String) {
+        if let [Seg::Key(array), Seg::Index(i), ..] = path.as_slice() {
+            if let Some(&(t, instance)) = self.0.get(array.as_str()).and_then(|m| m.get(*i)) {
+                path[1] = Seg::Index(t);
+                if let Some(n) = instance {
+                    return (path, format!("{message} (instance {n})"));
+                }
+            }
+        }
+        (path, message)
+    }
+}
+
+/// Most instances a template may have.
+const MAX_INSTANCES: i64 = 4096;
+
+/// Expands `instances = N` on `[[workload]]` and `[[memcg]]` tables into N copies, with
+/// `{i}` in every string replaced by the instance number (0..N), so 104 containers need
+/// one table each. `cpus_per_instance = K` on a workload gives instance i the K CPUs
+/// `i*K .. i*K+K` (wrapping) of its `cpus` list, or of all the machine's CPUs.
+fn expand_instances(doc: &mut Table) -> Result<Expansion, Problem> {
+    let machine_cpus = doc
+        .get("machine")
+        .and_then(|m| m.get("cpus"))
+        .and_then(Value::as_integer)
+        .unwrap_or(4);
+    let mut expansion = Expansion::default();
+    for (array, id_key) in [("memcg", "path"), ("workload", "name")] {
+        let Some(Value::Array(elements)) = doc.get_mut(array) else {
+            continue;
+        };
+        let mut out = Vec::with_capacity(elements.len());
+        let mut map = Vec::with_capacity(elements.len());
+        for (t, element) in std::mem::take(elements).into_iter().enumerate() {
+            let Value::Table(mut table) = element else {
+                out.push(element);
+                map.push((t, None));
+                continue;
+            };
+            let count = |table: &mut Table, field: &str, max: i64| -> Result<Option<i64>, Problem> {
+                match table.remove(field) {
+                    None => Ok(None),
+                    Some(Value::Integer(n)) if (1..=max).contains(&n) => Ok(Some(n)),
+                    Some(v) => fail(
+                        elem(array, t, field),
+                        format!("{v}: must be an integer from 1 to {max}"),
+                    ),
+                }
+            };
+            let instances = count(&mut table, "instances", MAX_INSTANCES)?;
+            let per = if array == "workload" {
+                count(&mut table, "cpus_per_instance", machine_cpus.max(1))?
+            } else {
+                None
+            };
+            if instances.is_none() && per.is_none() {
+                out.push(Value::Table(table));
+                map.push((t, None));
+                continue;
+            }
+            let n = instances.unwrap_or(1);
+            let named = table
+                .get(id_key)
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.contains("{i}"));
+            if n > 1 && !named {
+                return fail(
+                    elem(array, t, "instances"),
+                    format!("{n} instances need `{{i}}` in `{id_key}` to tell them apart"),
+                );
+            }
+            let base: Vec<Value> = match table.get("cpus") {
+                Some(Value::Array(a)) if !a.is_empty() => a.clone(),
+                _ => (0..machine_cpus).map(Value::Integer).collect(),
+            };
+            for i in 0..n {
+                let mut copy = Value::Table(table.clone());
+                substitute(&mut copy, &i.to_string());
+                if let (Some(k), Value::Table(c)) = (per, &mut copy) {
+                    let cpus = (0..k)
+                        .map(|j| base[((i * k + j) as usize) % base.len()].clone())
+                        .collect();
+                    c.insert("cpus".into(), Value::Array(cpus));
+                }
+                out.push(copy);
+                map.push((t, Some(i as usize)));
+            }
+        }
+        *elements = out;
+        expansion.0.insert(array, map);
+    }
+    Ok(expansion)
+}
+
+/// Replaces `{i}` in every string of a value.
+fn substitute(v: &mut Value, i: &str) {
+    match v {
+        Value::String(s) if s.contains("{i}") => *s = s.replace("{i}", i),
+        Value::Array(a) => a.iter_mut().for_each(|x| substitute(x, i)),
+        Value::Table(t) => t.iter_mut().for_each(|(_, x)| substitute(x, i)),
+        _ => {}
     }
 }
 
@@ -571,15 +696,6 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
             format!("{} CPUs: must be 1 to 4096", m.cpus),
         );
     }
-    if m.cpus < m.nodes {
-        return fail(
-            at("machine.cpus"),
-            format!(
-                "{} CPUs for {} nodes: each node needs a CPU",
-                m.cpus, m.nodes
-            ),
-        );
-    }
     if let Some(swap) = &m.swap {
         if swap.size.0 == 0 || swap.size.0 >= ABSURD {
             return fail(
@@ -613,7 +729,8 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
         }
     }
     check_memcgs(s)?;
-    check_workloads(s)
+    check_workloads(s)?;
+    check_events(s)
 }
 
 fn check_kernel(s: &Scenario) -> Result<(), Problem> {
@@ -628,6 +745,19 @@ fn check_kernel(s: &Scenario) -> Result<(), Problem> {
         return fail(
             at("kernel.pagevec_size"),
             format!("{}: must be 1 to 255", k.pagevec_size),
+        );
+    }
+    // Every slot of every CPU's two move batches may hold the same folio (folio_get per
+    // queueing): the pin count must fit its flag bits.
+    if 2 * k.pagevec_size as u64 * m.cpus as u64 > crate::folio::pg::MAX_PINS as u64 {
+        return fail(
+            at("kernel.pagevec_size"),
+            format!(
+                "{} with {} CPUs: 2 x pagevec_size x cpus must be at most {}",
+                k.pagevec_size,
+                m.cpus,
+                crate::folio::pg::MAX_PINS
+            ),
         );
     }
     if !(1..=3000).contains(&k.watermark_scale_factor) {
@@ -664,6 +794,42 @@ fn check_kernel(s: &Scenario) -> Result<(), Problem> {
             return fail(
                 path,
                 format!("CPU {} does not exist (machine.cpus = {})", cpus[i], m.cpus),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `[[event]]` commands: lru_gen writes that parse, for MGLRU, naming declared memcgs,
+/// existing nodes and CPUs.
+fn check_events(s: &Scenario) -> Result<(), Problem> {
+    for (i, ev) in s.events.iter().enumerate() {
+        let cmds = crate::lru::mglru::debugfs::parse_commands(&ev.command)
+            .map_err(|e| (elem("event", i, "command"), e))?;
+        if s.kernel.policy != crate::config::PolicyKind::Mglru {
+            return fail(
+                elem("event", i, "command"),
+                "lru_gen commands need kernel.policy = \"mglru\"",
+            );
+        }
+        for c in &cmds {
+            if c.memcg != "/" && !s.memcgs.iter().any(|m| m.path == c.memcg) {
+                return fail(
+                    elem("event", i, "command"),
+                    format!("no [[memcg]] with path \"{}\"", c.memcg),
+                );
+            }
+            if c.node >= s.machine.nodes {
+                return fail(
+                    elem("event", i, "command"),
+                    format!("node {} does not exist (machine.nodes = {})", c.node, s.machine.nodes),
+                );
+            }
+        }
+        if let Some(cpu) = ev.cpu.filter(|&c| c >= s.machine.cpus) {
+            return fail(
+                elem("event", i, "cpu"),
+                format!("CPU {cpu} does not exist (machine.cpus = {})", s.machine.cpus),
             );
         }
     }

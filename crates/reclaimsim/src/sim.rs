@@ -7,11 +7,12 @@
 
 use crate::check;
 use crate::config::{PolicyKind, Scenario, WorkloadConfig};
-use crate::fault::{self, Killed};
+use crate::fault;
 use crate::folio::lru;
 use crate::kernel::Kernel;
 use crate::kswapd::{Kswapd, KswapdState, Next};
 use crate::lru::classic::Classic;
+use crate::lru::mglru::{debugfs, debugfs::LruGenCmd, Mglru};
 use crate::lru::Policy;
 use crate::memcg::MemcgId;
 use crate::mm::{Mm, VmaKind};
@@ -59,6 +60,10 @@ enum State {
 enum Kind {
     Thread { w: usize, t: usize },
     Kswapd { node: usize },
+    /// A scenario `[[event]]`: one write to lru_gen.
+    Event { e: usize },
+    /// The writeback flusher (the wb's kworker, wb_workfn).
+    Flusher,
 }
 
 struct Task {
@@ -115,6 +120,23 @@ struct Engine {
     next_sample: u64,
     touches: Vec<Touch>,
     accesses: u64,
+    /// The `[[event]]` commands (as written, parsed) and how they ended.
+    events: Vec<(String, Vec<LruGenCmd>)>,
+    event_results: Vec<EventResult>,
+    /// The flusher's task id.
+    flusher: usize,
+    /// Operations of threads blocked on writeback, by task id, to resume.
+    resume: BTreeMap<usize, Resume>,
+}
+
+/// The rest of an operation that blocked (reclaim throttled on writeback): its
+/// touches from the one that blocked, and its accounting.
+struct Resume {
+    touches: Vec<Touch>,
+    phase: u8,
+    bytes: u32,
+    start: u64,
+    rel: u64,
 }
 
 /// Run one scenario (a variant already merged into it) and collect its results.
@@ -192,11 +214,7 @@ impl Engine {
         let mut k = Kernel::new(s);
         let p: Box<dyn Policy> = match s.kernel.policy {
             PolicyKind::Classic => Box::new(Classic::new(&k)),
-            PolicyKind::Mglru => {
-                return Err(SimError::Setup(
-                    "policy \"mglru\" is not implemented yet".into(),
-                ))
-            }
+            PolicyKind::Mglru => Box::new(Mglru::new(&k)),
         };
         let cpus = s.machine.cpus.max(1);
         let mut tasks = Vec::new();
@@ -301,6 +319,21 @@ impl Engine {
                 cfg: wc.clone(),
             });
         }
+        let mut events = Vec::new();
+        for (i, ev) in s.events.iter().enumerate() {
+            let cmds = debugfs::parse_commands(&ev.command)
+                .map_err(|e| SimError::Setup(format!("event[{i}].command: {e}")))?;
+            // kswapd tasks are the first ids, one per node.
+            let node = (cmds[0].node as usize).min(k.nr_nodes() - 1);
+            tasks.push(Task {
+                clock: ev.at.0,
+                cpu: ev.cpu.unwrap_or(tasks[node].cpu),
+                kind: Kind::Event { e: i },
+                state: State::Runnable,
+                gen: 0,
+            });
+            events.push((ev.command.clone(), cmds));
+        }
         let sample_every = s.sample_interval.map(|d| d.0.max(1));
         let mut e = Engine {
             k,
@@ -317,7 +350,18 @@ impl Engine {
             next_sample: 0,
             touches: Vec::new(),
             accesses: 0,
+            events,
+            event_results: Vec::new(),
+            flusher: usize::MAX,
+            resume: BTreeMap::new(),
         };
+        e.add_flusher(s);
+        for id in 0..e.tasks.len() {
+            if let Kind::Event { .. } = e.tasks[id].kind {
+                let at = e.tasks[id].clock;
+                e.schedule(id, at);
+            }
+        }
         for wi in 0..e.wls.len() {
             if e.wls[wi].cfg.after.is_none() {
                 let t = e.wls[wi].cfg.start.0;
@@ -357,11 +401,60 @@ impl Engine {
             return;
         }
         self.take_samples(clock);
+        crate::writeback::complete_until(&mut self.k, self.p.as_mut(), clock);
         match self.tasks[id].kind {
             Kind::Kswapd { node } => self.kswapd_step(id, node, clock),
             Kind::Thread { w, t } => self.thread_step(id, w, t, clock),
+            Kind::Event { e } => self.event_step(id, e, clock),
+            Kind::Flusher => self.flusher_step(id, clock),
         }
         self.wake_kswapds(clock);
+        self.wake_flusher();
+    }
+
+    /// The flusher task, sleeping until a page is dirtied (it runs on
+    /// `kernel.flusher_cpu`, default CPU 0).
+    fn add_flusher(&mut self, s: &Scenario) {
+        self.flusher = self.tasks.len();
+        self.tasks.push(Task {
+            clock: 0,
+            cpu: s.kernel.flusher_cpu.unwrap_or(0),
+            kind: Kind::Flusher,
+            state: State::Waiting,
+            gen: 0,
+        });
+    }
+
+    /// One step of the flusher (writeback::flusher_step). Once every workload is done
+    /// and the scenario has no `duration`, it stops, so it does not keep the run alive.
+    fn flusher_step(&mut self, id: usize, clock: u64) {
+        let cpu = self.tasks[id].cpu;
+        if self.end_ns.is_none() && self.wls.iter().all(|w| w.done) {
+            self.k.wb.park();
+            self.tasks[id].gen += 1;
+            return;
+        }
+        self.k.cur = crate::kernel::Exec::new(clock, cpu, false, None);
+        let next = crate::writeback::flusher_step(&mut self.k, self.p.as_mut());
+        let end = self.k.cur.clock;
+        self.cpu_free[cpu as usize] = end;
+        match next {
+            crate::writeback::FlusherNext::Run => self.schedule(id, end),
+            crate::writeback::FlusherNext::SleepUntil(t) => self.schedule(id, t.max(end)),
+            crate::writeback::FlusherNext::Sleep => {
+                self.tasks[id].clock = end;
+                self.tasks[id].gen += 1;
+            }
+        }
+    }
+
+    /// Runs the flusher when a wakeup (wb_wakeup) or its timer asked for it.
+    fn wake_flusher(&mut self) {
+        if let Some(t) = self.k.wb.take_pending() {
+            let id = self.flusher;
+            self.tasks[id].state = State::Runnable;
+            self.schedule(id, t);
+        }
     }
 
     fn kswapd_step(&mut self, id: usize, node: usize, clock: u64) {
@@ -385,6 +478,41 @@ impl Engine {
                 self.tasks[id].gen += 1;
             }
         }
+    }
+
+    /// Runs an `[[event]]`: its commands are one write to /sys/kernel/debug/lru_gen.
+    fn event_step(&mut self, id: usize, e: usize, clock: u64) {
+        let cpu = self.tasks[id].cpu;
+        self.k.cur = crate::kernel::Exec::new(clock, cpu, false, None);
+        let r = self.p.lru_gen_write(&mut self.k, &self.events[e].1);
+        let end = self.k.cur.clock;
+        self.cpu_free[cpu as usize] = end;
+        self.event_results.push(EventResult {
+            time_s: clock as f64 / 1e9,
+            command: self.events[e].0.clone(),
+            result: r.err().unwrap_or("ok").to_string(),
+        });
+        let t = &mut self.tasks[id];
+        t.state = State::Done;
+        t.clock = end;
+        t.gen += 1;
+    }
+
+    /// Per memcg path, the MGLRU state of its lruvec on each node, if the policy has one.
+    fn lru_gen_states(&self, now: u64) -> BTreeMap<String, Vec<LruGenState>> {
+        let mut out = BTreeMap::new();
+        for (m, cg) in self.k.memcgs.cgs.iter().enumerate() {
+            let states: Vec<LruGenState> = (0..self.k.nr_nodes())
+                .filter_map(|n| {
+                    let lv = self.k.lruvec(m as MemcgId, n);
+                    self.p.lru_gen_state(&self.k, lv, now)
+                })
+                .collect();
+            if !states.is_empty() {
+                out.insert(cg.path.clone(), states);
+            }
+        }
+        out
     }
 
     /// Wakes the kswapd of every node an allocation asked for (wakeup_kswapd).
@@ -414,30 +542,63 @@ impl Engine {
             self.thread_done(id, wi, clock);
             return;
         }
-        let rel = clock - self.wls[wi].start_ns;
         let mut touches = std::mem::take(&mut self.touches);
         touches.clear();
-        let step = self.wls[wi].gen.next(t, rel, &mut touches);
+        // An operation that blocked on writeback resumes at the touch that blocked.
+        let (step, op_start, rel, resumed) = match self.resume.remove(&id) {
+            Some(r) => {
+                touches.extend_from_slice(&r.touches);
+                let step = Step::Op {
+                    phase: r.phase,
+                    bytes: r.bytes,
+                };
+                (step, r.start, r.rel, true)
+            }
+            None => {
+                let rel = clock - self.wls[wi].start_ns;
+                (self.wls[wi].gen.next(t, rel, &mut touches), clock, rel, false)
+            }
+        };
         self.k.cur = crate::kernel::Exec::new(clock, cpu, false, mm);
         match step {
             Step::Op { phase, bytes } => {
-                self.accesses += touches.iter().filter(|t| !matches!(t, Touch::Cpu { .. } | Touch::Unmap { .. })).count() as u64;
-                let killed = self.run_touches(wi, mm, &touches).is_err();
+                if !resumed {
+                    self.accesses += touches.iter().filter(|t| !matches!(t, Touch::Cpu { .. } | Touch::Unmap { .. })).count() as u64;
+                }
+                let res = self.run_touches(wi, mm, &touches, !resumed);
                 let end = self.k.cur.clock;
                 self.cpu_free[cpu as usize] = end;
+                if let (Err(i), Some(until)) = (res, self.k.cur.blocked_until) {
+                    self.resume.insert(
+                        id,
+                        Resume {
+                            touches: touches[i..].to_vec(),
+                            phase,
+                            bytes,
+                            start: op_start,
+                            rel,
+                        },
+                    );
+                    self.schedule(id, until.max(end));
+                    self.touches = touches;
+                    return;
+                }
+                let killed = res.is_err();
+                // balance_dirty_pages() may pause the task after its work, off the CPU.
+                let done = end + self.k.cur.sleep;
                 let w = &mut self.wls[wi];
                 if w.gen.measured(phase, rel) {
                     let s = &mut w.stats[phase as usize];
                     s.ops += 1;
                     s.bytes += bytes as u64;
-                    s.first_ns.get_or_insert(clock);
-                    s.last_ns = s.last_ns.max(end);
-                    s.latency.record(end - clock);
+                    s.first_ns.get_or_insert(op_start);
+                    s.last_ns = s.last_ns.max(done);
+                    s.latency.record(done - op_start);
                 }
                 if killed {
                     self.thread_done(id, wi, end);
                 } else {
-                    self.schedule(id, end);
+                    self.schedule(id, done);
                 }
             }
             Step::Barrier => {
@@ -451,11 +612,21 @@ impl Engine {
         self.touches = touches;
     }
 
-    fn run_touches(&mut self, wi: usize, mm: Option<u32>, touches: &[Touch]) -> Result<(), Killed> {
+    /// Runs an operation's touches; `Err(i)` when touch `i` failed (the task was killed,
+    /// or it blocked and will retry from touch `i`).
+    fn run_touches(
+        &mut self,
+        wi: usize,
+        mm: Option<u32>,
+        touches: &[Touch],
+        first: bool,
+    ) -> Result<(), usize> {
         let (k, p) = (&mut self.k, self.p.as_mut());
         let w = &self.wls[wi];
-        k.spend(w.op_cost, Cat::Other);
-        for &touch in touches {
+        if first {
+            k.spend(w.op_cost, Cat::Other);
+        }
+        for (i, &touch) in touches.iter().enumerate() {
             match touch {
                 Touch::Mem {
                     region,
@@ -466,6 +637,12 @@ impl Engine {
                     let vma = &mut k.mms[m as usize].vmas[region as usize];
                     let pte = &mut vma.ptes[page as usize];
                     if pte.pfn().is_some() {
+                        if write && !pte.dirty() && matches!(vma.kind, VmaKind::File { .. }) {
+                            // A clean shared file PTE is write-protected (folio_mkclean).
+                            let vpn = vma.start + page;
+                            fault::do_wp_page(k, m, vpn);
+                            continue;
+                        }
                         // The hardware sets the accessed (and dirty) bit.
                         pte.mkyoung();
                         if write {
@@ -476,11 +653,12 @@ impl Engine {
                         k.spend(k.costs.access_hit, Cat::Other);
                     } else {
                         let vpn = vma.start + page;
-                        fault::handle_mm_fault(k, p, m, vpn, write)?;
+                        fault::handle_mm_fault(k, p, m, vpn, write).map_err(|_| i)?;
                     }
                 }
                 Touch::Read { file, index } => {
-                    fault::filemap_read(k, p, w.memcg, w.file_base + file, index)?
+                    fault::filemap_read(k, p, w.memcg, w.file_base + file, index)
+                        .map_err(|_| i)?
                 }
                 Touch::Unmap { region } => {
                     fault::zap_vma(k, p, mm.expect("unmap needs a process"), region as usize)
@@ -625,10 +803,27 @@ impl Engine {
                 }
                 lru.insert(cg.path.clone(), v);
             }
+            let lru_gen = Some(self.lru_gen_states(t))
+                .filter(|m| !m.is_empty())
+                .map(|m| {
+                    m.into_iter()
+                        .map(|(path, states)| {
+                            let views = states
+                                .into_iter()
+                                .map(|st| LruGenView {
+                                    node: st.node,
+                                    gens: st.gens,
+                                })
+                                .collect();
+                            (path, views)
+                        })
+                        .collect()
+                });
             self.samples.push(Sample {
                 time_s: t as f64 / 1e9,
                 free_pages: self.k.free_pages(),
                 lru,
+                lru_gen,
             });
         }
     }
@@ -641,6 +836,8 @@ impl Engine {
             .map(|(n, v)| (n.to_string(), *v))
             .collect();
         vmstat.insert("nr_free_pages".into(), k.free_pages());
+        vmstat.insert("nr_dirty".into(), k.wb.nr_dirty);
+        vmstat.insert("nr_writeback".into(), k.wb.nr_writeback);
         for (i, name) in lru::NAMES.iter().enumerate() {
             vmstat.insert(
                 format!("nr_{name}"),
@@ -668,6 +865,9 @@ impl Engine {
                 stat.insert(name.to_string(), pages * 4096);
             }
             stat.insert("usage".into(), cg.usage * 4096);
+            let gauge = |v: &[u64]| sub.iter().map(|&c| v[c as usize]).sum::<u64>() * 4096;
+            stat.insert("file_dirty".into(), gauge(&k.wb.memcg_dirty));
+            stat.insert("file_writeback".into(), gauge(&k.wb.memcg_writeback));
             stat.insert("swap".into(), cg.swap_usage * 4096);
             let ev = &cg.events;
             let events = [
@@ -720,6 +920,16 @@ impl Engine {
             lock.contended += l.contended;
             lock.wait_ns += l.wait_ns;
             lock.hold_ns += l.hold_ns;
+            lock.relocks += l.relocks;
+            lock.max_wait_ns = lock.max_wait_ns.max(l.wait_ns);
+            for (name, st) in crate::lock::SITE_NAMES.iter().zip(&l.sites) {
+                if st.acquisitions > 0 {
+                    let r = lock.sites.entry(name.to_string()).or_default();
+                    r.acquisitions += st.acquisitions;
+                    r.wait_ns += st.wait_ns;
+                    r.hold_ns += st.hold_ns;
+                }
+            }
         }
         lock.spin_share = if k.cpu_time > 0 {
             lock.wait_ns as f64 / k.cpu_time as f64
@@ -764,6 +974,8 @@ impl Engine {
             page_accesses: self.accesses,
             model_bytes: k.host_bytes(),
             timeseries: self.samples.clone(),
+            lru_gen: self.lru_gen_states(self.now()),
+            events: self.event_results.clone(),
         }
     }
 }

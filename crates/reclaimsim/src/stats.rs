@@ -48,6 +48,10 @@ counters! {
     NrVmscanWrite => "nr_vmscan_write",
     NrVmscanImmediateReclaim => "nr_vmscan_immediate_reclaim",
     OomKill => "oom_kill",
+    NrDirtied => "nr_dirtied",
+    NrWritten => "nr_written",
+    DirtyThrottle => "balance_dirty_pages_pause",
+    ReclaimThrottleWriteback => "reclaim_throttle_writeback",
 }
 
 #[derive(Clone, Debug)]

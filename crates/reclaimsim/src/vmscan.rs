@@ -241,6 +241,12 @@ fn shrink_one(
         }
         pageout(k, pfn);
         stat.nr_pageout += 1;
+        // A page-cache write completes later: keep the folio (PG_reclaim is set, so
+        // folio_end_writeback rotates it to the inactive tail).
+        let f = k.folios[pfn as usize];
+        if f.test(pg::WRITEBACK) || f.test(pg::DIRTY) {
+            return Fate::Keep;
+        }
     }
     if k.folios[pfn as usize].pins() > 0 {
         // A per-CPU batch holds a reference: __remove_mapping's refcount freeze fails.
@@ -266,22 +272,22 @@ fn add_to_swap(k: &mut Kernel, pfn: Pfn) -> bool {
     true
 }
 
-/// Models pageout(): writes a dirty folio. Both devices the seeds used (zram, brd) and
-/// the ramdisk file system complete writes synchronously, so the folio comes back clean.
+/// Models pageout(): writes a dirty folio. A swap-cache folio goes to zram or brd, which
+/// complete in the submitter's context, so it comes back clean at once; a page-cache
+/// folio gets PG_reclaim and an asynchronous write (ext4 on brd completes through its
+/// end_io work), so it comes back with PG_writeback.
 fn pageout(k: &mut Kernel, pfn: Pfn) {
     let f = k.folios[pfn as usize];
-    if f.test(pg::SWAPCACHE) {
-        match k.swap.as_ref().map(|s| s.device) {
-            Some(crate::config::SwapDevice::Zram) => {
-                k.spend(k.costs.zram_compress, Cat::Compression)
-            }
-            _ => k.spend(k.costs.page_copy, Cat::Io),
-        }
-        k.count(Vm::Pswpout, f.memcg, 1);
-    } else {
-        k.spend(k.costs.page_copy, Cat::Io);
-    }
     k.vm.add(Vm::NrVmscanWrite, 1);
+    if !f.test(pg::SWAPCACHE) {
+        crate::writeback::pageout_file(k, pfn);
+        return;
+    }
+    match k.swap.as_ref().map(|s| s.device) {
+        Some(crate::config::SwapDevice::Zram) => k.spend(k.costs.zram_compress, Cat::Compression),
+        _ => k.spend(k.costs.page_copy, Cat::Io),
+    }
+    k.count(Vm::Pswpout, f.memcg, 1);
     k.vm.add(Vm::Pgpgout, 4);
     k.folios[pfn as usize].clear(pg::DIRTY | pg::RECLAIM);
 }
@@ -318,6 +324,11 @@ pub fn shrink_node(k: &mut Kernel, p: &mut dyn Policy, node: usize, sc: &mut Sca
         if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
             n.dirty = true;
         }
+        // LRUVEC_NODE_CONGESTED: every dirty folio met was already queued for I/O and
+        // marked for reclaim. Only direct reclaim throttling reads it (not modelled).
+        if sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
+            n.congested = true;
+        }
     }
     if reclaimable {
         k.nodes[node].kswapd_failures = 0;
@@ -349,6 +360,9 @@ fn shrink_node_memcgs(k: &mut Kernel, p: &mut dyn Policy, node: usize, sc: &mut 
 /// retries with memcg_low_reclaim / force_deactivate when nothing was reclaimed.
 fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl) -> u64 {
     loop {
+        if !sc.cgroup_reclaim() {
+            k.vm.add(Vm::AllocstallNormal, 1);
+        }
         sc.priority = DEF_PRIORITY;
         while sc.priority >= 0 {
             sc.nr_scanned = 0;
@@ -377,6 +391,7 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
             continue;
         }
         if sc.memcg_low_skipped && !sc.memcg_low_reclaim {
+            sc.force_deactivate = false;
             sc.memcg_low_reclaim = true;
             sc.memcg_low_skipped = false;
             continue;
@@ -387,7 +402,6 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
 
 /// Models try_to_free_pages(): direct reclaim by an allocating task.
 pub fn try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy) -> u64 {
-    k.vm.add(Vm::AllocstallNormal, 1);
     let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, None, false);
     do_try_to_free_pages(k, p, &mut sc)
 }

@@ -81,11 +81,27 @@ fn workingset_age_nonresident(k: &mut Kernel, lv: usize, nr: u64) {
 
 /// Models lru_note_cost() (6.1: the cost is the pages written out), applied to the
 /// lruvec and its ancestors, halving both costs when they exceed a quarter of the LRU.
+/// Locking follows the protocol: with per-lruvec locks (5.11+, "mm/lru: move lock into
+/// lru_note_cost") each ancestor's lruvec lock is taken in turn, so every memcg's
+/// reclaim takes the root lruvec's lock here; with the node lock (<= 5.10) the caller
+/// already holds the node lock, or it is taken once (lru_note_cost_page()).
 fn lru_note_cost(k: &mut Kernel, lv: usize, file: bool, nr: u64) {
     let node = k.lruvecs[lv].node as usize;
     let memcg = k.lruvecs[lv].memcg;
+    let per_lruvec = k.lru_clear_before_lock();
+    let held = k.holds_lock_of(lv);
+    if !per_lruvec && !held {
+        k.lock_site = crate::lock::LockSite::NoteCost;
+        k.lock_lruvec(lv);
+    }
     for m in k.memcgs.ancestors(memcg).collect::<Vec<_>>() {
         let l = k.lruvec(m, node);
+        if per_lruvec {
+            k.unlock_if_held();
+            k.lock_site = crate::lock::LockSite::NoteCost;
+            k.lock_lruvec(l);
+        }
+        k.spend(k.costs.list_op, Cat::ListOps);
         let size: u64 = (0..4).map(|i| lru_size_hier(k, l, i)).sum();
         let v = &mut k.lruvecs[l];
         if file {
@@ -97,6 +113,9 @@ fn lru_note_cost(k: &mut Kernel, lv: usize, file: bool, nr: u64) {
             v.file_cost /= 2;
             v.anon_cost /= 2;
         }
+    }
+    if per_lruvec || !held {
+        k.unlock_if_held();
     }
 }
 
@@ -184,7 +203,7 @@ impl Classic {
             k.spend(k.costs.list_op, Cat::ListOps);
             scan += 1;
             // Someone else owns it (a batch flush won PG_lru): rotate it to the head.
-            if !k.folios[pfn as usize].test_clear(pg::LRU) {
+            if !k.isolate_lru_flag(pfn) {
                 self.lists[lv][list].push_head(&mut k.folios, pfn);
                 continue;
             }
@@ -223,6 +242,7 @@ impl Classic {
         batch::lru_add_drain(k, self);
         let t = list / 2;
         let memcg = k.lruvecs[lv].memcg;
+        k.lock_site = crate::lock::LockSite::Isolate;
         k.lock_lruvec(lv);
         let (taken, scanned) = self.isolate_lru_folios(k, lv, nr_to_scan, list);
         let node = k.lruvecs[lv].node as usize;
@@ -233,12 +253,13 @@ impl Classic {
         for &pfn in &taken {
             // folio_referenced() clears the young bits; anon and non-exec file folios
             // are deactivated whether referenced or not.
-            rmap::folio_referenced(k, pfn, sc.target);
+            rmap::folio_referenced(k, pfn, sc.target, None);
             let f = &mut k.folios[pfn as usize];
             f.clear(pg::ACTIVE);
             f.set(pg::WORKINGSET);
             deactivate.push(pfn);
         }
+        k.lock_site = crate::lock::LockSite::Putback;
         k.lock_lruvec(lv);
         let n = self.move_folios_to_lru(k, &deactivate);
         k.count(Vm::Pgdeactivate, memcg, n);
@@ -259,6 +280,7 @@ impl Classic {
         let memcg = k.lruvecs[lv].memcg;
         let node = k.lruvecs[lv].node as usize;
         batch::lru_add_drain(k, self);
+        k.lock_site = crate::lock::LockSite::Isolate;
         k.lock_lruvec(lv);
         let (mut taken, scanned) = self.isolate_lru_folios(k, lv, nr_to_scan, list);
         let nr_taken = taken.len() as u64;
@@ -280,6 +302,7 @@ impl Classic {
         }
         let mut stat = ReclaimStat::default();
         let reclaimed = vmscan::shrink_folio_list(k, self, &mut taken, sc, &mut stat);
+        k.lock_site = crate::lock::LockSite::Putback;
         k.lock_lruvec(lv);
         self.move_folios_to_lru(k, &taken);
         k.nodes[node].nr_isolated[t] -= nr_taken;
@@ -293,8 +316,19 @@ impl Classic {
             memcg,
             reclaimed,
         );
-        k.unlock();
-        lru_note_cost(k, lv, t == FILE, stat.nr_pageout);
+        if k.lru_clear_before_lock() {
+            k.unlock();
+            lru_note_cost(k, lv, t == FILE, stat.nr_pageout);
+        } else {
+            // <= 5.10: lru_note_cost() ran under the node lock still held here.
+            lru_note_cost(k, lv, t == FILE, stat.nr_pageout);
+            k.unlock();
+        }
+        // Dirty file folios that no one has queued for I/O: the flushers are behind;
+        // nudge them (wakeup_flusher_threads(WB_REASON_VMSCAN)).
+        if stat.nr_unqueued_dirty == nr_taken {
+            crate::writeback::wakeup_flusher_threads(k);
+        }
         sc.nr.dirty += stat.nr_dirty;
         sc.nr.congested += stat.nr_congested;
         sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
@@ -441,7 +475,7 @@ impl Policy for Classic {
             scan_adjusted = true;
         }
         sc.nr_reclaimed += reclaimed;
-        if k.can_swap()
+        if k.can_age_anon()
             && inactive_is_low(
                 lru_size_hier(k, lv, lru::INACTIVE_ANON),
                 lru_size_hier(k, lv, lru::ACTIVE_ANON),
@@ -454,7 +488,7 @@ impl Policy for Classic {
     /// Models kswapd_age_node() for the classic LRU: deactivate anon when the node's
     /// inactive anon list is low.
     fn age_node(&mut self, k: &mut Kernel, node: usize, sc: &mut ScanControl) {
-        if !k.can_swap() {
+        if !k.can_age_anon() {
             return;
         }
         let root = k.lruvec(ROOT, node);
@@ -472,7 +506,7 @@ impl Policy for Classic {
 
     /// Models folio_check_references().
     fn check_references(&mut self, k: &mut Kernel, pfn: Pfn, sc: &ScanControl) -> Verdict {
-        let refs_pte = rmap::folio_referenced(k, pfn, sc.target);
+        let refs_pte = rmap::folio_referenced(k, pfn, sc.target, None);
         let f = &mut k.folios[pfn as usize];
         let ref_flag = f.test_clear(pg::REFERENCED);
         check_references_table(refs_pte, ref_flag, f.lru_type() == FILE, f)

@@ -4,11 +4,14 @@
 //! kswapd and direct reclaim drivers) is shared kernel code in `vmscan`, `batch`, `fault`.
 
 pub mod classic;
+pub mod mglru;
 
 use crate::folio::Pfn;
 use crate::kernel::Kernel;
 use crate::memcg::MemcgId;
+use crate::results::LruGenState;
 use crate::vmscan::ScanControl;
+use mglru::debugfs::LruGenCmd;
 
 /// folio_check_references() verdicts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +44,16 @@ pub trait Policy {
     fn refault(&mut self, k: &mut Kernel, pfn: Pfn, shadow: u64, in_fault: bool);
     /// End of a reclaim cycle on a node (snapshot_refaults()).
     fn snapshot_refaults(&mut self, k: &mut Kernel, target: MemcgId, node: usize);
+    /// A write to /sys/kernel/debug/lru_gen: runs the commands in order, stopping at the
+    /// first that fails (with its errno name). Only MGLRU has it.
+    fn lru_gen_write(&mut self, _k: &mut Kernel, _cmds: &[LruGenCmd]) -> Result<(), &'static str> {
+        Err("ENOENT")
+    }
+    /// The MGLRU state of an lruvec (generations with their ages at `now`, PID counters,
+    /// walk stats), if the policy has one.
+    fn lru_gen_state(&self, _k: &Kernel, _lv: usize, _now: u64) -> Option<LruGenState> {
+        None
+    }
     /// The invariant checker's view: every frame on this lruvec's lists, in list order,
     /// with the list's name, and an error if the policy's own bookkeeping is off.
     fn check(
