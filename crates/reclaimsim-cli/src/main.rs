@@ -33,6 +33,18 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Run every variant at each value of one or more keys (each value sets every key)
+    /// and print throughput and lock spin share per variant.
+    Sweep {
+        #[command(flatten)]
+        common: Common,
+        /// A field to set to each value (dotted, as --set takes it); repeatable.
+        #[arg(long = "key", value_name = "KEY", required = true)]
+        keys: Vec<String>,
+        /// The values, comma-separated: 1,4,16,52,104.
+        #[arg(long, value_name = "V,V,...", value_delimiter = ',', required = true)]
+        values: Vec<String>,
+    },
     /// Measure the model: simulated page accesses per wall second, host bytes per
     /// simulated frame, and the demo scenario's wall time.
     Bench {
@@ -75,6 +87,11 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Run { common, variant } => run(common, variant.as_deref()),
         Command::Compare { common } => compare(common),
+        Command::Sweep {
+            common,
+            keys,
+            values,
+        } => sweep(common, keys, values),
         Command::Bench { json } => bench(json.as_deref()),
     };
     match result {
@@ -157,10 +174,55 @@ fn compare(c: &Common) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Every variant at each value; all values are loaded (and checked) before any runs.
+fn sweep(c: &Common, keys: &[String], values: &[String]) -> Result<(), Failure> {
+    let mut loaded = Vec::new();
+    for v in values {
+        let mut sets = c.sets.clone();
+        sets.extend(keys.iter().map(|k| format!("{k}={v}")));
+        loaded.push((v.clone(), load_with(c, &sets)?));
+    }
+    let mut points = Vec::new();
+    for (value, l) in &loaded {
+        let variants = l
+            .variants
+            .iter()
+            .map(|(name, s)| run_variant(s, &format!("{name} @ {value}"), c.check))
+            .map(|r| {
+                r.map(|mut v| {
+                    v.name = v.name.split(" @ ").next().unwrap_or_default().to_string();
+                    v
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        points.push(reclaimsim::sweep::SweepPoint {
+            value: value.clone(),
+            variants,
+        });
+    }
+    let first = &loaded[0].1.base;
+    let r = reclaimsim::sweep::SweepResult {
+        scenario: first.name.clone(),
+        seed: first.seed,
+        keys: keys.to_vec(),
+        points,
+    };
+    if let Some(path) = &c.json {
+        report::write_json(&r, path)
+            .map_err(|e| Failure::Run(format!("--json {}: {e}", path.display())))?;
+    }
+    print!("{}", reclaimsim::sweep::table(&r));
+    Ok(())
+}
+
 /// Load the scenario, and refuse a `--json` path that cannot be written before running.
 fn load(c: &Common) -> Result<LoadedScenario, Failure> {
+    load_with(c, &c.sets)
+}
+
+fn load_with(c: &Common, sets: &[String]) -> Result<LoadedScenario, Failure> {
     let loaded =
-        scenario::load(&c.scenario, &c.sets, c.seed).map_err(|e| Failure::Input(e.to_string()))?;
+        scenario::load(&c.scenario, sets, c.seed).map_err(|e| Failure::Input(e.to_string()))?;
     if let Some(json) = &c.json {
         let dir = json.parent().filter(|d| !d.as_os_str().is_empty());
         if dir.is_some_and(|d| !d.is_dir()) || json.is_dir() {

@@ -23,6 +23,7 @@ pub mod scenario;
 pub mod sim;
 pub mod stats;
 pub mod swap;
+pub mod sweep;
 pub mod units;
 pub mod vmscan;
 pub mod workingset;

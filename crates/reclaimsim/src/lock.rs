@@ -165,7 +165,8 @@ mod tests {
         l.record(100, 150, 0, 0);
         l.record(200, 300, 0, 0);
         assert_eq!(l.free_slot(50, 50), 50);
-        assert_eq!(l.free_slot(50, 51), 150);
+        assert_eq!(l.free_slot(50, 51), 300);
+        assert_eq!(l.free_slot(60, 41), 150);
         assert_eq!(l.free_slot(150, 50), 150);
         assert_eq!(l.free_slot(150, 60), 300);
         assert_eq!(l.free_slot(120, 10), 150);

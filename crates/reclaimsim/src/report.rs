@@ -300,7 +300,7 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
 
 /// Write `r` as pretty JSON to `path`, through a temporary file in the same directory
 /// renamed into place, so that `path` is either complete or untouched.
-pub fn write_json(r: &RunResult, path: &Path) -> io::Result<()> {
+pub fn write_json<T: serde::Serialize>(r: &T, path: &Path) -> io::Result<()> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,

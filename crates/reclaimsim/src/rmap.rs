@@ -55,7 +55,10 @@ pub fn folio_referenced(
         }
         k.spend(k.costs.pvmw_descent, Cat::RmapWalk);
         let pte = k.mms[mm as usize].vmas[v].ptes[i];
-        if let Some(f) = look_around.as_mut().filter(|_| pte.pfn() == Some(pfn) && pte.young()) {
+        if let Some(f) = look_around
+            .as_mut()
+            .filter(|_| pte.pfn() == Some(pfn) && pte.young())
+        {
             f(k, mm, v, i);
             referenced += 1;
         }

@@ -485,7 +485,8 @@ const MAX_INSTANCES: i64 = 4096;
 /// Expands `instances = N` on `[[workload]]` and `[[memcg]]` tables into N copies, with
 /// `{i}` in every string replaced by the instance number (0..N), so 104 containers need
 /// one table each. `cpus_per_instance = K` on a workload gives instance i the K CPUs
-/// `i*K .. i*K+K` (wrapping) of its `cpus` list, or of all the machine's CPUs.
+/// `i*K .. i*K+K` of its `cpus` list, or of all the machine's CPUs, wrapping around (so
+/// instances share CPUs when there are fewer than N*K).
 fn expand_instances(doc: &mut Table) -> Result<Expansion, Problem> {
     let machine_cpus = doc
         .get("machine")
@@ -517,7 +518,7 @@ fn expand_instances(doc: &mut Table) -> Result<Expansion, Problem> {
             };
             let instances = count(&mut table, "instances", MAX_INSTANCES)?;
             let per = if array == "workload" {
-                count(&mut table, "cpus_per_instance", machine_cpus.max(1))?
+                count(&mut table, "cpus_per_instance", MAX_INSTANCES)?
             } else {
                 None
             };
@@ -822,7 +823,10 @@ fn check_events(s: &Scenario) -> Result<(), Problem> {
             if c.node >= s.machine.nodes {
                 return fail(
                     elem("event", i, "command"),
-                    format!("node {} does not exist (machine.nodes = {})", c.node, s.machine.nodes),
+                    format!(
+                        "node {} does not exist (machine.nodes = {})",
+                        c.node, s.machine.nodes
+                    ),
                 );
             }
         }

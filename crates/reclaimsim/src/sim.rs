@@ -127,6 +127,11 @@ struct Engine {
     flusher: usize,
     /// Operations of threads blocked on writeback, by task id, to resume.
     resume: BTreeMap<usize, Resume>,
+    /// Per CPU, the tasks waiting for it in arrival order: a CPU shared by several
+    /// tasks runs their steps round-robin.
+    cpu_queue: Vec<std::collections::VecDeque<usize>>,
+    /// When the flusher's last step ended.
+    flusher_end: u64,
 }
 
 /// The rest of an operation that blocked (reclaim throttled on writeback): its
@@ -171,6 +176,9 @@ pub fn run(
             }
         }
     }
+    // Writes whose completion falls inside the run complete.
+    let end = e.end_ns.unwrap_or_else(|| e.now());
+    crate::writeback::complete_until(&mut e.k, e.p.as_mut(), end);
     if opts.check {
         e.check()?;
     }
@@ -354,6 +362,8 @@ impl Engine {
             event_results: Vec::new(),
             flusher: usize::MAX,
             resume: BTreeMap::new(),
+            cpu_queue: vec![Default::default(); cpus as usize],
+            flusher_end: 0,
         };
         e.add_flusher(s);
         for id in 0..e.tasks.len() {
@@ -394,11 +404,24 @@ impl Engine {
 
     fn step(&mut self, id: usize, clock: u64) {
         let cpu = self.tasks[id].cpu as usize;
-        // A CPU runs one task at a time: wait for it.
-        if self.cpu_free[cpu] > clock {
-            let t = self.cpu_free[cpu];
-            self.schedule(id, t);
+        // A CPU runs one task at a time: wait for it, in turn with the others waiting
+        // (otherwise the task with the lower id would win every tie and starve them).
+        let busy = self.cpu_free[cpu] > clock;
+        let front = self.cpu_queue[cpu].front().copied();
+        if busy || front.is_some_and(|f| f != id) {
+            if !self.cpu_queue[cpu].contains(&id) {
+                self.cpu_queue[cpu].push_back(id);
+            }
+            let f = self.cpu_queue[cpu][0];
+            if f != id {
+                self.tasks[id].gen += 1;
+            }
+            let t = self.cpu_free[cpu].max(clock);
+            self.schedule(f, t);
             return;
+        }
+        if front == Some(id) {
+            self.cpu_queue[cpu].pop_front();
         }
         self.take_samples(clock);
         crate::writeback::complete_until(&mut self.k, self.p.as_mut(), clock);
@@ -410,6 +433,11 @@ impl Engine {
         }
         self.wake_kswapds(clock);
         self.wake_flusher();
+        // The next task waiting for this CPU runs when this step ends.
+        if let Some(&next) = self.cpu_queue[cpu].front() {
+            let t = self.cpu_free[cpu].max(clock);
+            self.schedule(next, t);
+        }
     }
 
     /// The flusher task, sleeping until a page is dirtied (it runs on
@@ -438,6 +466,7 @@ impl Engine {
         let next = crate::writeback::flusher_step(&mut self.k, self.p.as_mut());
         let end = self.k.cur.clock;
         self.cpu_free[cpu as usize] = end;
+        self.flusher_end = end;
         match next {
             crate::writeback::FlusherNext::Run => self.schedule(id, end),
             crate::writeback::FlusherNext::SleepUntil(t) => self.schedule(id, t.max(end)),
@@ -782,7 +811,14 @@ impl Engine {
     }
 
     fn now(&self) -> u64 {
-        self.tasks.iter().map(|t| t.clock).max().unwrap_or(0)
+        // The flusher's clock may be a timer that never fired: count its last work.
+        let others = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|&(id, _)| id != self.flusher)
+            .map(|(_, t)| t.clock);
+        others.chain([self.flusher_end]).max().unwrap_or(0)
     }
 
     fn take_samples(&mut self, clock: u64) {

@@ -138,11 +138,13 @@ pub fn get_pfn_folio(k: &Kernel, pfn: Pfn, memcg: MemcgId, node: usize, can_swap
     k.node_of(pfn) == node && f.memcg == memcg && (f.lru_type() == FILE || can_swap)
 }
 
-/// The PTE's dirty bit goes to the folio (folio_mark_dirty), except for anon not in the
-/// swap cache, which is dirty by nature.
-pub fn propagate_dirty(f: &mut crate::folio::Folio) {
-    if !f.test(pg::DIRTY) && !(f.test(pg::ANON) && f.test(pg::SWAPBACKED) && !f.test(pg::SWAPCACHE)) {
-        f.set(pg::DIRTY);
+/// A dirty PTE's folio is marked dirty (folio_mark_dirty), except anon not in the swap
+/// cache, which is dirty by nature.
+pub fn propagate_dirty(k: &mut Kernel, pfn: Pfn) {
+    let f = &k.folios[pfn as usize];
+    let unbacked_anon = f.test(pg::ANON) && f.test(pg::SWAPBACKED) && !f.test(pg::SWAPCACHE);
+    if !f.test(pg::DIRTY) && !unbacked_anon {
+        crate::writeback::folio_mark_dirty(k, pfn);
     }
 }
 
@@ -297,10 +299,10 @@ impl Mglru {
             young += 1;
             walk.mm_stats[MM_LEAF_YOUNG] += 1;
             k.spend(k.costs.folio_check, Cat::PteScan);
-            let f = &mut k.folios[pfn as usize];
             if pte.dirty() {
-                propagate_dirty(f);
+                propagate_dirty(k, pfn);
             }
+            let f = &mut k.folios[pfn as usize];
             let t = f.lru_type();
             let old = folio_update_gen(f, new_gen);
             if old >= 0 && old as usize != new_gen {
@@ -354,7 +356,13 @@ impl Mglru {
     /// An evictable type's folios move to the tail of the next generation, at most
     /// MAX_LRU_BATCH per call (false: call again); anon that cannot be swapped just
     /// stays in its slot, which becomes the youngest generation.
-    pub(super) fn inc_min_seq(&mut self, k: &mut Kernel, lv: usize, t: usize, can_swap: bool) -> bool {
+    pub(super) fn inc_min_seq(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        t: usize,
+        can_swap: bool,
+    ) -> bool {
         if t == FILE || can_swap {
             let old_gen = lru_gen_from_seq(self.lrugen[lv].min_seq[t]);
             let mut remaining = MAX_LRU_BATCH;
@@ -384,21 +392,19 @@ impl Mglru {
     pub(super) fn try_to_inc_min_seq(&mut self, lv: usize, can_swap: bool) -> bool {
         let g = &mut self.lrugen[lv];
         let mut min_seq = g.min_seq;
-        for t in usize::from(!can_swap)..2 {
-            while min_seq[t] + MIN_NR_GENS <= g.max_seq
-                && g.lists[lru_gen_from_seq(min_seq[t])][t].is_empty()
-            {
-                min_seq[t] += 1;
+        for (t, seq) in min_seq.iter_mut().enumerate().skip(usize::from(!can_swap)) {
+            while *seq + MIN_NR_GENS <= g.max_seq && g.lists[lru_gen_from_seq(*seq)][t].is_empty() {
+                *seq += 1;
             }
         }
         if can_swap {
             min_seq = couple_min_seq(min_seq, g.min_seq[FILE]);
         }
         let mut success = false;
-        for t in usize::from(!can_swap)..2 {
-            if min_seq[t] != g.min_seq[t] {
+        for (t, &seq) in min_seq.iter().enumerate().skip(usize::from(!can_swap)) {
+            if seq != g.min_seq[t] {
                 g.reset_ctrl_pos(t, true);
-                g.min_seq[t] = min_seq[t];
+                g.min_seq[t] = seq;
                 success = true;
             }
         }
@@ -423,12 +429,17 @@ mod tests {
         assert!(b.test(4, pmd_item(1, 0)), "unallocated: everything passes");
         b.update(4, pmd_item(1, 0));
         b.reset(4);
-        let items: Vec<u64> = (0..2000u32).map(|i| pmd_item(i % 7, u64::from(i) * 512)).collect();
+        let items: Vec<u64> = (0..2000u32)
+            .map(|i| pmd_item(i % 7, u64::from(i) * 512))
+            .collect();
         for &it in &items {
             b.update(4, it);
         }
         assert!(items.iter().all(|&it| b.test(4, it)), "no false negatives");
-        assert!(b.test(5, pmd_item(99, 0)), "the other filter is still unallocated");
+        assert!(
+            b.test(5, pmd_item(99, 0)),
+            "the other filter is still unallocated"
+        );
         let absent = (0..2000u64)
             .filter(|i| !b.test(4, pmd_item(1000 + *i as u32, 0)))
             .count();
@@ -437,7 +448,10 @@ mod tests {
         assert!(items.iter().all(|&it| !b.test(4, it)), "reset clears");
         b.reset(5);
         b.update(5, items[0]);
-        assert!(b.test(5, items[0]) && !b.test(4, items[0]), "seq % 2 picks the filter");
+        assert!(
+            b.test(5, items[0]) && !b.test(4, items[0]),
+            "seq % 2 picks the filter"
+        );
     }
 
     #[test]

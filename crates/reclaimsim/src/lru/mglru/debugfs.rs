@@ -77,8 +77,7 @@ pub fn parse_commands(text: &str) -> Result<Vec<LruGenCmd>, String> {
                     .ok_or_else(|| bad("SEQ must be a number, max or max-N"))?,
             ),
             None => SeqSpec::Abs(
-                w[3]
-                    .parse()
+                w[3].parse()
                     .map_err(|_| bad("SEQ must be a number, max or max-N"))?,
             ),
         };
@@ -93,7 +92,10 @@ pub fn parse_commands(text: &str) -> Result<Vec<LruGenCmd>, String> {
         };
         let opt = match w.get(5) {
             None => None,
-            Some(s) => Some(s.parse().map_err(|_| bad("the last field must be a number"))?),
+            Some(s) => Some(
+                s.parse()
+                    .map_err(|_| bad("the last field must be a number"))?,
+            ),
         };
         cmds.push(LruGenCmd {
             op,
@@ -113,7 +115,11 @@ pub fn parse_commands(text: &str) -> Result<Vec<LruGenCmd>, String> {
 impl Mglru {
     /// Models lru_gen_seq_write(): run the commands in order with a fresh scan_control
     /// and walk, stopping at the first error (an errno name).
-    pub(super) fn run_cmds(&mut self, k: &mut Kernel, cmds: &[LruGenCmd]) -> Result<(), &'static str> {
+    pub(super) fn run_cmds(
+        &mut self,
+        k: &mut Kernel,
+        cmds: &[LruGenCmd],
+    ) -> Result<(), &'static str> {
         let mut sc = ScanControl::new(u64::MAX, None, false);
         sc.priority = 0;
         self.alloc_mm_walk();
@@ -123,7 +129,12 @@ impl Mglru {
     }
 
     /// Models run_cmd(): find the lruvec, default the swappiness, run the command.
-    fn run_cmd(&mut self, k: &mut Kernel, c: &LruGenCmd, sc: &mut ScanControl) -> Result<(), &'static str> {
+    fn run_cmd(
+        &mut self,
+        k: &mut Kernel,
+        c: &LruGenCmd,
+        sc: &mut ScanControl,
+    ) -> Result<(), &'static str> {
         let memcg = k.memcgs.by_path(&c.memcg).ok_or("EINVAL")?;
         if c.node as usize >= k.nr_nodes() {
             return Err("EINVAL");
@@ -136,14 +147,23 @@ impl Mglru {
         };
         let swappiness = c.swappiness.unwrap_or_else(|| Self::get_swappiness(k));
         match c.op {
-            Op::Aging => self.run_aging(k, lv, seq, swappiness != 0, c.opt.map_or(true, |o| o != 0)),
-            Op::Eviction => self.run_eviction(k, lv, seq, sc, swappiness, c.opt.unwrap_or(u64::MAX)),
+            Op::Aging => self.run_aging(k, lv, seq, swappiness != 0, c.opt.is_none_or(|o| o != 0)),
+            Op::Eviction => {
+                self.run_eviction(k, lv, seq, sc, swappiness, c.opt.unwrap_or(u64::MAX))
+            }
         }
     }
 
     /// Models run_aging() (6.1): only for seq == max_seq (older is a no-op, newer
     /// EINVAL); without force_scan, ERANGE if the generations are already full.
-    fn run_aging(&mut self, k: &mut Kernel, lv: usize, seq: u64, can_swap: bool, force_scan: bool) -> Result<(), &'static str> {
+    fn run_aging(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        seq: u64,
+        can_swap: bool,
+        force_scan: bool,
+    ) -> Result<(), &'static str> {
         let g = &self.lrugen[lv];
         let max_seq = g.max_seq;
         if seq < max_seq {
@@ -236,8 +256,19 @@ mod tests {
         );
         assert_eq!(c[1].seq, SeqSpec::Max(2));
         assert_eq!((c[1].swappiness, c[1].opt), (Some(0), Some(1000)));
-        assert_eq!(parse_commands("- /a 0 17").unwrap()[0].seq, SeqSpec::Abs(17));
-        for bad in ["", "* /a 0 3", "+ a 0 3", "+ /a x 3", "+ /a 0 max+1", "+ /a 0 3 201", "+ /a 0 3 1 1 1"] {
+        assert_eq!(
+            parse_commands("- /a 0 17").unwrap()[0].seq,
+            SeqSpec::Abs(17)
+        );
+        for bad in [
+            "",
+            "* /a 0 3",
+            "+ a 0 3",
+            "+ /a x 3",
+            "+ /a 0 max+1",
+            "+ /a 0 3 201",
+            "+ /a 0 3 1 1 1",
+        ] {
             assert!(parse_commands(bad).is_err(), "{bad}");
         }
     }

@@ -7,6 +7,7 @@ use super::Mglru;
 use crate::folio::{pg, Pfn, NIL};
 use crate::kernel::Kernel;
 use crate::list::List;
+use crate::lock::LockSite;
 use crate::stats::{Cat, Vm};
 use crate::vmscan::{self, ReclaimStat, ScanControl};
 
@@ -109,7 +110,9 @@ pub fn positive_ctrl_err(sp: &CtrlPos, pv: &CtrlPos) -> bool {
             .refaulted
             .wrapping_mul(sp.total + MIN_LRU_BATCH)
             .wrapping_mul(sp.gain)
-            <= (sp.refaulted + 1).wrapping_mul(pv.total).wrapping_mul(pv.gain)
+            <= (sp.refaulted + 1)
+                .wrapping_mul(pv.total)
+                .wrapping_mul(pv.gain)
 }
 
 impl Mglru {
@@ -157,8 +160,7 @@ impl Mglru {
         if !sc.may_unmap && f.mapped() {
             return false;
         }
-        if !sc.may_writepage
-            && (f.test(pg::DIRTY) || (f.test(pg::ANON) && !f.test(pg::SWAPCACHE)))
+        if !sc.may_writepage && (f.test(pg::DIRTY) || (f.test(pg::ANON) && !f.test(pg::SWAPCACHE)))
         {
             return false;
         }
@@ -281,9 +283,16 @@ impl Mglru {
     /// PG_referenced if workingset), a clean unmapped unreferenced one is retried once,
     /// the rest go to the youngest generation (PG_active, refs cleared). Returns the
     /// folios scanned, 0 when the type is down to MIN_NR_GENS generations.
-    pub fn evict_folios(&mut self, k: &mut Kernel, lv: usize, sc: &mut ScanControl, swappiness: u32) -> u64 {
+    pub fn evict_folios(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        sc: &mut ScanControl,
+        swappiness: u32,
+    ) -> u64 {
         let memcg = k.lruvecs[lv].memcg;
         let mut list = Vec::with_capacity(MIN_LRU_BATCH as usize);
+        k.lock_site = LockSite::Isolate;
         k.lock_lruvec(lv);
         let (mut scanned, t) = self.isolate_folios(k, lv, sc, swappiness, &mut list);
         scanned += u64::from(self.try_to_inc_min_seq(lv, swappiness != 0));
@@ -324,6 +333,7 @@ impl Mglru {
                 false
             });
             sc.nr_scanned -= clean.len() as u64;
+            k.lock_site = LockSite::Putback;
             k.lock_lruvec(lv);
             for &pfn in &list {
                 k.folios[pfn as usize].set(pg::LRU);
@@ -407,12 +417,19 @@ mod tests {
         g.evicted[0][ANON][1] = 50;
         g.protected[0][ANON][0] = 25;
         g.reset_ctrl_pos(ANON, false);
-        assert_eq!(g.refaulted[0][ANON][1], 31, "inc_max_seq keeps them with one hist gen");
+        assert_eq!(
+            g.refaulted[0][ANON][1], 31,
+            "inc_max_seq keeps them with one hist gen"
+        );
         g.reset_ctrl_pos(ANON, true);
         assert_eq!(g.avg_refaulted[ANON][1], 20, "(10 + 31) / 2");
         assert_eq!(g.avg_total[ANON][1], 87, "(100 + 50 + 25) / 2");
         assert_eq!(
-            (g.refaulted[0][ANON][1], g.evicted[0][ANON][1], g.protected[0][ANON][0]),
+            (
+                g.refaulted[0][ANON][1],
+                g.evicted[0][ANON][1],
+                g.protected[0][ANON][0]
+            ),
             (0, 0, 0)
         );
     }

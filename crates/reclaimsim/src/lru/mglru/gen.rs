@@ -195,7 +195,7 @@ impl LruGen {
             (o, -1) => update_lru_size(k, lv, compat_lru(t, self.is_active(o as usize)), -1),
             (o, n) => {
                 let (o, n) = (self.is_active(o as usize), self.is_active(n as usize));
-                debug_assert!(!(o && !n), "demotion without isolation");
+                debug_assert!(!o || n, "demotion without isolation");
                 if !o && n {
                     update_lru_size(k, lv, compat_lru(t, false), -1);
                     update_lru_size(k, lv, compat_lru(t, true), 1);
@@ -207,9 +207,9 @@ impl LruGen {
     /// Applies deferred per-generation deltas (reset_batch_size()): sizes and the compat
     /// counter of each generation as it is now.
     pub fn apply_deltas(&mut self, k: &mut Kernel, lv: usize, nr: &mut [[i64; 2]; 4]) {
-        for gen in 0..MAX_NR_GENS as usize {
+        for (gen, row) in nr.iter_mut().enumerate() {
             for t in [ANON, FILE] {
-                let d = std::mem::take(&mut nr[gen][t]);
+                let d = std::mem::take(&mut row[t]);
                 if d != 0 {
                     self.nr_pages[gen][t] += d;
                     update_lru_size(k, lv, compat_lru(t, self.is_active(gen)), d);
@@ -222,7 +222,13 @@ impl LruGen {
 /// Models folio_inc_gen() (6.1): move a folio of the oldest generation to the next one,
 /// clearing its refs state (and setting PG_reclaim when `reclaiming`). A folio promoted
 /// meanwhile keeps its gen. Returns the new gen; the caller moves it between lists.
-pub fn folio_inc_gen(g: &mut LruGen, k: &mut Kernel, lv: usize, pfn: Pfn, reclaiming: bool) -> usize {
+pub fn folio_inc_gen(
+    g: &mut LruGen,
+    k: &mut Kernel,
+    lv: usize,
+    pfn: Pfn,
+    reclaiming: bool,
+) -> usize {
     let f = &mut k.folios[pfn as usize];
     let t = f.lru_type();
     let old_gen = lru_gen_from_seq(g.min_seq[t]);
@@ -293,7 +299,10 @@ mod tests {
         let mut f = folio(pg::REFERENCED | pg::WORKINGSET);
         f.set_refs_field(2);
         assert_eq!(folio_update_gen(&mut f, 1), -1);
-        assert!(f.test(pg::REFERENCED), "isolated: marked for shrink_folio_list");
+        assert!(
+            f.test(pg::REFERENCED),
+            "isolated: marked for shrink_folio_list"
+        );
         f.set_lru_gen(3);
         assert_eq!(folio_update_gen(&mut f, 1), 3);
         assert_eq!(f.lru_gen(), 1);

