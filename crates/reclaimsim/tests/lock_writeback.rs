@@ -417,3 +417,79 @@ fn readtwice_spins_more_on_the_node_lock() {
     assert_eq!(node.relocks, 0, "node: one lock domain per node");
     assert!(lruvec.relocks > 0, "lruvec: a CPU's batches mix two containers' folios");
 }
+
+const INSTANCES: &str = r#"name = "many"
+[machine]
+memory = "256MiB"
+cpus = 6
+
+[[memcg]]
+path = "/c{i}"
+instances = 4
+max = "16MiB"
+
+[[workload]]
+name = "dd{i}"
+instances = 4
+cpus_per_instance = 2
+memcg = "/c{i}"
+after = "first"
+[workload.dd]
+size = "8MiB"
+readers = 2
+
+[[workload]]
+name = "first"
+[workload.anon]
+size = "4KiB"
+"#;
+
+/// `instances` copies a table with `{i}` replaced; `cpus_per_instance` hands out CPUs
+/// in turn, wrapping around; `--set` reaches the template by its written name.
+#[test]
+fn instances_expand_tables_and_assign_cpus() {
+    let s = parse(INSTANCES);
+    let paths: Vec<&str> = s.memcgs.iter().map(|m| m.path.as_str()).collect();
+    assert_eq!(paths, ["/c0", "/c1", "/c2", "/c3"]);
+    let names: Vec<&str> = s.workloads.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, ["dd0", "dd1", "dd2", "dd3", "first"]);
+    let cpus: Vec<Vec<u32>> = s.workloads[..4]
+        .iter()
+        .map(|w| w.cpus.clone().unwrap())
+        .collect();
+    assert_eq!(cpus, [vec![0, 1], vec![2, 3], vec![4, 5], vec![0, 1]]);
+    assert_eq!(s.workloads[3].memcg, "/c3");
+    assert_eq!(s.memcgs[2].max.unwrap().0, 16 << 20);
+    let sets = vec![
+        "workload.\"dd{i}\".instances=2".to_string(),
+        "memcg.\"/c{i}\".instances=2".to_string(),
+    ];
+    let s = scenario::parse(INSTANCES, "m.toml", &sets, None).unwrap().base;
+    assert_eq!((s.memcgs.len(), s.workloads.len()), (2, 3));
+}
+
+/// Errors in an expanded table name the template's file line and field, and the
+/// instance.
+#[test]
+fn instance_errors_point_at_the_template() {
+    let line = |text: &str, needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let bad = INSTANCES.replace("instances = 4\nmax", "instances = 0\nmax");
+    let e = scenario::parse(&bad, "m.toml", &[], None).unwrap_err();
+    assert_eq!((e.line, e.field.as_str()), (Some(line(&bad, "instances = 0")), "memcg[0].instances"), "{e}");
+    let bad = INSTANCES.replace("name = \"dd{i}\"", "name = \"dd\"");
+    let e = scenario::parse(&bad, "m.toml", &[], None).unwrap_err();
+    assert_eq!(e.field, "workload[0].instances", "{e}");
+    assert!(e.message.contains("{i}"), "{e}");
+    let bad = INSTANCES.replace("memcg = \"/c{i}\"", "memcg = \"/d{i}\"");
+    let e = scenario::parse(&bad, "m.toml", &[], None).unwrap_err();
+    assert_eq!(
+        (e.line, e.field.as_str()),
+        (Some(line(&bad, "memcg = \"/d{i}\"")), "workload[0].memcg"),
+        "{e}"
+    );
+    assert!(e.message.contains("/d0") && e.message.contains("(instance 0)"), "{e}");
+    let bad = INSTANCES.replace("size = \"8MiB\"", "size = \"8 parsecs\"");
+    let e = scenario::parse(&bad, "m.toml", &[], None).unwrap_err();
+    assert_eq!(e.line, Some(line(&bad, "8 parsecs")), "{e}");
+    assert!(e.to_string().starts_with(&format!("m.toml:{}: workload[0].dd.size: ", e.line.unwrap())), "{e}");
+}
