@@ -122,7 +122,11 @@ fn check_writeback(k: &Kernel) -> Result<(), String> {
     let nr_memcgs = k.memcgs.cgs.len();
     let (mut dirty, mut writeback) = (vec![0u64; nr_memcgs], vec![0u64; nr_memcgs]);
     let mut inode_dirty = vec![0u64; k.files.len()];
-    for f in k.folios.iter().filter(|f| f.test(pg::ALLOCATED) && !f.test(pg::ANON)) {
+    for f in k
+        .folios
+        .iter()
+        .filter(|f| f.test(pg::ALLOCATED) && !f.test(pg::ANON))
+    {
         if f.test(pg::DIRTY) {
             dirty[f.memcg as usize] += 1;
             inode_dirty[f.owner as usize] += 1;
@@ -159,16 +163,24 @@ fn check_writeback(k: &Kernel) -> Result<(), String> {
     for (file, &n) in inode_dirty.iter().enumerate() {
         let counted = wb.inodes.get(file).map_or(0, |i| i.nr_dirty);
         if counted != n {
-            return Err(format!("file {file} has {n} dirty pages, its inode counts {counted}"));
+            return Err(format!(
+                "file {file} has {n} dirty pages, its inode counts {counted}"
+            ));
         }
         if n > 0 && !wb.is_listed(file as u32) {
-            return Err(format!("file {file} has dirty pages but is on no writeback list"));
+            return Err(format!(
+                "file {file} has dirty pages but is on no writeback list"
+            ));
         }
     }
     for (mi, mm) in k.mms.iter().enumerate() {
         for vma in mm.vmas.iter().filter(|v| v.kind != VmaKind::Anon) {
             for (i, pte) in vma.ptes.iter().enumerate() {
-                if pte.dirty() && pte.pfn().is_some_and(|p| !k.folios[p as usize].test(pg::DIRTY)) {
+                if pte.dirty()
+                    && pte
+                        .pfn()
+                        .is_some_and(|p| !k.folios[p as usize].test(pg::DIRTY))
+                {
                     return Err(format!(
                         "mm {mi} vpn {}: dirty file PTE over a clean folio",
                         vma.start + i as u64

@@ -70,9 +70,11 @@ pub struct CostTable {
     /// One LOCK-prefixed bit operation on a folio's flags (`folio_test_clear_lru`,
     /// `folio_set_lru`) whose cacheline is already local: Agner Fog's instruction tables
     /// give ~18-25 cycles for `lock bts/btr` on Skylake-SP, ~7-10 ns at 2.5-3 GHz. This is
-    /// what separates the lock protocols: 5.11+ batch moves pay one outside the lock
-    /// (test-and-clear PG_lru) and one inside it (set PG_lru again); <= 5.10 read PG_lru
-    /// under the node lock with a plain load and left it set.
+    /// what separates the lock protocols: 5.11+ batch moves pay two per folio, the
+    /// test-and-clear of PG_lru before `folio_lruvec_relock_irq` (outside the lock for the
+    /// first folio, inside the previous folio's hold when consecutive folios share a
+    /// lock, as in folio_batch_move_lru) and the set of PG_lru inside; <= 5.10 read
+    /// PG_lru under the node lock with a plain load and left it set.
     pub lru_flag_atomic: u64,
     /// A write-protect fault on a present, clean PTE of a shared file mapping
     /// (`do_wp_page` -> `wp_page_shared` -> `page_mkwrite`), excluding dirtying: fault

@@ -243,7 +243,9 @@ fn dirty_shared_page(k: &mut Kernel, pfn: Pfn) {
 /// writable and dirty and the folio dirtied again.
 pub fn do_wp_page(k: &mut Kernel, mm: u32, vpn: u64) {
     let m = &mut k.mms[mm as usize];
-    let pte = m.pte_mut(vpn).expect("a write-protect fault on a mapped page");
+    let pte = m
+        .pte_mut(vpn)
+        .expect("a write-protect fault on a mapped page");
     let pfn = pte.pfn().expect("present PTE");
     pte.mkyoung();
     pte.mkdirty();

@@ -201,7 +201,31 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
         format!("{x:.3} s")
     });
     let workloads: BTreeSet<&String> = vs.iter().flat_map(|v| v.workloads.keys()).collect();
-    for w in workloads {
+    if workloads.len() > 1 {
+        // Throughput summed over workloads (vm-scalability reports the sum over its dd).
+        let total = |v: &VariantResult, f: fn(&crate::results::WorkloadResult) -> f64| {
+            v.workloads.values().map(f).sum::<f64>()
+        };
+        row(
+            "total ops/s".into(),
+            &|v| total(v, |w| w.ops_per_sec),
+            &|x| format!("{x:.1}"),
+        );
+        row(
+            "total MiB/s".into(),
+            &|v| total(v, |w| w.mib_per_sec),
+            &|x| format!("{x:.1}"),
+        );
+    }
+    // Past this many workloads (104 containers), only the totals are shown; --json and
+    // -v have every workload.
+    const MAX_WORKLOAD_ROWS: usize = 16;
+    let shown = if workloads.len() > MAX_WORKLOAD_ROWS && !verbose {
+        BTreeSet::new()
+    } else {
+        workloads
+    };
+    for w in shown {
         let get = |v: &VariantResult| v.workloads.get(w).cloned().unwrap_or_default();
         row(format!("{w} ops/s"), &|v| get(v).ops_per_sec, &|x| {
             format!("{x:.1}")
@@ -272,8 +296,16 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
                 &|v| st(v).acquisitions as f64,
                 &count,
             );
-            row(format!("{l} {site} hold"), &|v| st(v).hold_ns as f64, &human_ns);
-            row(format!("{l} {site} wait"), &|v| st(v).wait_ns as f64, &human_ns);
+            row(
+                format!("{l} {site} hold"),
+                &|v| st(v).hold_ns as f64,
+                &human_ns,
+            );
+            row(
+                format!("{l} {site} wait"),
+                &|v| st(v).wait_ns as f64,
+                &human_ns,
+            );
         }
     }
     let kswapd = |v: &VariantResult| v.kswapd_profile.total_ns as f64;

@@ -506,16 +506,17 @@ fn expand_instances(doc: &mut Table) -> Result<Expansion, Problem> {
                 map.push((t, None));
                 continue;
             };
-            let count = |table: &mut Table, field: &str, max: i64| -> Result<Option<i64>, Problem> {
-                match table.remove(field) {
-                    None => Ok(None),
-                    Some(Value::Integer(n)) if (1..=max).contains(&n) => Ok(Some(n)),
-                    Some(v) => fail(
-                        elem(array, t, field),
-                        format!("{v}: must be an integer from 1 to {max}"),
-                    ),
-                }
-            };
+            let count =
+                |table: &mut Table, field: &str, max: i64| -> Result<Option<i64>, Problem> {
+                    match table.remove(field) {
+                        None => Ok(None),
+                        Some(Value::Integer(n)) if (1..=max).contains(&n) => Ok(Some(n)),
+                        Some(v) => fail(
+                            elem(array, t, field),
+                            format!("{v}: must be an integer from 1 to {max}"),
+                        ),
+                    }
+                };
             let instances = count(&mut table, "instances", MAX_INSTANCES)?;
             let per = if array == "workload" {
                 count(&mut table, "cpus_per_instance", MAX_INSTANCES)?
@@ -538,14 +539,18 @@ fn expand_instances(doc: &mut Table) -> Result<Expansion, Problem> {
                     format!("{n} instances need `{{i}}` in `{id_key}` to tell them apart"),
                 );
             }
+            // A machine.cpus out of range is reported by check(); assign nothing then.
             let base: Vec<Value> = match table.get("cpus") {
                 Some(Value::Array(a)) if !a.is_empty() => a.clone(),
-                _ => (0..machine_cpus).map(Value::Integer).collect(),
+                _ if (1..=4096).contains(&machine_cpus) => {
+                    (0..machine_cpus).map(Value::Integer).collect()
+                }
+                _ => Vec::new(),
             };
             for i in 0..n {
                 let mut copy = Value::Table(table.clone());
                 substitute(&mut copy, &i.to_string());
-                if let (Some(k), Value::Table(c)) = (per, &mut copy) {
+                if let (Some(k), Value::Table(c), false) = (per, &mut copy, base.is_empty()) {
                     let cpus = (0..k)
                         .map(|j| base[((i * k + j) as usize) % base.len()].clone())
                         .collect();
@@ -736,6 +741,24 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
 
 fn check_kernel(s: &Scenario) -> Result<(), Problem> {
     let (k, m) = (&s.kernel, &s.machine);
+    if !(1..=100).contains(&k.dirty_ratio) {
+        return fail(
+            at("kernel.dirty_ratio"),
+            format!("{}: must be 1 to 100 (percent)", k.dirty_ratio),
+        );
+    }
+    if k.dirty_background_ratio > 100 {
+        return fail(
+            at("kernel.dirty_background_ratio"),
+            format!("{}: must be 0 to 100 (percent)", k.dirty_background_ratio),
+        );
+    }
+    if let Some(cpu) = k.flusher_cpu.filter(|&c| c >= m.cpus) {
+        return fail(
+            at("kernel.flusher_cpu"),
+            format!("CPU {cpu} does not exist (machine.cpus = {})", m.cpus),
+        );
+    }
     if k.swappiness > 200 {
         return fail(
             at("kernel.swappiness"),

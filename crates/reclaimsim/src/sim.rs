@@ -585,14 +585,22 @@ impl Engine {
             }
             None => {
                 let rel = clock - self.wls[wi].start_ns;
-                (self.wls[wi].gen.next(t, rel, &mut touches), clock, rel, false)
+                (
+                    self.wls[wi].gen.next(t, rel, &mut touches),
+                    clock,
+                    rel,
+                    false,
+                )
             }
         };
         self.k.cur = crate::kernel::Exec::new(clock, cpu, false, mm);
         match step {
             Step::Op { phase, bytes } => {
                 if !resumed {
-                    self.accesses += touches.iter().filter(|t| !matches!(t, Touch::Cpu { .. } | Touch::Unmap { .. })).count() as u64;
+                    self.accesses += touches
+                        .iter()
+                        .filter(|t| !matches!(t, Touch::Cpu { .. } | Touch::Unmap { .. }))
+                        .count() as u64;
                 }
                 let res = self.run_touches(wi, mm, &touches, !resumed);
                 let end = self.k.cur.clock;
@@ -686,8 +694,7 @@ impl Engine {
                     }
                 }
                 Touch::Read { file, index } => {
-                    fault::filemap_read(k, p, w.memcg, w.file_base + file, index)
-                        .map_err(|_| i)?
+                    fault::filemap_read(k, p, w.memcg, w.file_base + file, index).map_err(|_| i)?
                 }
                 Touch::Unmap { region } => {
                     fault::zap_vma(k, p, mm.expect("unmap needs a process"), region as usize)

@@ -22,9 +22,9 @@ pub struct SweepPoint {
 
 /// Throughput of a variant: the sum over its workloads of (ops/s, MiB/s).
 pub fn throughput(v: &VariantResult) -> (f64, f64) {
-    v.workloads
-        .values()
-        .fold((0.0, 0.0), |(o, m), w| (o + w.ops_per_sec, m + w.mib_per_sec))
+    v.workloads.values().fold((0.0, 0.0), |(o, m), w| {
+        (o + w.ops_per_sec, m + w.mib_per_sec)
+    })
 }
 
 /// Share of CPU time spent spinning on locks, over every lock class.
@@ -61,7 +61,11 @@ pub fn table(r: &SweepResult) -> String {
             row.push(format!("{:.2}%", spin_share(v) * 100.0));
             if i > 0 {
                 let b = base.map_or(0.0, |b| if b.0 > 0.0 { b.0 } else { b.1 });
-                let x = if base.is_some_and(|b| b.0 > 0.0) { ops } else { mib };
+                let x = if base.is_some_and(|b| b.0 > 0.0) {
+                    ops
+                } else {
+                    mib
+                };
                 row.push(if b > 0.0 {
                     format!("{:+.1}%", (x / b - 1.0) * 100.0)
                 } else {
@@ -72,7 +76,12 @@ pub fn table(r: &SweepResult) -> String {
         rows.push(row);
     }
     let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r.get(c).map_or(0, |s| s.len())).max().unwrap_or(0))
+        .map(|c| {
+            rows.iter()
+                .map(|r| r.get(c).map_or(0, |s| s.len()))
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = format!(
         "{} (seed {}), each value set to: {}\n\n",
@@ -136,13 +145,22 @@ mod tests {
             keys: vec!["machine.cpus".into()],
             points: vec![SweepPoint {
                 value: "4".into(),
-                variants: vec![variant("node", 1000.0, 0.5), variant("lruvec", 1500.0, 0.01)],
+                variants: vec![
+                    variant("node", 1000.0, 0.5),
+                    variant("lruvec", 1500.0, 0.01),
+                ],
             }],
         };
         let t = table(&r);
-        assert!(t.starts_with("s (seed 1), each value set to: machine.cpus\n"), "{t}");
+        assert!(
+            t.starts_with("s (seed 1), each value set to: machine.cpus\n"),
+            "{t}"
+        );
         let row = t.lines().last().unwrap();
         let cells: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!(cells, ["4", "2000", "7.8", "50.00%", "3000", "11.7", "1.00%", "+50.0%"]);
+        assert_eq!(
+            cells,
+            ["4", "2000", "7.8", "50.00%", "3000", "11.7", "1.00%", "+50.0%"]
+        );
     }
 }

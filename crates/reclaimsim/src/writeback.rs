@@ -233,7 +233,9 @@ impl Writeback {
 
     /// Whether a file's inode is on one of the writeback lists (or being written).
     pub fn is_listed(&self, file: u32) -> bool {
-        self.inodes.get(file as usize).is_some_and(|i| i.list != IoList::None)
+        self.inodes
+            .get(file as usize)
+            .is_some_and(|i| i.list != IoList::None)
     }
 
     /// wb_has_dirty_io(): some inode is on a writeback list.
@@ -278,9 +280,10 @@ impl Writeback {
         }
     }
 
-    /// Models wb_wakeup_delayed(): run the flusher one dirty_writeback_interval from now.
+    /// Models wb_wakeup_delayed(): run the flusher one dirty_writeback_interval from now
+    /// (never, when the interval is 0: periodic writeback is off).
     fn wakeup_delayed(&mut self, now: u64) {
-        if self.state == FlusherState::Idle && self.scheduled.is_none() {
+        if self.interval > 0 && self.state == FlusherState::Idle && self.scheduled.is_none() {
             let t = now + self.interval;
             self.scheduled = Some(t);
             self.pending = Some(t);
@@ -555,7 +558,7 @@ pub fn flusher_step(k: &mut Kernel, p: &mut dyn Policy) -> FlusherNext {
                         return FlusherNext::Run;
                     }
                     k.wb.state = FlusherState::Idle;
-                    if k.wb.has_dirty_io() {
+                    if k.wb.has_dirty_io() && k.wb.interval > 0 {
                         let t = now.max(k.cur.clock) + k.wb.interval;
                         k.wb.scheduled = Some(t);
                         return FlusherNext::SleepUntil(t);
@@ -591,7 +594,7 @@ fn next_work(k: &mut Kernel) -> Option<Work> {
                 }
             }
             1 => {
-                if now >= k.wb.last_old_flush + k.wb.interval {
+                if k.wb.interval > 0 && now >= k.wb.last_old_flush + k.wb.interval {
                     k.wb.last_old_flush = now;
                     if k.wb.nr_dirty > 0 {
                         return Some(work(WbReason::Periodic, k.wb.nr_dirty as i64));

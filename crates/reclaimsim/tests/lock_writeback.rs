@@ -153,14 +153,21 @@ fn move_tail_flush_rotates_although_it_cleared_pg_lru() {
         for &p in &[pfns[3], pfns[1]] {
             batch::folio_rotate_reclaimable(&mut s.k, &mut s.p, p);
         }
-        assert_eq!(s.k.vm.get(Vm::Pgrotated), 0, "{lock}: batched until the flush");
+        assert_eq!(
+            s.k.vm.get(Vm::Pgrotated),
+            0,
+            "{lock}: batched until the flush"
+        );
         batch::flush(&mut s.k, &mut s.p, 0, BatchKind::MoveTail);
         assert_eq!(s.k.vm.get(Vm::Pgrotated), 2, "{lock}: pgrotated");
         let inactive = s.list(lv, "inactive_file");
         assert_eq!(inactive, vec![pfns[2], pfns[0], pfns[3], pfns[1]], "{lock}");
         for &p in &pfns {
             let fl = s.k.folios[p as usize];
-            assert!(fl.test(pg::LRU) && !fl.test(pg::ACTIVE), "{lock}: PG_lru handed back");
+            assert!(
+                fl.test(pg::LRU) && !fl.test(pg::ACTIVE),
+                "{lock}: PG_lru handed back"
+            );
         }
         s.check();
     }
@@ -235,7 +242,10 @@ fn node_and_lruvec_lock_counts_on_a_known_batch() {
     // 5.11+ pays two flag atomics per moved folio that <= 5.10 did not, plus the
     // relocks' acquisitions.
     let c = reclaimsim::cost::CostTable::default();
-    assert!(lv_ns >= node_ns + 12 * 2 * c.lru_flag_atomic, "{lv_ns} vs {node_ns}");
+    assert!(
+        lv_ns >= node_ns + 12 * 2 * c.lru_flag_atomic,
+        "{lv_ns} vs {node_ns}"
+    );
 }
 
 /// Writing to a shared file mapping dirties the folio (NR_FILE_DIRTY); writeback
@@ -313,7 +323,11 @@ fn dirty_folios_get_pg_reclaim_activate_and_come_back_to_the_inactive_tail() {
         let done = s.k.wb.next_completion().unwrap();
         writeback::complete_until(&mut s.k, &mut s.p, done + 1_000_000);
         assert_eq!(s.k.wb.nr_writeback, 0);
-        assert_eq!(s.k.batches[1].move_tail.len(), 8, "{lock}: queued for rotation");
+        assert_eq!(
+            s.k.batches[1].move_tail.len(),
+            8,
+            "{lock}: queued for rotation"
+        );
         s.k.cur = Exec::new(done + 2_000_000, 1, false, None);
         batch::lru_add_drain(&mut s.k, &mut s.p);
         assert_eq!(s.k.vm.get(Vm::Pgrotated), 8, "{lock}: pgrotated");
@@ -355,7 +369,10 @@ runtime = "200us"
     let early = run(&parse(&text("29s")), "early");
     let dirtied = early.vmstat["nr_dirtied"];
     assert!(dirtied > 20, "the writer dirtied pages: {dirtied}");
-    assert_eq!(early.vmstat["nr_dirty"], dirtied, "not expired yet: nothing written");
+    assert_eq!(
+        early.vmstat["nr_dirty"], dirtied,
+        "not expired yet: nothing written"
+    );
     assert_eq!(early.vmstat["nr_written"], 0);
     let late = run(&parse(&text("36s")), "late");
     assert_eq!(late.vmstat["nr_dirtied"], dirtied);
@@ -380,7 +397,10 @@ fn writeback_scenario_has_rotations_under_both_protocols() {
         rotated.push(pgrotated);
     }
     assert_eq!(rotated.len(), 2);
-    assert_eq!(rotated[0], rotated[1], "the protocols count rotations alike");
+    assert_eq!(
+        rotated[0], rotated[1],
+        "the protocols count rotations alike"
+    );
 }
 
 /// readtwice in 16 containers on 16 CPUs: the node lock, shared by every container, is
@@ -415,7 +435,10 @@ fn readtwice_spins_more_on_the_node_lock() {
         "node {node:?} lruvec {lruvec:?}"
     );
     assert_eq!(node.relocks, 0, "node: one lock domain per node");
-    assert!(lruvec.relocks > 0, "lruvec: a CPU's batches mix two containers' folios");
+    assert!(
+        lruvec.relocks > 0,
+        "lruvec: a CPU's batches mix two containers' folios"
+    );
 }
 
 const INSTANCES: &str = r#"name = "many"
@@ -464,7 +487,9 @@ fn instances_expand_tables_and_assign_cpus() {
         "workload.\"dd{i}\".instances=2".to_string(),
         "memcg.\"/c{i}\".instances=2".to_string(),
     ];
-    let s = scenario::parse(INSTANCES, "m.toml", &sets, None).unwrap().base;
+    let s = scenario::parse(INSTANCES, "m.toml", &sets, None)
+        .unwrap()
+        .base;
     assert_eq!((s.memcgs.len(), s.workloads.len()), (2, 3));
 }
 
@@ -472,10 +497,15 @@ fn instances_expand_tables_and_assign_cpus() {
 /// instance.
 #[test]
 fn instance_errors_point_at_the_template() {
-    let line = |text: &str, needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let line =
+        |text: &str, needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
     let bad = INSTANCES.replace("instances = 4\nmax", "instances = 0\nmax");
     let e = scenario::parse(&bad, "m.toml", &[], None).unwrap_err();
-    assert_eq!((e.line, e.field.as_str()), (Some(line(&bad, "instances = 0")), "memcg[0].instances"), "{e}");
+    assert_eq!(
+        (e.line, e.field.as_str()),
+        (Some(line(&bad, "instances = 0")), "memcg[0].instances"),
+        "{e}"
+    );
     let bad = INSTANCES.replace("name = \"dd{i}\"", "name = \"dd\"");
     let e = scenario::parse(&bad, "m.toml", &[], None).unwrap_err();
     assert_eq!(e.field, "workload[0].instances", "{e}");
@@ -487,9 +517,18 @@ fn instance_errors_point_at_the_template() {
         (Some(line(&bad, "memcg = \"/d{i}\"")), "workload[0].memcg"),
         "{e}"
     );
-    assert!(e.message.contains("/d0") && e.message.contains("(instance 0)"), "{e}");
+    assert!(
+        e.message.contains("/d0") && e.message.contains("(instance 0)"),
+        "{e}"
+    );
     let bad = INSTANCES.replace("size = \"8MiB\"", "size = \"8 parsecs\"");
     let e = scenario::parse(&bad, "m.toml", &[], None).unwrap_err();
     assert_eq!(e.line, Some(line(&bad, "8 parsecs")), "{e}");
-    assert!(e.to_string().starts_with(&format!("m.toml:{}: workload[0].dd.size: ", e.line.unwrap())), "{e}");
+    assert!(
+        e.to_string().starts_with(&format!(
+            "m.toml:{}: workload[0].dd.size: ",
+            e.line.unwrap()
+        )),
+        "{e}"
+    );
 }
