@@ -309,7 +309,7 @@ fn do_swap_page(
 }
 
 /// Models folio_free_swap(): drops the swap-cache copy; the folio is now the only copy.
-fn folio_free_swap(k: &mut Kernel, pfn: Pfn) {
+pub fn folio_free_swap(k: &mut Kernel, pfn: Pfn) {
     let slot = k.folio_swap[pfn as usize];
     let memcg = k.swap.as_mut().unwrap().free(slot);
     k.memcgs.swap_charge(memcg, -1);

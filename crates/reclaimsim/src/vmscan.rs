@@ -148,6 +148,12 @@ pub fn shrink_folio_list(
             Fate::Freed => reclaimed += 1,
             Fate::Keep => survivors.push(pfn),
             Fate::Activate => {
+                // Not a swap candidate: give back its swap space when swap is over half
+                // full, unless a PTE still holds its swap entry (folio_swapped()).
+                let f = k.folios[pfn as usize];
+                if f.test(pg::SWAPCACHE) && f.mapped() && !f.test(pg::WRITEBACK) && k.swap.as_ref().is_some_and(|s| s.full()) {
+                    crate::fault::folio_free_swap(k, pfn);
+                }
                 let f = &mut k.folios[pfn as usize];
                 f.set(pg::ACTIVE);
                 let (t, memcg) = (f.lru_type(), f.memcg);

@@ -402,8 +402,11 @@ impl Policy for Classic {
     /// Models prepare_scan_control().
     fn prepare_scan_control(&mut self, k: &mut Kernel, node: usize, sc: &mut ScanControl) {
         let target = k.lruvec(sc.root(), node);
+        // The cost snapshot is taken under the target lruvec's lock.
+        k.lock_lruvec(target);
         sc.anon_cost = k.lruvecs[target].anon_cost;
         sc.file_cost = k.lruvecs[target].file_cost;
+        k.unlock();
         if sc.force_deactivate {
             sc.may_deactivate = 3;
         } else {
