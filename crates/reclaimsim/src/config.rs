@@ -106,6 +106,26 @@ pub enum LruLockKind {
     Lruvec,
 }
 
+/// How MGLRU reclaims from many memcgs under global pressure (spec section 8).
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemcgReclaim {
+    /// The MGLRU series before "optimize multiple memcgs" (the seeds' "patch1-8"): kswapd
+    /// ages every memcg on each balance_pgdat iteration and shrinks each in turn, with no
+    /// memcgs_need_aging feedback and no should_abort_scan.
+    #[serde(rename = "none")]
+    None,
+    /// Linux 6.1 ("optimize multiple memcgs", seeds 000/001, variant A): kswapd skips
+    /// aging while some memcg gave back pages without needing it, and proportional scans
+    /// back off (should_abort_scan).
+    #[default]
+    #[serde(rename = "v6.1")]
+    V61,
+    /// Linux 6.3+ (variant B): the per-node LRU of memcgs (generations and bins), and
+    /// shrink_many / shrink_one for global reclaim, in the 6.3 form.
+    #[serde(rename = "memcg-lru")]
+    MemcgLru,
+}
+
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct KernelConfig {
@@ -150,6 +170,44 @@ pub struct KernelConfig {
     /// MGLRU: /sys/kernel/mm/lru_gen/min_ttl_ms, thrashing protection; 0 is off.
     #[serde(default)]
     pub min_ttl_ms: u64,
+    /// MGLRU: reclaim from many memcgs as `none` (patch1-8), `v6.1` (default) or
+    /// `memcg-lru` (6.3+).
+    #[serde(default)]
+    pub memcg_reclaim: MemcgReclaim,
+    /// MGLRU: Kairui Song's "mm, lru_gen: batch update pages when aging" (seed 003, never
+    /// merged): all three parts below. Default false (mainline 6.1).
+    #[serde(default)]
+    pub batch_aging: bool,
+    /// Part "batch update counters on aging": generation sizes and compat counters are
+    /// updated once per list scanned. Unset: the value of `batch_aging`.
+    pub batch_aging_counters: Option<bool>,
+    /// Part "move pages in bulk when aging": protected folios keep their LRU order and
+    /// move to the next generation in one splice. Unset: the value of `batch_aging`.
+    pub batch_aging_bulk_move: Option<bool>,
+    /// Part "try to prefetch next page when scanning LRU" (cost only). Unset: the value
+    /// of `batch_aging`.
+    pub batch_aging_prefetch: Option<bool>,
+}
+
+/// The parts of the batch-aging series in effect: a part's own key wins, an unset part
+/// follows `batch_aging`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchAging {
+    pub counters: bool,
+    pub bulk_move: bool,
+    pub prefetch: bool,
+}
+
+impl KernelConfig {
+    /// The batch-aging parts in effect (see `batch_aging`).
+    pub fn batch_aging_parts(&self) -> BatchAging {
+        let all = self.batch_aging;
+        BatchAging {
+            counters: self.batch_aging_counters.unwrap_or(all),
+            bulk_move: self.batch_aging_bulk_move.unwrap_or(all),
+            prefetch: self.batch_aging_prefetch.unwrap_or(all),
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -202,6 +260,11 @@ impl Default for KernelConfig {
             flusher_cpu: None,
             look_around: true,
             min_ttl_ms: 0,
+            memcg_reclaim: MemcgReclaim::V61,
+            batch_aging: false,
+            batch_aging_counters: None,
+            batch_aging_bulk_move: None,
+            batch_aging_prefetch: None,
         }
     }
 }

@@ -96,6 +96,27 @@ pub struct CostTable {
     /// `folio_end_writeback` CPU work per page: clear PG_writeback, counters, wake
     /// waiters (~100 ns).
     pub end_writeback: u64,
+    /// Touching a folio met in a tail-first LRU list scan (its `lru` and `flags`, one
+    /// cacheline of struct page) when nothing fetched it ahead: the folio went cold long
+    /// ago, so a DRAM miss, ~80-100 ns on the seeds' Xeon 6154 / EPYC 7K62 (the
+    /// commonly measured load-to-use latency). MGLRU's 6.1 scan_folios and inc_min_seq
+    /// pay it for every folio, every scan pays it for the first folio of a list.
+    pub lru_scan_miss: u64,
+    /// The same touch when the previous iteration prefetched the line (`prefetchw` of the
+    /// next folio to scan: classic isolate_lru_folios' prefetchw_prev_lru_folio, MGLRU
+    /// with seed 003's prefetch part): the line is in the cache hierarchy by then, an
+    /// L2/L3 hit (~40 cycles of Zen 2 L3 / Skylake-SP L2-L3, ~15 ns).
+    pub lru_scan_prefetched: u64,
+    /// One `lru_gen_update_size` of a generation move (folio_inc_gen): two stores to
+    /// lrugen->nr_pages and the lru_gen_is_active tests on cachelines the lock holder
+    /// already owns, ~15 cycles (~6 ns). Seed 003's batched counters pay it once per
+    /// generation per list scanned instead of once per folio.
+    pub gen_size_update: u64,
+    /// One `__update_lru_size` of the compat active/inactive counters
+    /// (`__mod_lruvec_state` + `__mod_zone_page_state`: per-CPU node, zone and memcg
+    /// vmstat adds and memcg_rstat_updated's bookkeeping, ~50 cycles, ~20 ns). A move
+    /// from an inactive to an active generation pays two.
+    pub lru_stat_update: u64,
 }
 
 impl Default for CostTable {
@@ -131,6 +152,10 @@ impl Default for CostTable {
             writeback_page: 500,
             writeback_latency: 30_000,
             end_writeback: 100,
+            lru_scan_miss: 90,
+            lru_scan_prefetched: 15,
+            gen_size_update: 6,
+            lru_stat_update: 20,
         }
     }
 }

@@ -116,6 +116,32 @@ impl List {
         *other = List::default();
     }
 
+    /// Moves the run `first..=last` of `self` (`first` nearer the head, `n` frames) to the
+    /// tail of `dst`, keeping its order (list_bulk_move_tail).
+    pub fn bulk_move_tail(&mut self, a: &mut [Folio], dst: &mut List, first: Pfn, last: Pfn, n: u32) {
+        let (before, after) = (a[first as usize].prev, a[last as usize].next);
+        if before != NIL {
+            a[before as usize].next = after;
+        } else {
+            self.head = after;
+        }
+        if after != NIL {
+            a[after as usize].prev = before;
+        } else {
+            self.tail = before;
+        }
+        self.len -= n;
+        a[first as usize].prev = dst.tail;
+        a[last as usize].next = NIL;
+        if dst.tail != NIL {
+            a[dst.tail as usize].next = first;
+        } else {
+            dst.head = first;
+        }
+        dst.tail = last;
+        dst.len += n;
+    }
+
     /// The frames from head to tail (for checks and tests; allocates).
     pub fn to_vec(&self, a: &[Folio]) -> Vec<Pfn> {
         let mut v = Vec::with_capacity(self.len as usize);
@@ -155,5 +181,23 @@ mod tests {
         assert_eq!(l.to_vec(&a), vec![7, 3, 1, 5, 6]);
         assert_eq!(l.len, 5);
         assert_eq!(l.tail, 6);
+    }
+
+    #[test]
+    fn bulk_move_tail_moves_a_run_in_order() {
+        let mut a = vec![Folio::default(); 8];
+        let (mut l, mut d) = (List::default(), List::default());
+        for p in 0..5 {
+            l.push_tail(&mut a, p);
+        }
+        d.push_tail(&mut a, 7);
+        l.bulk_move_tail(&mut a, &mut d, 1, 3, 3);
+        assert_eq!(l.to_vec(&a), vec![0, 4]);
+        assert_eq!(d.to_vec(&a), vec![7, 1, 2, 3]);
+        assert_eq!((l.len, d.len, d.tail, l.tail), (2, 4, 3, 4));
+        let mut e = List::default();
+        l.bulk_move_tail(&mut a, &mut e, 0, 4, 2);
+        assert!(l.is_empty() && l.head == NIL && l.tail == NIL);
+        assert_eq!(e.to_vec(&a), vec![0, 4]);
     }
 }

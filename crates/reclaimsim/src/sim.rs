@@ -404,6 +404,15 @@ impl Engine {
 
     fn step(&mut self, id: usize, clock: u64) {
         let cpu = self.tasks[id].cpu as usize;
+        // A thread stopped or parked while it waited in its CPU's queue does not run.
+        if matches!(self.tasks[id].kind, Kind::Thread { .. }) && self.tasks[id].state != State::Runnable {
+            self.cpu_queue[cpu].retain(|&t| t != id);
+            if let Some(&next) = self.cpu_queue[cpu].front() {
+                let t = self.cpu_free[cpu].max(clock);
+                self.schedule(next, t);
+            }
+            return;
+        }
         // A CPU runs one task at a time: wait for it, in turn with the others waiting
         // (otherwise the task with the lower id would win every tie and starve them).
         let busy = self.cpu_free[cpu] > clock;

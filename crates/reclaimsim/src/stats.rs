@@ -52,6 +52,12 @@ counters! {
     NrWritten => "nr_written",
     DirtyThrottle => "balance_dirty_pages_pause",
     ReclaimThrottleWriteback => "reclaim_throttle_writeback",
+    // The model's own MGLRU counters (per memcg too): generations made by inc_max_seq,
+    // lru_gen_age_node passes skipped by memcgs_need_aging (6.1), and scans stopped
+    // early by should_abort_scan (6.1) or by the reclaim target (6.3 shrink_many).
+    LruGenAging => "lru_gen_aging",
+    LruGenAgingSkipped => "lru_gen_aging_skipped",
+    LruGenAbortScan => "lru_gen_abort_scan",
 }
 
 #[derive(Clone, Debug)]

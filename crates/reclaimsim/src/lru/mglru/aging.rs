@@ -353,9 +353,15 @@ impl Mglru {
     }
 
     /// Models inc_min_seq() (6.1, lru lock held): retire the oldest generation of a type.
-    /// An evictable type's folios move to the tail of the next generation, at most
-    /// MAX_LRU_BATCH per call (false: call again); anon that cannot be swapped just
-    /// stays in its slot, which becomes the youngest generation.
+    /// An evictable type's folios move to the tail of the next generation (a promoted one
+    /// to the tail of its own), at most MAX_LRU_BATCH per call (false: call again); anon
+    /// that cannot be swapped just stays in its slot, which becomes the youngest
+    /// generation. 6.1 moves them one by one from the tail, which reverses their order.
+    ///
+    /// Seed 003 (`batch_aging*`): the next folio is prefetched, the size changes are
+    /// applied once per call (lru_gen_update_batch), and with bulk moves the folios go to
+    /// the next generation in one run that keeps their order; a promoted folio goes alone
+    /// to the head of its own generation.
     pub(super) fn inc_min_seq(
         &mut self,
         k: &mut Kernel,
@@ -366,19 +372,26 @@ impl Mglru {
         if t == FILE || can_swap {
             let old_gen = lru_gen_from_seq(self.lrugen[lv].min_seq[t]);
             let mut remaining = MAX_LRU_BATCH;
-            loop {
-                let pfn = self.lrugen[lv].lists[old_gen][t].tail;
-                if pfn == NIL {
-                    break;
+            let mut batch = GenBatch::new(k.cfg.batch_aging_parts(), old_gen);
+            let mut next = self.lrugen[lv].lists[old_gen][t].tail;
+            while next != NIL {
+                let pfn = next;
+                next = k.folios[pfn as usize].prev;
+                lru_scan_touch(k, batch.parts.prefetch && remaining < MAX_LRU_BATCH);
+                let new_gen = folio_inc_gen(&mut self.lrugen[lv], k, lv, pfn, false, &mut batch);
+                if batch.parts.bulk_move {
+                    self.try_inc_bulk(k, lv, pfn, new_gen, &mut batch);
+                } else {
+                    self.relink(k, lv, pfn, new_gen, true);
+                    k.spend(k.costs.list_op, Cat::ListOps);
                 }
-                let new_gen = folio_inc_gen(&mut self.lrugen[lv], k, lv, pfn, false);
-                self.relink(k, lv, pfn, new_gen, true);
-                k.spend(k.costs.list_op, Cat::ListOps);
                 remaining -= 1;
                 if remaining == 0 {
+                    self.lru_gen_update_batch(k, lv, t, old_gen, &mut batch);
                     return false;
                 }
             }
+            self.lru_gen_update_batch(k, lv, t, old_gen, &mut batch);
         }
         let g = &mut self.lrugen[lv];
         g.reset_ctrl_pos(t, true);

@@ -121,19 +121,35 @@ impl Mglru {
     /// generation, counted in protected[] and workingset_activate) or it is waiting for
     /// writeback (to the head of the next generation, with PG_reclaim). Dirty lazyfree
     /// and unevictable folios are not modelled (no MADV_FREE, no mlock).
-    fn sort_folio(&mut self, k: &mut Kernel, lv: usize, pfn: Pfn, tier_idx: usize) -> bool {
+    ///
+    /// With seed 003 (`batch`): the size changes are batched, and with bulk moves a
+    /// protected folio stays in place to move with the run (lru_gen_try_inc_bulk).
+    fn sort_folio(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        pfn: Pfn,
+        tier_idx: usize,
+        batch: &mut GenBatch,
+    ) -> bool {
         let f = k.folios[pfn as usize];
         let (gen, t) = (f.lru_gen() as usize, f.lru_type());
         let tier = lru_tier_from_refs(folio_lru_refs(&f));
         let min_seq = self.lrugen[lv].min_seq[t];
         if gen != lru_gen_from_seq(min_seq) {
             self.relink(k, lv, pfn, gen, false);
+            k.spend(k.costs.list_op, Cat::ListOps);
             return true;
         }
         if tier > tier_idx {
             let hist = lru_hist_from_seq(min_seq);
-            let new_gen = folio_inc_gen(&mut self.lrugen[lv], k, lv, pfn, false);
-            self.relink(k, lv, pfn, new_gen, true);
+            let new_gen = folio_inc_gen(&mut self.lrugen[lv], k, lv, pfn, false, batch);
+            if batch.parts.bulk_move {
+                self.try_inc_bulk(k, lv, pfn, new_gen, batch);
+            } else {
+                self.relink(k, lv, pfn, new_gen, true);
+                k.spend(k.costs.list_op, Cat::ListOps);
+            }
             self.lrugen[lv].protected[hist][t][tier - 1] += 1;
             let c = if t == ANON {
                 Vm::WorkingsetActivateAnon
@@ -144,8 +160,9 @@ impl Mglru {
             return true;
         }
         if f.test(pg::WRITEBACK) || (t == FILE && f.test(pg::DIRTY)) {
-            let new_gen = folio_inc_gen(&mut self.lrugen[lv], k, lv, pfn, true);
+            let new_gen = folio_inc_gen(&mut self.lrugen[lv], k, lv, pfn, true, batch);
             self.relink(k, lv, pfn, new_gen, false);
+            k.spend(k.costs.list_op, Cat::ListOps);
             return true;
         }
         false
@@ -179,7 +196,12 @@ impl Mglru {
     /// Models scan_folios() (6.1, lru lock held): from the tail of the oldest generation
     /// of type `t`, sort or isolate folios until 64 are isolated (or 64 could not be) or
     /// MAX_LRU_BATCH were looked at. Returns the folios scanned, or 0 if none could be
-    /// isolated with budget left (nothing eligible).
+    /// isolated with budget left (nothing eligible). Each folio costs its touch
+    /// (lru_scan_touch) and the list operation that moves it.
+    ///
+    /// Seed 003 ("mm, lru_gen: batch update pages when aging", switch `batch_aging*`):
+    /// prefetch of the next folio, size changes batched per list, protected folios moved
+    /// in one run (GenBatch, applied by lru_gen_update_batch when the list is done).
     fn scan_folios(
         &mut self,
         k: &mut Kernel,
@@ -196,22 +218,26 @@ impl Mglru {
         let (mut scanned, mut sorted, mut isolated, mut skipped) = (0, 0, 0, 0);
         let mut remaining = MAX_LRU_BATCH;
         let mut moved = List::default();
-        loop {
-            let pfn = self.lrugen[lv].lists[gen][t].tail;
-            if pfn == NIL {
-                break;
-            }
-            k.spend(k.costs.list_op, Cat::ListOps);
+        let mut batch = GenBatch::new(k.cfg.batch_aging_parts(), gen);
+        // Tail first through a saved `prev`, as the series does: with bulk moves the
+        // folios of the run stay on the list behind the scan.
+        let mut next = self.lrugen[lv].lists[gen][t].tail;
+        while next != NIL {
+            let pfn = next;
+            next = k.folios[pfn as usize].prev;
+            lru_scan_touch(k, batch.parts.prefetch && scanned > 0);
             scanned += 1;
-            if self.sort_folio(k, lv, pfn, tier) {
+            if self.sort_folio(k, lv, pfn, tier, &mut batch) {
                 sorted += 1;
             } else if self.isolate_folio(k, lv, pfn, sc) {
                 list.push(pfn);
                 isolated += 1;
+                k.spend(k.costs.list_op, Cat::ListOps);
             } else {
                 self.lrugen[lv].lists[gen][t].remove(&mut k.folios, pfn);
                 moved.push_head(&mut k.folios, pfn);
                 skipped += 1;
+                k.spend(k.costs.list_op, Cat::ListOps);
             }
             remaining -= 1;
             if remaining == 0 || isolated.max(skipped) >= MIN_LRU_BATCH {
@@ -222,6 +248,7 @@ impl Mglru {
             self.lrugen[lv].lists[gen][t].splice_head(&mut k.folios, &mut moved);
             k.vm.add(Vm::PgskipNormal, skipped);
         }
+        self.lru_gen_update_batch(k, lv, t, gen, &mut batch);
         let memcg = k.lruvecs[lv].memcg;
         let (scan_c, _) = sc.scan_steal();
         sc.count(k, scan_c, memcg, isolated);

@@ -3,9 +3,12 @@
 //! folio's gen and refs fields (include/linux/mm_inline.h and the lru_gen part of
 //! mm/vmscan.c).
 
-use crate::folio::{pg, Folio, Pfn};
+use super::Mglru;
+use crate::config::BatchAging;
+use crate::folio::{pg, Folio, Pfn, NIL};
 use crate::kernel::Kernel;
 use crate::list::List;
+use crate::stats::Cat;
 
 pub const MIN_NR_GENS: u64 = 2;
 pub const MAX_NR_GENS: u64 = 4;
@@ -222,12 +225,17 @@ impl LruGen {
 /// Models folio_inc_gen() (6.1): move a folio of the oldest generation to the next one,
 /// clearing its refs state (and setting PG_reclaim when `reclaiming`). A folio promoted
 /// meanwhile keeps its gen. Returns the new gen; the caller moves it between lists.
+///
+/// The size change is lru_gen_update_size() at once (6.1), or with seed 003's batched
+/// counters ("mm, lru_gen: batch update counters on aging") a delta recorded in `batch`
+/// for lru_gen_update_batch().
 pub fn folio_inc_gen(
     g: &mut LruGen,
     k: &mut Kernel,
     lv: usize,
     pfn: Pfn,
     reclaiming: bool,
+    batch: &mut GenBatch,
 ) -> usize {
     let f = &mut k.folios[pfn as usize];
     let t = f.lru_type();
@@ -244,8 +252,134 @@ pub fn folio_inc_gen(
     if reclaiming {
         f.set(pg::RECLAIM);
     }
-    g.update_size(k, lv, t, old_gen as i32, new_gen as i32);
+    if batch.parts.counters {
+        batch.delta[old_gen] -= 1;
+        batch.delta[new_gen] += 1;
+    } else {
+        k.spend(k.costs.gen_size_update, Cat::ListOps);
+        if !g.is_active(old_gen) && g.is_active(new_gen) {
+            k.spend(2 * k.costs.lru_stat_update, Cat::ListOps);
+        }
+        g.update_size(k, lv, t, old_gen as i32, new_gen as i32);
+    }
     new_gen
+}
+
+/// The touch of one folio met in a tail-first scan of a generation list (scan_folios,
+/// inc_min_seq): a cache miss, or a cache hit when the previous iteration prefetched it
+/// (seed 003's "mm, lru_gen: try to prefetch next page when scanning LRU": `prefetchw`
+/// of the next folio's flags; the first folio of a list is never prefetched). Cost only.
+pub fn lru_scan_touch(k: &mut Kernel, prefetched: bool) {
+    let ns = if prefetched {
+        k.costs.lru_scan_prefetched
+    } else {
+        k.costs.lru_scan_miss
+    };
+    k.spend(ns, Cat::ListOps);
+}
+
+/// Seed 003's per-list aging batch (`struct gen_update_batch` of v2, "mm, lru_gen: batch
+/// update pages when aging"), one per generation list scanned by scan_folios or
+/// inc_min_seq, applied by lru_gen_update_batch() when the list is done or the scan
+/// stops. With neither part on it stays empty and the scan is 6.1's.
+#[derive(Clone, Debug)]
+pub struct GenBatch {
+    pub parts: BatchAging,
+    /// `old_gen + 1`: where folio_inc_gen sends the folios of this list.
+    pub bulk_gen: usize,
+    /// delta[gen]: pages folio_inc_gen moved into (+) or out of (-) each generation and
+    /// not yet in nr_pages (batched counters).
+    delta: [i64; MAX_NR_GENS as usize],
+    /// The run of folios bound for `bulk_gen` left in place on the scanned list: `head`
+    /// is the latest found (nearest the list head), `tail` the first (bulk moves).
+    head: Pfn,
+    tail: Pfn,
+    len: u32,
+}
+
+impl GenBatch {
+    pub fn new(parts: BatchAging, old_gen: usize) -> Self {
+        GenBatch {
+            parts,
+            bulk_gen: (old_gen + 1) % MAX_NR_GENS as usize,
+            delta: [0; MAX_NR_GENS as usize],
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+}
+
+impl Mglru {
+    /// Models lru_gen_try_inc_bulk() (seed 003, "mm, lru_gen: move pages in bulk when
+    /// aging"): a folio that folio_inc_gen sent to `bulk_gen` stays where it is and joins
+    /// the run at the tail of the scanned list (everything else scanned leaves the list,
+    /// so the run is contiguous); it moves with the run in lru_gen_inc_bulk_finish. A
+    /// folio whose gen was promoted meanwhile goes alone to the head of its own gen.
+    ///
+    /// The posted patch (v1-v3) also makes such a promoted folio the run's head after
+    /// moving it, which would splice across two lists (the list corruption review asked
+    /// about); this models the intent, the folio stays out of the run.
+    pub(super) fn try_inc_bulk(&mut self, k: &mut Kernel, lv: usize, pfn: Pfn, gen: usize, b: &mut GenBatch) {
+        if gen != b.bulk_gen {
+            self.relink(k, lv, pfn, gen, false);
+            k.spend(k.costs.list_op, Cat::ListOps);
+            return;
+        }
+        if b.head == NIL {
+            b.tail = pfn;
+        }
+        b.head = pfn;
+        b.len += 1;
+    }
+
+    /// Models lru_gen_inc_bulk_finish(): list_bulk_move_tail of the run to the tail of
+    /// lists[bulk_gen]: one list operation for the whole run, its order kept.
+    fn lru_gen_inc_bulk_finish(&mut self, k: &mut Kernel, lv: usize, t: usize, old_gen: usize, b: &mut GenBatch) {
+        if b.head == NIL {
+            return;
+        }
+        let mut dst = self.lrugen[lv].lists[b.bulk_gen][t];
+        self.lrugen[lv].lists[old_gen][t].bulk_move_tail(&mut k.folios, &mut dst, b.head, b.tail, b.len);
+        self.lrugen[lv].lists[b.bulk_gen][t] = dst;
+        let mut p = b.head;
+        loop {
+            self.list_gen[p as usize] = b.bulk_gen as u8;
+            if p == b.tail {
+                break;
+            }
+            p = k.folios[p as usize].next;
+        }
+        k.spend(k.costs.list_op, Cat::ListOps);
+        (b.head, b.tail, b.len) = (NIL, NIL, 0);
+    }
+
+    /// Models lru_gen_update_batch() (seed 003, v2) at the end of a list's scan: finish
+    /// the bulk move, then apply the batched size deltas (one lru_gen_update_size's worth
+    /// of stores for the batch) and move the pages that entered active generations from
+    /// the inactive compat counter to the active one in one step.
+    pub(super) fn lru_gen_update_batch(&mut self, k: &mut Kernel, lv: usize, t: usize, old_gen: usize, b: &mut GenBatch) {
+        self.lru_gen_inc_bulk_finish(k, lv, t, old_gen, b);
+        let g = &mut self.lrugen[lv];
+        if b.delta.iter().all(|&d| d == 0) {
+            return;
+        }
+        k.spend(k.costs.gen_size_update, Cat::ListOps);
+        let mut promoted = 0;
+        for gen in 0..MAX_NR_GENS as usize {
+            let d = std::mem::take(&mut b.delta[gen]);
+            g.nr_pages[gen][t] += d;
+            if g.is_active(gen) {
+                promoted += d;
+            }
+        }
+        if promoted != 0 {
+            debug_assert!(promoted > 0, "demotion without isolation");
+            update_lru_size(k, lv, compat_lru(t, false), -promoted);
+            update_lru_size(k, lv, compat_lru(t, true), promoted);
+            k.spend(2 * k.costs.lru_stat_update, Cat::ListOps);
+        }
+    }
 }
 
 #[cfg(test)]
