@@ -128,6 +128,7 @@ fn run(c: &Common, variant: Option<&str>) -> Result<(), Failure> {
     let result = run_variant(scenario, name, c.check)?;
     let run = RunResult {
         scenario: loaded.base.name.clone(),
+        description: loaded.base.description.clone(),
         seed: scenario.seed,
         variants: vec![result],
     };
@@ -166,6 +167,7 @@ fn compare(c: &Common) -> Result<(), Failure> {
         .collect::<Result<_, _>>()?;
     let run = RunResult {
         scenario: loaded.base.name.clone(),
+        description: loaded.base.description.clone(),
         seed: loaded.base.seed,
         variants,
     };

@@ -111,6 +111,8 @@ pub struct Kernel {
     /// Who is taking the next lru lock (for the per-site lock statistics); reset to
     /// `Other` at each unlock.
     pub lock_site: crate::lock::LockSite,
+    /// Time spent in each try_to_free_pages() call (direct reclaim's allocation stall).
+    pub alloc_stall: crate::stats::Histogram,
 }
 
 impl Kernel {
@@ -197,6 +199,7 @@ impl Kernel {
             oom_kills: Vec::new(),
             wb: crate::writeback::Writeback::new(&s.kernel, nr_lruvecs / nr_nodes as usize),
             lock_site: Default::default(),
+            alloc_stall: Default::default(),
         }
     }
 

@@ -118,7 +118,14 @@ impl List {
 
     /// Moves the run `first..=last` of `self` (`first` nearer the head, `n` frames) to the
     /// tail of `dst`, keeping its order (list_bulk_move_tail).
-    pub fn bulk_move_tail(&mut self, a: &mut [Folio], dst: &mut List, first: Pfn, last: Pfn, n: u32) {
+    pub fn bulk_move_tail(
+        &mut self,
+        a: &mut [Folio],
+        dst: &mut List,
+        first: Pfn,
+        last: Pfn,
+        n: u32,
+    ) {
         let (before, after) = (a[first as usize].prev, a[last as usize].next);
         if before != NIL {
             a[before as usize].next = after;

@@ -22,8 +22,11 @@ const VMSTAT: &[&str] = &[
     "workingset_refault_file",
     "workingset_activate_anon",
     "workingset_activate_file",
-    "allocstall",
+    "allocstall_normal",
     "oom_kill",
+    "lru_gen_aging",
+    "lru_gen_aging_skipped",
+    "lru_gen_abort_scan",
 ];
 
 /// memory.stat columns shown per memcg (when present): a key, or else the sum of the
@@ -37,6 +40,23 @@ const MEMCG_STAT: &[(&str, &[&str])] = &[
     ("pgsteal", &["pgsteal_kswapd", "pgsteal_direct"]),
     ("refault_anon", &["workingset_refault_anon"]),
     ("refault_file", &["workingset_refault_file"]),
+    ("pswpout", &[]),
+    ("pswpin", &[]),
+    ("lru_gen_aging", &[]),
+];
+/// Columns of `MEMCG_STAT` from here on are shown only when some memcg has a nonzero value.
+const MEMCG_STAT_OPTIONAL: usize = 8;
+
+/// Per-memcg rows of `compare` (memory.stat keys, hierarchical); each memcg's share of
+/// pgsteal is shown after the pgsteal row.
+const MEMCG_COMPARE: &[&str] = &[
+    "pgscan",
+    "pgsteal",
+    "lru_gen_aging",
+    "pswpout",
+    "pswpin",
+    "refault_anon",
+    "refault_file",
 ];
 /// memory.events entries shown per memcg (when any memcg has one).
 const MEMCG_EVENTS: &[&str] = &["low", "high", "max", "oom", "oom_kill"];
@@ -75,7 +95,11 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
 
     if !v.memcgs.is_empty() {
         let stat: Vec<usize> = (0..MEMCG_STAT.len())
-            .filter(|&c| v.memcgs.values().any(|m| memcg_stat(m, c).is_some()))
+            .filter(|&c| {
+                v.memcgs.values().any(|m| {
+                    memcg_stat(m, c).is_some_and(|n| c < MEMCG_STAT_OPTIONAL || n > 0)
+                })
+            })
             .collect();
         let events: Vec<&str> = MEMCG_EVENTS
             .iter()
@@ -146,6 +170,18 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
         if v.locks.values().any(|l| !l.sites.is_empty()) {
             section(&mut out, &t.render());
         }
+    }
+
+    if v.alloc_stall.calls > 0 {
+        let s = &v.alloc_stall;
+        let mut t = Grid::new(&["alloc stalls", "p50", "p99", "max"]);
+        t.row(vec![
+            s.calls.to_string(),
+            human_ns(s.p50_ns as f64),
+            human_ns(s.p99_ns as f64),
+            human_ns(s.max_ns as f64),
+        ]);
+        section(&mut out, &t.render());
     }
 
     if v.kswapd_profile.total_ns > 0 {
@@ -258,6 +294,45 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
             &count,
         );
     }
+    if vs.iter().any(|v| v.alloc_stall.calls > 0) {
+        row("alloc stalls".into(), &|v| v.alloc_stall.calls as f64, &count);
+        row("alloc stall p50".into(), &|v| v.alloc_stall.p50_ns as f64, &human_ns);
+        row("alloc stall p99".into(), &|v| v.alloc_stall.p99_ns as f64, &human_ns);
+        row("alloc stall max".into(), &|v| v.alloc_stall.max_ns as f64, &human_ns);
+    }
+    for path in compare_memcgs(vs, verbose) {
+        let stat = |v: &VariantResult, key: &str| {
+            let c = MEMCG_STAT.iter().position(|(k, _)| *k == key);
+            v.memcgs
+                .get(path)
+                .and_then(|m| match c {
+                    Some(c) => memcg_stat(m, c),
+                    None => m.stat.get(key).copied(),
+                })
+                .unwrap_or(0) as f64
+        };
+        for key in MEMCG_COMPARE {
+            if !vs.iter().any(|v| stat(v, key) > 0.0) {
+                continue;
+            }
+            row(format!("{path} {key}"), &|v| stat(v, key), &count);
+            if *key == "pgsteal" {
+                // The share of all reclaim (the root's hierarchical pgsteal).
+                let share = |v: &VariantResult| {
+                    let all = v.memcgs.get("/").map_or(0, |m| {
+                        memcg_stat(m, MEMCG_STAT.iter().position(|(k, _)| *k == "pgsteal").unwrap())
+                            .unwrap_or(0)
+                    });
+                    if all == 0 {
+                        0.0
+                    } else {
+                        stat(v, "pgsteal") / all as f64 * 100.0
+                    }
+                };
+                row(format!("{path} pgsteal share"), &share, &|x| format!("{x:.1}%"));
+            }
+        }
+    }
     let locks: BTreeSet<&String> = vs.iter().flat_map(|v| v.locks.keys()).collect();
     for l in locks {
         let get = |v: &VariantResult| v.locks.get(l).cloned().unwrap_or_default();
@@ -322,7 +397,13 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
     }
     row("oom kills".into(), &|v| v.oom_kills.len() as f64, &count);
 
-    let mut out = format!("{} (seed {})\n\n{}", r.scenario, r.seed, t.render());
+    let mut out = format!("{} (seed {})\n", r.scenario, r.seed);
+    if !r.description.is_empty() {
+        out.push_str(r.description.trim_end());
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(&t.render());
     if vs.iter().any(|v| v.kswapd_profile.total_ns > 0) {
         out.push_str("\nkswapd profiles\n");
         out.push_str(&side_by_side(vs));
@@ -407,7 +488,14 @@ fn change(base: f64, x: f64) -> String {
 /// The vmstat counters to show: those of `VMSTAT` present in any variant, then, if
 /// `verbose`, all others alphabetically.
 fn vmstat_names(vs: &[VariantResult], verbose: bool) -> Vec<&str> {
-    let present = |k: &str| vs.iter().any(|v| v.vmstat.contains_key(k));
+    // The model's MGLRU counters only where they counted something.
+    let present = |k: &str| {
+        vs.iter().any(|v| {
+            v.vmstat
+                .get(k)
+                .is_some_and(|&n| n > 0 || !k.starts_with("lru_gen"))
+        })
+    };
     let mut names: Vec<&str> = VMSTAT.iter().copied().filter(|k| present(k)).collect();
     if verbose {
         let rest: BTreeSet<&str> = vs
@@ -419,6 +507,20 @@ fn vmstat_names(vs: &[VariantResult], verbose: bool) -> Vec<&str> {
         names.extend(rest);
     }
     names
+}
+
+/// The memcgs `compare` shows rows for: every memcg but the root (whose memory.stat
+/// is the sum of all), or the root alone; none past 16 memcgs unless `verbose`.
+fn compare_memcgs(vs: &[VariantResult], verbose: bool) -> Vec<&String> {
+    let paths: BTreeSet<&String> = vs.iter().flat_map(|v| v.memcgs.keys()).collect();
+    let children: Vec<&String> = paths.iter().copied().filter(|p| p.as_str() != "/").collect();
+    if children.is_empty() {
+        return paths.into_iter().collect();
+    }
+    if children.len() > 16 && !verbose {
+        return Vec::new();
+    }
+    children
 }
 
 /// Column `c` of `MEMCG_STAT` for one memcg.
@@ -617,6 +719,7 @@ mod tests {
     fn compare_shows_change_from_first_variant() {
         let r = RunResult {
             scenario: "s".into(),
+            description: String::new(),
             seed: 1,
             variants: vec![variant("old", 100.0, 600), variant("new", 147.0, 300)],
         };
@@ -652,6 +755,7 @@ mod tests {
         let path = dir.join("out.json");
         let r = RunResult {
             scenario: "s".into(),
+            description: String::new(),
             seed: 3,
             variants: vec![variant("a", 1.0, 1)],
         };

@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 #[derive(Serialize, Debug, Clone, Default, PartialEq)]
 pub struct RunResult {
     pub scenario: String,
+    /// The scenario's description (what it shows, and the figures it is compared with).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
     pub seed: u64,
     pub variants: Vec<VariantResult>,
 }
@@ -39,6 +42,29 @@ pub struct VariantResult {
     /// The scenario's `[[event]]` commands as they ran.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventResult>,
+    /// Direct reclaim: the time each try_to_free_pages() call took (allocation stalls).
+    pub alloc_stall: AllocStall,
+}
+
+/// Allocation stalls: how many direct reclaim calls (try_to_free_pages) there were and
+/// the distribution of the virtual time each took.
+#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+pub struct AllocStall {
+    pub calls: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+impl From<&crate::stats::Histogram> for AllocStall {
+    fn from(h: &crate::stats::Histogram) -> Self {
+        AllocStall {
+            calls: h.count(),
+            p50_ns: h.quantile(0.5),
+            p99_ns: h.quantile(0.99),
+            max_ns: h.max(),
+        }
+    }
 }
 
 /// One generation as /sys/kernel/debug/lru_gen prints it.

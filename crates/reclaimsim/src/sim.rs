@@ -222,7 +222,7 @@ impl Engine {
         let mut k = Kernel::new(s);
         let p: Box<dyn Policy> = match s.kernel.policy {
             PolicyKind::Classic => Box::new(Classic::new(&k)),
-            PolicyKind::Mglru => Box::new(Mglru::new(&k)),
+            PolicyKind::Mglru => Box::new(Mglru::with_seed(&k, s.seed)),
         };
         let cpus = s.machine.cpus.max(1);
         let mut tasks = Vec::new();
@@ -1028,6 +1028,7 @@ impl Engine {
             timeseries: self.samples.clone(),
             lru_gen: self.lru_gen_states(self.now()),
             events: self.event_results.clone(),
+            alloc_stall: AllocStall::from(&k.alloc_stall),
         }
     }
 }

@@ -317,6 +317,9 @@ fn remove_mapping(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn, target: MemcgId)
 
 /// Models shrink_node(): one pass over the memcgs of the reclaim root on a node.
 pub fn shrink_node(k: &mut Kernel, p: &mut dyn Policy, node: usize, sc: &mut ScanControl) {
+    if p.shrink_node(k, node, sc) {
+        return; // lru_gen_shrink_node() (MGLRU's memcg LRU, 6.3+)
+    }
     sc.nr = NrStats::default();
     let reclaimed0 = sc.nr_reclaimed;
     p.prepare_scan_control(k, node, sc);
@@ -407,9 +410,13 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
 }
 
 /// Models try_to_free_pages(): direct reclaim by an allocating task.
+/// Records the time it took in `k.alloc_stall`.
 pub fn try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy) -> u64 {
+    let start = k.cur.clock;
     let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, None, false);
-    do_try_to_free_pages(k, p, &mut sc)
+    let reclaimed = do_try_to_free_pages(k, p, &mut sc);
+    k.alloc_stall.record(k.cur.clock - start);
+    reclaimed
 }
 
 /// Models try_to_free_mem_cgroup_pages(): reclaim for a memcg over its limit.

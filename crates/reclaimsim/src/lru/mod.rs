@@ -33,6 +33,11 @@ pub trait Policy {
     fn prepare_scan_control(&mut self, k: &mut Kernel, node: usize, sc: &mut ScanControl);
     /// shrink_lruvec(): reclaim from one lruvec.
     fn shrink_lruvec(&mut self, k: &mut Kernel, lv: usize, sc: &mut ScanControl);
+    /// The policy's own shrink_node (lru_gen_shrink_node() of the 6.3+ memcg LRU), if it
+    /// takes this reclaim: true when it did, and vmscan's shrink_node has nothing to do.
+    fn shrink_node(&mut self, _k: &mut Kernel, _node: usize, _sc: &mut ScanControl) -> bool {
+        false
+    }
     /// kswapd_age_node(): kswapd's aging before each shrink_node.
     fn age_node(&mut self, k: &mut Kernel, node: usize, sc: &mut ScanControl);
     /// folio_check_references(): the rmap verdict for a folio shrink_folio_list holds.

@@ -330,6 +330,7 @@ impl Mglru {
         if list.is_empty() {
             return scanned;
         }
+        self.need_swapping |= t == ANON; // evict_folios()'s need_swapping (6.1, seed 000)
         let mut skip_retry = false;
         loop {
             let mut stat = ReclaimStat::default();

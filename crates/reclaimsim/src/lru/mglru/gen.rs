@@ -320,7 +320,14 @@ impl Mglru {
     /// The posted patch (v1-v3) also makes such a promoted folio the run's head after
     /// moving it, which would splice across two lists (the list corruption review asked
     /// about); this models the intent, the folio stays out of the run.
-    pub(super) fn try_inc_bulk(&mut self, k: &mut Kernel, lv: usize, pfn: Pfn, gen: usize, b: &mut GenBatch) {
+    pub(super) fn try_inc_bulk(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        pfn: Pfn,
+        gen: usize,
+        b: &mut GenBatch,
+    ) {
         if gen != b.bulk_gen {
             self.relink(k, lv, pfn, gen, false);
             k.spend(k.costs.list_op, Cat::ListOps);
@@ -335,12 +342,25 @@ impl Mglru {
 
     /// Models lru_gen_inc_bulk_finish(): list_bulk_move_tail of the run to the tail of
     /// lists[bulk_gen]: one list operation for the whole run, its order kept.
-    fn lru_gen_inc_bulk_finish(&mut self, k: &mut Kernel, lv: usize, t: usize, old_gen: usize, b: &mut GenBatch) {
+    fn lru_gen_inc_bulk_finish(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        t: usize,
+        old_gen: usize,
+        b: &mut GenBatch,
+    ) {
         if b.head == NIL {
             return;
         }
         let mut dst = self.lrugen[lv].lists[b.bulk_gen][t];
-        self.lrugen[lv].lists[old_gen][t].bulk_move_tail(&mut k.folios, &mut dst, b.head, b.tail, b.len);
+        self.lrugen[lv].lists[old_gen][t].bulk_move_tail(
+            &mut k.folios,
+            &mut dst,
+            b.head,
+            b.tail,
+            b.len,
+        );
         self.lrugen[lv].lists[b.bulk_gen][t] = dst;
         let mut p = b.head;
         loop {
@@ -358,7 +378,14 @@ impl Mglru {
     /// the bulk move, then apply the batched size deltas (one lru_gen_update_size's worth
     /// of stores for the batch) and move the pages that entered active generations from
     /// the inactive compat counter to the active one in one step.
-    pub(super) fn lru_gen_update_batch(&mut self, k: &mut Kernel, lv: usize, t: usize, old_gen: usize, b: &mut GenBatch) {
+    pub(super) fn lru_gen_update_batch(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        t: usize,
+        old_gen: usize,
+        b: &mut GenBatch,
+    ) {
         self.lru_gen_inc_bulk_finish(k, lv, t, old_gen, b);
         let g = &mut self.lrugen[lv];
         if b.delta.iter().all(|&d| d == 0) {

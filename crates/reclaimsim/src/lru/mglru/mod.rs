@@ -1,28 +1,40 @@
 //! The multi-generational LRU as merged in Linux 6.1 (CONFIG_LRU_GEN: mm/vmscan.c,
 //! mm/workingset.c, include/linux/mm_inline.h; design spec section 7, label V61).
 //!
-//! Reclaim has the shape of the series before "optimize multiple memcgs" (the seeds'
-//! "patch1-8"): kswapd ages every memcg on each balance_pgdat iteration
-//! (`lru_gen_age_node`), and `lru_gen_shrink_lruvec` has neither the memcgs_need_aging
-//! feedback nor `should_abort_scan`. Both are marked where they would go.
+//! How reclaim spreads over many memcgs is the scenario switch `memcg_reclaim` (spec
+//! section 8), orthogonal to the per-folio algorithm, which is 6.1's in all three:
+//! - `none`, the series before "optimize multiple memcgs" (the seeds' "patch1-8"):
+//!   kswapd ages every memcg on each balance_pgdat iteration (`lru_gen_age_node`) and
+//!   `lru_gen_shrink_lruvec` scans each memcg in turn with no feedback and no backoff;
+//! - `v6.1`, Linux 6.1 as released (seeds 000/001): the memcgs_need_aging feedback
+//!   between `lru_gen_shrink_lruvec` and `lru_gen_age_node`, and `should_abort_scan`
+//!   (module `abort`);
+//! - `memcg-lru`, Linux 6.3+: the per-node LRU of memcgs with `shrink_many` and
+//!   `shrink_one` for global reclaim (module `memcg_lru`).
 //!
 //! Modules: `gen` (lru_gen_struct, placement, sizes), `aging` (page-table walks, Bloom
 //! filters, inc_max_seq / inc_min_seq), `evict` (scan, sort, isolate, evict, PID
 //! controller), `workingset` (refault tokens), `lookaround` (rmap look-around), `debugfs`
-//! (/sys/kernel/debug/lru_gen commands and view).
+//! (/sys/kernel/debug/lru_gen commands and view), `abort` (should_abort_scan,
+//! get_nr_to_reclaim), `memcg_lru` (the memcg LRU, shrink_many, shrink_one).
 
+pub mod abort;
 pub mod aging;
 pub mod debugfs;
 pub mod evict;
 pub mod gen;
 pub mod lookaround;
+pub mod memcg_lru;
 pub mod workingset;
 
+use self::abort::{global_reclaim, should_abort_scan_v61};
 use self::aging::{MmState, MmWalk};
+use self::memcg_lru::MemcgLru;
 use self::debugfs::LruGenCmd;
 use self::gen::*;
 use super::{Policy, Verdict};
 use crate::batch;
+use crate::config::MemcgReclaim;
 use crate::folio::{pg, Pfn};
 use crate::kernel::Kernel;
 use crate::list::List;
@@ -30,6 +42,7 @@ use crate::lru::classic::check_references_table;
 use crate::memcg::{MemcgId, ROOT};
 use crate::results::LruGenState;
 use crate::rmap;
+use crate::stats::Vm;
 use crate::vmscan::{ScanControl, DEF_PRIORITY};
 
 /// The MGLRU policy: the lru_gen state of every lruvec plus the reclaimer's walk.
@@ -50,6 +63,12 @@ pub struct Mglru {
     look_around: bool,
     /// lru_gen_min_ttl in virtual ns (0: off).
     min_ttl_ns: u64,
+    /// How global reclaim spreads over memcgs (`kernel.memcg_reclaim`).
+    pub memcg_reclaim: MemcgReclaim,
+    /// memcg-lru: each node's memcg LRU (pgdat->memcg_lru); empty otherwise.
+    pub memcg_lru: Vec<MemcgLru>,
+    /// evict_folios()'s need_swapping (6.1): set when an eviction took anon folios.
+    need_swapping: bool,
 }
 
 const LIST_NAMES: [[&str; 2]; MAX_NR_GENS as usize] = [
@@ -60,10 +79,18 @@ const LIST_NAMES: [[&str; 2]; MAX_NR_GENS as usize] = [
 ];
 
 impl Mglru {
-    /// Models lru_gen_init_lruvec() for every lruvec, at boot (time 0).
+    /// Models lru_gen_init_lruvec() for every lruvec, at boot (time 0), with the memcg
+    /// LRU's PRNG seeded from 0 (`with_seed` takes the scenario's seed).
     pub fn new(k: &Kernel) -> Self {
+        Self::with_seed(k, 0)
+    }
+
+    /// Models lru_gen_init_lruvec() for every lruvec, at boot (time 0); under
+    /// `memcg-lru`, also lru_gen_init_pgdat() for every node, each with a PRNG derived
+    /// from `seed`, and lru_gen_online_memcg() for every memcg, parents first.
+    pub fn with_seed(k: &Kernel, seed: u64) -> Self {
         let n = k.lruvecs.len();
-        Mglru {
+        let mut p = Mglru {
             lrugen: vec![LruGen::new(0); n],
             mm_state: (0..n).map(|_| MmState::default()).collect(),
             list_gen: vec![0; k.folios.len()],
@@ -73,7 +100,40 @@ impl Mglru {
             kswapd_walks: vec![MmWalk::default(); k.nr_nodes()],
             look_around: k.cfg.look_around,
             min_ttl_ns: k.cfg.min_ttl_ms.saturating_mul(1_000_000),
+            memcg_reclaim: k.cfg.memcg_reclaim,
+            memcg_lru: Vec::new(),
+            need_swapping: false,
+        };
+        if p.memcg_reclaim == MemcgReclaim::MemcgLru {
+            let nr = k.memcgs.cgs.len();
+            p.memcg_lru = (0..k.nr_nodes())
+                .map(|node| MemcgLru::new(nr, memcg_lru::node_seed(seed, node)))
+                .collect();
+            for memcg in k.memcgs.iter(ROOT) {
+                p.lru_gen_online_memcg(memcg);
+            }
         }
+        p
+    }
+
+    /// try_to_inc_max_seq(), counting each new generation in `lru_gen_aging` (vmstat and
+    /// the memcg's memory.stat).
+    pub(crate) fn try_to_inc_max_seq_counted(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        max_seq: u64,
+        can_swap: bool,
+        force_scan: bool,
+    ) -> bool {
+        let before = self.lrugen[lv].max_seq;
+        let r = self.try_to_inc_max_seq(k, lv, max_seq, can_swap, force_scan);
+        let made = self.lrugen[lv].max_seq - before;
+        if made > 0 {
+            let memcg = k.lruvecs[lv].memcg;
+            k.count(Vm::LruGenAging, memcg, made);
+        }
+        r
     }
 
     /// list_add (or list_add_tail) onto lists[gen][type] of `lv`.
@@ -198,52 +258,62 @@ impl Mglru {
 
     /// Models get_nr_to_scan() (6.1): nothing for protected memcgs; the scan size when
     /// no aging is due; kswapd leaves aging to lru_gen_age_node; others age here, and
-    /// scan only if there are more than MIN_NR_GENS generations.
+    /// scan only if there are more than MIN_NR_GENS generations. Also returns
+    /// should_run_aging()'s verdict (the `need_aging` out-parameter), unless the memcg
+    /// was skipped for its protection before it was asked.
     fn get_nr_to_scan(
         &mut self,
         k: &mut Kernel,
         lv: usize,
         sc: &ScanControl,
         swappiness: u32,
-    ) -> u64 {
+    ) -> (u64, Option<bool>) {
         let memcg = k.lruvecs[lv].memcg;
         let root = sc.root();
         if k.memcgs.below_min(root, memcg)
             || (k.memcgs.below_low(root, memcg) && !sc.memcg_low_reclaim)
         {
-            return 0;
+            return (0, None);
         }
         let can_swap = swappiness != 0;
         let (max_seq, min_seq) = (self.lrugen[lv].max_seq, self.lrugen[lv].min_seq);
         let (need_aging, nr_to_scan) = self.should_run_aging(lv, sc.priority, can_swap);
         if !need_aging {
-            return nr_to_scan;
+            return (nr_to_scan, Some(false));
         }
         if sc.priority != DEF_PRIORITY {
             if sc.kswapd {
-                return 0;
+                return (0, Some(true));
             }
-            if self.try_to_inc_max_seq(k, lv, max_seq, can_swap, false) {
-                return nr_to_scan;
+            if self.try_to_inc_max_seq_counted(k, lv, max_seq, can_swap, false) {
+                return (nr_to_scan, Some(true));
             }
         }
         if min_seq[usize::from(!can_swap)] + MIN_NR_GENS <= max_seq {
-            nr_to_scan
+            (nr_to_scan, Some(true))
         } else {
-            0
+            (0, Some(true))
         }
     }
 
-    /// Models lru_gen_shrink_lruvec() (6.1) without the memcgs_need_aging feedback and
-    /// should_abort_scan: evict until `total >> priority` folios have been scanned, the
-    /// lruvec needs aging, or nothing can be evicted.
+    /// Models lru_gen_shrink_lruvec() (6.1): evict until `total >> priority` folios have
+    /// been scanned, the lruvec needs aging, or nothing can be evicted. With
+    /// `memcg_reclaim = "v6.1"` (6.1 as released), also stop when should_abort_scan()
+    /// says so, and, if this memcg gave back at least MIN_LRU_BATCH pages without needing
+    /// aging, clear sc->memcgs_need_aging so kswapd skips its next aging pass. With
+    /// `none` (the seeds' patch1-8) neither.
     fn lru_gen_shrink_lruvec(&mut self, k: &mut Kernel, lv: usize, sc: &mut ScanControl) {
+        let v61 = self.memcg_reclaim == MemcgReclaim::V61;
         batch::lru_add_drain(k, self);
         if sc.kswapd {
             self.set_kswapd_walk(k.lruvecs[lv].node as usize);
         }
+        let mut need_aging = false;
+        self.need_swapping = false;
         let mut scanned = 0;
-        loop {
+        let reclaimed = sc.nr_reclaimed;
+        let seq = self.lrugen[lv].max_seq;
+        let completed = loop {
             let swappiness = if sc.may_swap {
                 Self::get_swappiness(k)
             } else if !sc.cgroup_reclaim() && Self::get_swappiness(k) != 0 {
@@ -251,23 +321,44 @@ impl Mglru {
             } else {
                 0
             };
-            let nr_to_scan = self.get_nr_to_scan(k, lv, sc, swappiness);
+            let (nr_to_scan, need) = self.get_nr_to_scan(k, lv, sc, swappiness);
+            if let Some(need) = need {
+                need_aging = need;
+            }
             if nr_to_scan == 0 {
-                break;
+                break false;
             }
             let delta = self.evict_folios(k, lv, sc, swappiness);
             if delta == 0 {
-                break;
+                break false;
             }
             scanned += delta;
             if scanned >= nr_to_scan {
-                break;
+                break true;
             }
-            // 6.1 as released breaks here on should_abort_scan() (seed 000).
+            if v61 && self.should_abort_scan(k, lv, seq, sc) {
+                break true;
+            }
+        };
+        if v61 && completed && sc.nr_reclaimed - reclaimed >= MIN_LRU_BATCH && !need_aging {
+            sc.memcgs_need_aging = false;
         }
-        // ... and clears sc.memcgs_need_aging if this lruvec gave back MIN_LRU_BATCH
-        // pages without needing aging (seed 000).
         self.clear_mm_walk();
+    }
+
+    /// should_abort_scan() (6.1) for lruvec `lv` whose scan began at max_seq `seq`: the
+    /// node's zone, current's fatal signal (an OOM-killed task), evict_folios()'s
+    /// need_swapping. Counts `lru_gen_abort_scan` when it stops the scan.
+    fn should_abort_scan(&mut self, k: &mut Kernel, lv: usize, seq: u64, sc: &mut ScanControl) -> bool {
+        let node = k.lruvecs[lv].node as usize;
+        let aged = self.lrugen[lv].max_seq - seq;
+        let fatal = k.cur.mm.is_some_and(|m| k.mms[m as usize].dead);
+        let zones = std::slice::from_ref(&k.nodes[node].zone);
+        let abort = should_abort_scan_v61(sc, aged, self.need_swapping, fatal, zones).is_some();
+        if abort {
+            sc.count(k, Vm::LruGenAbortScan, k.lruvecs[lv].memcg, 1);
+        }
+        abort
     }
 
     /// Models age_lruvec() (6.1): age an lruvec that needs it, unless it is below
@@ -292,17 +383,24 @@ impl Mglru {
             }
         }
         if need_aging {
-            self.try_to_inc_max_seq(k, lv, max_seq, swappiness != 0, false);
+            self.try_to_inc_max_seq_counted(k, lv, max_seq, swappiness != 0, false);
         }
         true
     }
 
-    /// Models lru_gen_age_node() (6.1) without the memcgs_need_aging gate: kswapd ages
-    /// every memcg of the node; with min_ttl_ms set, if none is usable, the OOM killer
-    /// runs (thrashing protection).
+    /// Models lru_gen_age_node() (6.1): kswapd ages every memcg of the node; with
+    /// min_ttl_ms set, if none is usable, the OOM killer runs (thrashing protection).
+    /// With `memcg_reclaim = "v6.1"`, the memcgs_need_aging gate first: take the
+    /// last_reclaimed snapshot, and skip this round (setting the flag for the next) when
+    /// the flag is clear, as it is on balance_pgdat's first round and after a memcg gave
+    /// back pages without needing aging. `none` (patch1-8) ages every round.
     fn lru_gen_age_node(&mut self, k: &mut Kernel, node: usize, sc: &mut ScanControl) {
         sc.last_reclaimed = sc.nr_reclaimed;
-        // 6.1 as released returns here, once, when !sc.memcgs_need_aging (seed 000).
+        if self.memcg_reclaim == MemcgReclaim::V61 && !sc.memcgs_need_aging {
+            sc.memcgs_need_aging = true;
+            k.vm.add(Vm::LruGenAgingSkipped, 1);
+            return;
+        }
         self.set_kswapd_walk(node);
         let mut success = false;
         for memcg in k.memcgs.iter(ROOT) {
@@ -369,12 +467,32 @@ impl Policy for Mglru {
     /// prepare_scan_count() returns at once with MGLRU.
     fn prepare_scan_control(&mut self, _k: &mut Kernel, _node: usize, _sc: &mut ScanControl) {}
 
+    /// shrink_lruvec() with MGLRU: 6.1's lru_gen_shrink_lruvec (memcg_reclaim `none` or
+    /// `v6.1`), or, under the memcg LRU, 6.3's (only memcg reclaim comes here then).
     fn shrink_lruvec(&mut self, k: &mut Kernel, lv: usize, sc: &mut ScanControl) {
-        self.lru_gen_shrink_lruvec(k, lv, sc);
+        if self.memcg_reclaim == MemcgReclaim::MemcgLru {
+            self.lru_gen_shrink_lruvec_v63(k, lv, sc);
+        } else {
+            self.lru_gen_shrink_lruvec(k, lv, sc);
+        }
+    }
+
+    /// shrink_node() (6.3+): global reclaim under the memcg LRU goes to
+    /// lru_gen_shrink_node; 6.1 (`none`, `v6.1`) keeps shrink_node_memcgs.
+    fn shrink_node(&mut self, k: &mut Kernel, node: usize, sc: &mut ScanControl) -> bool {
+        if self.memcg_reclaim != MemcgReclaim::MemcgLru || !global_reclaim(sc) {
+            return false;
+        }
+        self.lru_gen_shrink_node(k, node, sc);
+        true
     }
 
     fn age_node(&mut self, k: &mut Kernel, node: usize, sc: &mut ScanControl) {
-        self.lru_gen_age_node(k, node, sc);
+        if self.memcg_reclaim == MemcgReclaim::MemcgLru {
+            self.lru_gen_age_node_v63(k, node, sc);
+        } else {
+            self.lru_gen_age_node(k, node, sc);
+        }
     }
 
     /// Models folio_check_references() with 6.1's MGLRU rule in shrink_folio_list before
@@ -430,6 +548,7 @@ impl Policy for Mglru {
         lv: usize,
         seen: &mut dyn FnMut(Pfn, &str) -> Result<(), String>,
     ) -> Result<(), String> {
+        self.check_memcg_lru(k, lv)?;
         let g = &self.lrugen[lv];
         if !g.seq_is_valid() {
             return Err(format!(
