@@ -473,7 +473,7 @@ fn percent(part: f64, whole: f64) -> String {
 }
 
 /// The change from `base` to `x`: `+47.0%` below a doubling, `2.19x` from there.
-fn change(base: f64, x: f64) -> String {
+pub(crate) fn change(base: f64, x: f64) -> String {
     if base == 0.0 {
         return if x == 0.0 { "=".into() } else { "new".into() };
     }
@@ -586,22 +586,22 @@ fn section(out: &mut String, body: &str) {
 }
 
 /// A plain-text table: numeric columns right-aligned, the others left-aligned.
-struct Grid {
+pub(crate) struct Grid {
     rows: Vec<Vec<String>>,
 }
 
 impl Grid {
-    fn new<S: ToString>(header: &[S]) -> Grid {
+    pub(crate) fn new<S: ToString>(header: &[S]) -> Grid {
         Grid {
             rows: vec![header.iter().map(|h| h.to_string()).collect()],
         }
     }
 
-    fn row(&mut self, cells: Vec<String>) {
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
 
-    fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let cols = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let width = |c: usize| {
             self.rows

@@ -1,6 +1,7 @@
 //! Scaling sweeps: every variant of a scenario at each of several values of one or more
 //! keys (each value sets every key), summarized as throughput and lock spin share.
 
+use crate::report::{change, Grid};
 use crate::results::VariantResult;
 use serde::Serialize;
 
@@ -50,7 +51,7 @@ pub fn table(r: &SweepResult) -> String {
             header.push(format!("vs {}", names[0]));
         }
     }
-    let mut rows = vec![header];
+    let mut grid = Grid::new(&header);
     for p in &r.points {
         let mut row = vec![p.value.clone()];
         let base = p.variants.first().map(throughput);
@@ -59,52 +60,24 @@ pub fn table(r: &SweepResult) -> String {
             row.push(format!("{ops:.0}"));
             row.push(format!("{mib:.1}"));
             row.push(format!("{:.2}%", spin_share(v) * 100.0));
-            if i > 0 {
-                let b = base.map_or(0.0, |b| if b.0 > 0.0 { b.0 } else { b.1 });
-                let x = if base.is_some_and(|b| b.0 > 0.0) {
-                    ops
+            if let (true, Some(b)) = (i > 0, base) {
+                // Compare ops/s when the first variant has any, else MiB/s.
+                row.push(if b.0 > 0.0 {
+                    change(b.0, ops)
                 } else {
-                    mib
-                };
-                row.push(if b > 0.0 {
-                    format!("{:+.1}%", (x / b - 1.0) * 100.0)
-                } else {
-                    "-".into()
+                    change(b.1, mib)
                 });
             }
         }
-        rows.push(row);
+        grid.row(row);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| {
-            rows.iter()
-                .map(|r| r.get(c).map_or(0, |s| s.len()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = format!(
-        "{} (seed {}), each value set to: {}\n\n",
+    format!(
+        "{} (seed {}), each value set to: {}\n\n{}",
         r.scenario,
         r.seed,
-        r.keys.join(", ")
-    );
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, s)| {
-                if c == 0 {
-                    format!("{s:<w$}", w = widths[c])
-                } else {
-                    format!("{s:>w$}", w = widths[c])
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
+        r.keys.join(", "),
+        grid.render()
+    )
 }
 
 #[cfg(test)]
