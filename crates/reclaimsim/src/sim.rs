@@ -653,6 +653,10 @@ impl Engine {
                 self.tasks[id].gen += 1;
                 self.maybe_release_barrier(wi);
             }
+            Step::Sleep { until_ns } => {
+                let at = self.wls[wi].start_ns + until_ns;
+                self.schedule(id, at.max(clock));
+            }
             Step::Done => self.thread_done(id, wi, clock),
         }
         self.touches = touches;

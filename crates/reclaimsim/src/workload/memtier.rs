@@ -84,6 +84,11 @@ pub struct MemtierOptions {
     /// Count this run's requests in the results. Default true.
     #[serde(default = "yes")]
     pub measure: bool,
+    /// Not a memtier option: how long the benchmark script sleeps before this run
+    /// starts (seed 000's mixed.sh sleeps 200 s between starting fio and the R:R run).
+    /// Default 0.
+    #[serde(default)]
+    pub delay: Duration,
 }
 
 /// memtier's `--requests`: a count, or `allkeys`.
@@ -284,6 +289,8 @@ struct Run {
     /// Requests per client; `u64::MAX` when `test-time` bounds the run instead.
     requests: u64,
     test_time_ns: Option<u64>,
+    /// The script's sleep before the run.
+    delay_ns: u64,
     clients: u64,
     pipeline: u64,
     stddev: f64,
@@ -427,6 +434,7 @@ impl Run {
             max,
             requests,
             test_time_ns: o.test_time.map(|t| t.0),
+            delay_ns: o.delay.0,
             clients: total as u64,
             pipeline: o.pipeline,
             stddev: if o.key_stddev == 0.0 {
@@ -817,7 +825,10 @@ impl Workload for Memcached {
             self.clients = (0..run.clients).map(|c| run.new_client(c)).collect();
             self.active = Some((r, now_ns));
         }
-        let start = self.active.map_or(now_ns, |a| a.1);
+        let start = self.active.map_or(now_ns, |a| a.1) + run.delay_ns;
+        if now_ns < start {
+            return Step::Sleep { until_ns: start };
+        }
         let time_up = run
             .test_time_ns
             .is_some_and(|t| now_ns >= start.saturating_add(t));

@@ -72,6 +72,9 @@ pub enum Step {
     /// Nothing to do until every thread of this workload has reached the barrier
     /// (end of a memtier phase): the engine parks the thread until then.
     Barrier,
+    /// Nothing to do until `until_ns` (since the workload started): the thread sleeps
+    /// off its CPU (a benchmark script's `sleep` between two runs).
+    Sleep { until_ns: u64 },
     /// The thread has finished.
     Done,
 }
