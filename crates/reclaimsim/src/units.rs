@@ -104,7 +104,7 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
         }
     };
     let v = n * mult;
-    if !v.is_finite() || v < 0.0 || v > 1e18 {
+    if !v.is_finite() || !(0.0..=1e18).contains(&v) {
         return Err(format!("`{s}` is out of range"));
     }
     Ok(v.round() as u64)

@@ -123,9 +123,8 @@ fn lru_note_cost(k: &mut Kernel, lv: usize, file: bool, nr: u64) {
 pub fn get_scan_count(k: &Kernel, lv: usize, sc: &mut ScanControl) -> [u64; 4] {
     let memcg = k.lruvecs[lv].memcg;
     let swappiness = k.cfg.swappiness as u64;
-    let (balance, fraction, denominator) = if !sc.may_swap || !k.can_swap() {
-        (ScanBalance::File, [0, 0], 1)
-    } else if sc.cgroup_reclaim() && swappiness == 0 {
+    // No swap, or cgroup reclaim with swappiness 0: file only.
+    let (balance, fraction, denominator) = if !sc.may_swap || !k.can_swap() || (sc.cgroup_reclaim() && swappiness == 0) {
         (ScanBalance::File, [0, 0], 1)
     } else if sc.priority == 0 && swappiness != 0 {
         (ScanBalance::Equal, [0, 0], 1)
@@ -453,10 +452,10 @@ impl Policy for Classic {
         // Global direct reclaim at DEF_PRIORITY scans everything it planned (6.1).
         let mut scan_adjusted = !sc.cgroup_reclaim() && !sc.kswapd && sc.priority == DEF_PRIORITY;
         while nr[lru::INACTIVE_ANON] > 0 || nr[lru::ACTIVE_FILE] > 0 || nr[lru::INACTIVE_FILE] > 0 {
-            for l in 0..4 {
-                if nr[l] > 0 {
-                    let chunk = nr[l].min(SWAP_CLUSTER_MAX);
-                    nr[l] -= chunk;
+            for (l, n) in nr.iter_mut().enumerate() {
+                let chunk = (*n).min(SWAP_CLUSTER_MAX);
+                if chunk > 0 {
+                    *n -= chunk;
                     reclaimed += self.shrink_list(k, l, chunk, lv, sc);
                 }
             }

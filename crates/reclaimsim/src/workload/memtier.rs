@@ -615,7 +615,7 @@ impl Slabs {
         }
         let c = &mut self.classes[class];
         let chunk = c.free.pop().unwrap_or_else(|| {
-            if c.used.is_multiple_of(c.perslab) {
+            if c.used % c.perslab == 0 {
                 c.slabs.push(self.next_slab);
                 self.next_slab += 1;
             }
