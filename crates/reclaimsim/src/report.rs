@@ -96,9 +96,9 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
     if !v.memcgs.is_empty() {
         let stat: Vec<usize> = (0..MEMCG_STAT.len())
             .filter(|&c| {
-                v.memcgs.values().any(|m| {
-                    memcg_stat(m, c).is_some_and(|n| c < MEMCG_STAT_OPTIONAL || n > 0)
-                })
+                v.memcgs
+                    .values()
+                    .any(|m| memcg_stat(m, c).is_some_and(|n| c < MEMCG_STAT_OPTIONAL || n > 0))
             })
             .collect();
         let events: Vec<&str> = MEMCG_EVENTS
@@ -295,10 +295,26 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
         );
     }
     if vs.iter().any(|v| v.alloc_stall.calls > 0) {
-        row("alloc stalls".into(), &|v| v.alloc_stall.calls as f64, &count);
-        row("alloc stall p50".into(), &|v| v.alloc_stall.p50_ns as f64, &human_ns);
-        row("alloc stall p99".into(), &|v| v.alloc_stall.p99_ns as f64, &human_ns);
-        row("alloc stall max".into(), &|v| v.alloc_stall.max_ns as f64, &human_ns);
+        row(
+            "alloc stalls".into(),
+            &|v| v.alloc_stall.calls as f64,
+            &count,
+        );
+        row(
+            "alloc stall p50".into(),
+            &|v| v.alloc_stall.p50_ns as f64,
+            &human_ns,
+        );
+        row(
+            "alloc stall p99".into(),
+            &|v| v.alloc_stall.p99_ns as f64,
+            &human_ns,
+        );
+        row(
+            "alloc stall max".into(),
+            &|v| v.alloc_stall.max_ns as f64,
+            &human_ns,
+        );
     }
     for path in compare_memcgs(vs, verbose) {
         let stat = |v: &VariantResult, key: &str| {
@@ -319,19 +335,30 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
             if *key == "pgsteal" {
                 // The share of all reclaim (the root's hierarchical pgsteal).
                 let share = |v: &VariantResult| {
-                    let all = v.memcgs.get("/").map_or(0, |m| {
-                        memcg_stat(m, MEMCG_STAT.iter().position(|(k, _)| *k == "pgsteal").unwrap())
-                            .unwrap_or(0)
-                    });
+                    let all = v
+                        .memcgs
+                        .get("/")
+                        .and_then(|m| memcg_stat(m, pgsteal_col()))
+                        .unwrap_or(0);
                     if all == 0 {
                         0.0
                     } else {
                         stat(v, "pgsteal") / all as f64 * 100.0
                     }
                 };
-                row(format!("{path} pgsteal share"), &share, &|x| format!("{x:.1}%"));
+                row(format!("{path} pgsteal share"), &share, &|x| {
+                    format!("{x:.1}%")
+                });
             }
         }
+    }
+    let children = compare_memcgs(vs, verbose);
+    if children.len() > 1 && vs.iter().any(|v| pgsteal_jain(v, &children) > 0.0) {
+        row(
+            "pgsteal fairness (Jain)".into(),
+            &|v| pgsteal_jain(v, &children),
+            &|x| format!("{x:.3}"),
+        );
     }
     let locks: BTreeSet<&String> = vs.iter().flat_map(|v| v.locks.keys()).collect();
     for l in locks {
@@ -513,7 +540,11 @@ fn vmstat_names(vs: &[VariantResult], verbose: bool) -> Vec<&str> {
 /// is the sum of all), or the root alone; none past 16 memcgs unless `verbose`.
 fn compare_memcgs(vs: &[VariantResult], verbose: bool) -> Vec<&String> {
     let paths: BTreeSet<&String> = vs.iter().flat_map(|v| v.memcgs.keys()).collect();
-    let children: Vec<&String> = paths.iter().copied().filter(|p| p.as_str() != "/").collect();
+    let children: Vec<&String> = paths
+        .iter()
+        .copied()
+        .filter(|p| p.as_str() != "/")
+        .collect();
     if children.is_empty() {
         return paths.into_iter().collect();
     }
@@ -521,6 +552,31 @@ fn compare_memcgs(vs: &[VariantResult], verbose: bool) -> Vec<&String> {
         return Vec::new();
     }
     children
+}
+
+/// Jain's fairness index of the memcgs' pgsteal, (sum x)^2 / (n sum x^2): 1 when all
+/// reclaimed equally, 1/n when one memcg took it all; 0 when nothing was reclaimed.
+fn pgsteal_jain(v: &VariantResult, memcgs: &[&String]) -> f64 {
+    let c = pgsteal_col();
+    let xs: Vec<f64> = memcgs
+        .iter()
+        .map(|p| v.memcgs.get(*p).and_then(|m| memcg_stat(m, c)).unwrap_or(0) as f64)
+        .collect();
+    let sum: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    if sq == 0.0 {
+        0.0
+    } else {
+        sum * sum / (xs.len() as f64 * sq)
+    }
+}
+
+/// The pgsteal column of `MEMCG_STAT`.
+fn pgsteal_col() -> usize {
+    MEMCG_STAT
+        .iter()
+        .position(|(k, _)| *k == "pgsteal")
+        .expect("MEMCG_STAT has pgsteal")
 }
 
 /// Column `c` of `MEMCG_STAT` for one memcg.
@@ -738,6 +794,55 @@ mod tests {
             .unwrap_or_default();
         assert!(rmap.contains("60.00%") && rmap.contains("-50.0%"), "{out}");
         assert!(out.contains("kswapd profiles"));
+    }
+
+    #[test]
+    fn compare_shows_stalls_memcg_shares_and_the_description() {
+        let with = |name: &str, a: u64, b: u64, p99: u64| {
+            let mut v = variant(name, 1.0, 1);
+            for (path, steal) in [("/", a + b), ("/a", a), ("/b", b)] {
+                let mut m = MemcgResult::default();
+                m.stat.insert("pgsteal_kswapd".into(), steal);
+                m.stat.insert("pgsteal_direct".into(), 0);
+                m.stat.insert("lru_gen_aging".into(), 3);
+                v.memcgs.insert(path.into(), m);
+            }
+            v.alloc_stall = crate::results::AllocStall {
+                calls: 10,
+                p50_ns: 1000,
+                p99_ns: p99,
+                max_ns: p99,
+            };
+            v
+        };
+        let r = RunResult {
+            scenario: "s".into(),
+            description: "seed: +119%".into(),
+            seed: 1,
+            variants: vec![with("x", 50, 50, 2_000_000), with("y", 100, 0, 1_000_000)],
+        };
+        let out = compare(&r, false);
+        let line = |start: &str| {
+            out.lines()
+                .find(|l| l.starts_with(start))
+                .unwrap_or_else(|| panic!("no {start}: {out}"))
+                .to_string()
+        };
+        assert!(out.lines().nth(1) == Some("seed: +119%"), "{out}");
+        assert!(line("alloc stall p99").contains("2.00ms"));
+        assert!(line("alloc stall p99").contains("-50.0%"));
+        let share = line("/a pgsteal share");
+        assert!(
+            share.contains("50.0%") && share.contains("100.0%"),
+            "{share}"
+        );
+        assert!(line("/a lru_gen_aging").contains('3'));
+        let jain = line("pgsteal fairness (Jain)");
+        assert!(jain.contains("1.000") && jain.contains("0.500"), "{jain}");
+        assert!(
+            !out.contains("\n/ pgsteal"),
+            "the root is the total, not a row"
+        );
     }
 
     #[test]

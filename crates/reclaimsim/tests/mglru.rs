@@ -54,6 +54,9 @@ cpus = 4
 swap = { device = "zram", size = "128MiB" }
 [kernel]
 policy = "mglru"
+# patch1-8's reclaim: kswapd ages both memcgs every round, so both anon and file are
+# reclaimed (6.1's default skips aging while /io gives back clean pages without it).
+memcg_reclaim = "none"
 [[memcg]]
 path = "/kv"
 [[memcg]]

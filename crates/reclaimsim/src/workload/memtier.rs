@@ -1068,6 +1068,43 @@ mod tests {
     }
 
     #[test]
+    fn a_delayed_run_sleeps_from_its_start_then_serves() {
+        let o = options(
+            "threads=2\n[[phase]]\nkey-pattern='P:P'\nratio='1:0'\nrequests='allkeys'\n\
+             key-minimum=1\nkey-maximum=10\nclients=1\nthreads=2\n\
+             [[phase]]\nkey-pattern='R:R'\nratio='0:1'\nrequests=3\nkey-minimum=1\n\
+             key-maximum=10\nclients=1\nthreads=2\ndelay='200ms'",
+        );
+        let mut w = Memcached::new(&o, 0).unwrap();
+        let mut out = Vec::new();
+        for t in 0..2 {
+            while matches!(w.next(t, 0, &mut out), Step::Op { .. }) {
+                out.clear();
+            }
+        }
+        // The barrier is released at 5 ms: both threads sleep until 205 ms.
+        for t in 0..2 {
+            assert_eq!(
+                w.next(t, 5_000_000, &mut out),
+                Step::Sleep {
+                    until_ns: 205_000_000
+                }
+            );
+            assert!(out.is_empty());
+        }
+        assert_eq!(
+            w.next(1, 100_000_000, &mut out),
+            Step::Sleep {
+                until_ns: 205_000_000
+            }
+        );
+        assert!(matches!(
+            w.next(0, 205_000_000, &mut out),
+            Step::Op { phase: 1, .. }
+        ));
+    }
+
+    #[test]
     fn deterministic_per_seed() {
         let text = "threads=3\n[[phase]]\nkey-pattern='R:R'\nratio='1:3'\nrequests=300\n\
                     key-minimum=1\nkey-maximum=5000\nclients=2\nthreads=2\nrandomize=true\n\

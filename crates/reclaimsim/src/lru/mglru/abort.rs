@@ -62,7 +62,10 @@ pub fn should_abort_scan_v61(
         return None;
     }
     let mark = if sc.kswapd { WMARK_HIGH } else { WMARK_LOW };
-    if zones.iter().any(|z| z.managed > 0 && z.wmark[mark] > z.free) {
+    if zones
+        .iter()
+        .any(|z| z.managed > 0 && z.wmark[mark] > z.free)
+    {
         return None;
     }
     sc.nr_reclaimed += MIN_LRU_BATCH;
@@ -136,7 +139,11 @@ mod tests {
         let mut sc = direct(DEF_PRIORITY, 31);
         assert_eq!(should_abort_scan_v61(&mut sc, 0, true, false, &z), None);
         sc.nr_reclaimed = 32;
-        assert_eq!(should_abort_scan_v61(&mut sc, 0, false, false, &z), None, "file only");
+        assert_eq!(
+            should_abort_scan_v61(&mut sc, 0, false, false, &z),
+            None,
+            "file only"
+        );
         assert_eq!(
             should_abort_scan_v61(&mut sc, 0, true, false, &z),
             Some(Abort::Swapping)
@@ -192,7 +199,11 @@ mod tests {
     #[test]
     fn low_priority_numbers_keep_scanning_for_fairness() {
         let z = [zone(10_000)];
-        for (priority, stops) in [(DEF_PRIORITY, false), (DEF_PRIORITY - 1, false), (DEF_PRIORITY - 2, true)] {
+        for (priority, stops) in [
+            (DEF_PRIORITY, false),
+            (DEF_PRIORITY - 1, false),
+            (DEF_PRIORITY - 2, true),
+        ] {
             let mut sc = direct(priority, 100);
             assert_eq!(
                 should_abort_scan_v61(&mut sc, 0, false, false, &z).is_some(),

@@ -94,7 +94,8 @@ pub struct MemcgVisit {
 /// The seed of node `node`'s memcg-LRU PRNG, from the scenario seed (a SplitMix64 step
 /// over the seed, a stream constant and the node).
 pub fn node_seed(seed: u64, node: usize) -> u64 {
-    let mut z = (seed ^ 0x6d65_6d63_675f_6c72 ^ ((node as u64) << 32)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z =
+        (seed ^ 0x6d65_6d63_675f_6c72 ^ ((node as u64) << 32)).wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -137,7 +138,10 @@ impl MemcgLru {
     fn unlink(&mut self, memcg: MemcgId) -> MemcgLruPos {
         let p = self.pos_of(memcg);
         let bin = &mut self.fifo[p.gen][p.bin];
-        let i = bin.iter().position(|&m| m == memcg).expect("memcg in its bin");
+        let i = bin
+            .iter()
+            .position(|&m| m == memcg)
+            .expect("memcg in its bin");
         bin.remove(i);
         p
     }
@@ -242,7 +246,10 @@ impl MemcgLru {
         }
         let total: u64 = self.nr_memcgs.iter().sum();
         if total > 0 && self.nr_memcgs[get_memcg_gen(self.seq)] == 0 {
-            return Err(format!("memcg LRU seq {}: the old generation is empty", self.seq));
+            return Err(format!(
+                "memcg LRU seq {}: the old generation is empty",
+                self.seq
+            ));
         }
         Ok(())
     }
@@ -353,9 +360,15 @@ impl Mglru {
     /// due or at the default priority (0 with fewer than MIN_NR_GENS + 1 generations);
     /// otherwise age here, every reclaimer alike, and return -1 (rotate this memcg to
     /// the young generation) if that worked.
-    fn get_nr_to_scan_v63(&mut self, k: &mut Kernel, lv: usize, sc: &ScanControl, swappiness: u32) -> i64 {
+    fn get_nr_to_scan_v63(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        sc: &ScanControl,
+        swappiness: u32,
+    ) -> i64 {
         let memcg = k.lruvecs[lv].memcg;
-        if k.memcgs.below_min(ROOT, memcg) {
+        if k.memcgs.below_min(sc.root(), memcg) {
             return 0;
         }
         let can_swap = swappiness != 0;
@@ -523,7 +536,12 @@ impl Mglru {
     /// its node's walk, set_initial_priority, kswapd counts from zero so the target
     /// applies to this pass, shrink_many; kswapd never fails (6.3-6.11 reset
     /// kswapd_failures unconditionally).
-    pub(super) fn lru_gen_shrink_node(&mut self, k: &mut Kernel, node: usize, sc: &mut ScanControl) {
+    pub(super) fn lru_gen_shrink_node(
+        &mut self,
+        k: &mut Kernel,
+        node: usize,
+        sc: &mut ScanControl,
+    ) {
         let reclaimed = sc.nr_reclaimed;
         if sc.may_writepage && sc.may_unmap {
             batch::lru_add_drain(k, self);
@@ -545,7 +563,12 @@ impl Mglru {
 
     /// Models lru_gen_shrink_lruvec() (6.3) for memcg reclaim under the memcg LRU: drain,
     /// try_to_shrink_lruvec, and a memcg that had to be aged goes to the young generation.
-    pub(super) fn lru_gen_shrink_lruvec_v63(&mut self, k: &mut Kernel, lv: usize, sc: &mut ScanControl) {
+    pub(super) fn lru_gen_shrink_lruvec_v63(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        sc: &mut ScanControl,
+    ) {
         batch::lru_add_drain(k, self);
         if self.try_to_shrink_lruvec(k, lv, sc) {
             self.lru_gen_rotate_memcg(k, lv, MemcgOp::Young);
@@ -563,7 +586,9 @@ impl Mglru {
             lru.check().map_err(|e| format!("node {node}: {e}"))?;
         }
         if lru.pos[memcg as usize].is_none() {
-            return Err(format!("lruvec {lv}: memcg {memcg} is not on node {node}'s memcg LRU"));
+            return Err(format!(
+                "lruvec {lv}: memcg {memcg} is not on node {node}'s memcg LRU"
+            ));
         }
         Ok(())
     }
@@ -605,11 +630,19 @@ mod tests {
         l.rotate(1, MemcgOp::Tail);
         let p = l.pos_of(1);
         assert_eq!((p.gen, p.seg), (0, Seg::Tail));
-        assert_eq!(l.fifo[0][p.bin].back(), Some(&1), "at the tail of its new bin");
+        assert_eq!(
+            l.fifo[0][p.bin].back(),
+            Some(&1),
+            "at the tail of its new bin"
+        );
         l.rotate(2, MemcgOp::Head);
         let p = l.pos_of(2);
         assert_eq!((p.gen, p.seg), (0, Seg::Head));
-        assert_eq!(l.fifo[0][p.bin].front(), Some(&2), "at the head of its new bin");
+        assert_eq!(
+            l.fifo[0][p.bin].front(),
+            Some(&2),
+            "at the head of its new bin"
+        );
         assert_eq!((l.seq, l.nr_memcgs), (0, [2, 0]), "no generation change");
         l.check().unwrap();
     }
@@ -631,7 +664,10 @@ mod tests {
         l.rotate(1, MemcgOp::Old);
         assert_eq!(l.pos_of(1).gen, 0);
         assert_eq!(l.nr_memcgs, [3, 0]);
-        assert_eq!(l.seq, 0, "the young generation emptying does not advance seq");
+        assert_eq!(
+            l.seq, 0,
+            "the young generation emptying does not advance seq"
+        );
         l.check().unwrap();
     }
 

@@ -29,9 +29,9 @@ pub mod workingset;
 
 use self::abort::{global_reclaim, should_abort_scan_v61};
 use self::aging::{MmState, MmWalk};
-use self::memcg_lru::MemcgLru;
 use self::debugfs::LruGenCmd;
 use self::gen::*;
+use self::memcg_lru::MemcgLru;
 use super::{Policy, Verdict};
 use crate::batch;
 use crate::config::MemcgReclaim;
@@ -87,7 +87,7 @@ impl Mglru {
 
     /// Models lru_gen_init_lruvec() for every lruvec, at boot (time 0); under
     /// `memcg-lru`, also lru_gen_init_pgdat() for every node, each with a PRNG derived
-    /// from `seed`, and lru_gen_online_memcg() for every memcg, parents first.
+    /// from `seed`, and lru_gen_online_memcg() for every memcg in creation order.
     pub fn with_seed(k: &Kernel, seed: u64) -> Self {
         let n = k.lruvecs.len();
         let mut p = Mglru {
@@ -109,8 +109,10 @@ impl Mglru {
             p.memcg_lru = (0..k.nr_nodes())
                 .map(|node| MemcgLru::new(nr, memcg_lru::node_seed(seed, node)))
                 .collect();
-            for memcg in k.memcgs.iter(ROOT) {
-                p.lru_gen_online_memcg(memcg);
+            // mem_cgroup_css_online() runs as memcgs are created: parents first, in the
+            // scenario's order (memcg ids).
+            for memcg in 0..k.memcgs.cgs.len() {
+                p.lru_gen_online_memcg(memcg as MemcgId);
             }
         }
         p
@@ -349,7 +351,13 @@ impl Mglru {
     /// should_abort_scan() (6.1) for lruvec `lv` whose scan began at max_seq `seq`: the
     /// node's zone, current's fatal signal (an OOM-killed task), evict_folios()'s
     /// need_swapping. Counts `lru_gen_abort_scan` when it stops the scan.
-    fn should_abort_scan(&mut self, k: &mut Kernel, lv: usize, seq: u64, sc: &mut ScanControl) -> bool {
+    fn should_abort_scan(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        seq: u64,
+        sc: &mut ScanControl,
+    ) -> bool {
         let node = k.lruvecs[lv].node as usize;
         let aged = self.lrugen[lv].max_seq - seq;
         let fatal = k.cur.mm.is_some_and(|m| k.mms[m as usize].dead);

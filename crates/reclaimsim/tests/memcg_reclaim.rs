@@ -1,0 +1,361 @@
+//! MGLRU with many memcgs (`kernel.memcg_reclaim`): the three variants end to end with
+//! the invariant checker on, and their mechanisms driven directly: 6.1's aging feedback
+//! and backoff (`v6.1` against `none`, the seeds' patch1-8) and the 6.3 memcg LRU's
+//! walk of its bins (`memcg-lru`).
+
+use reclaimsim::fault;
+use reclaimsim::kernel::{Exec, Kernel};
+use reclaimsim::lru::mglru::memcg_lru::{MemcgVisit, MEMCG_NR_BINS};
+use reclaimsim::lru::mglru::Mglru;
+use reclaimsim::lru::Policy;
+use reclaimsim::memcg::MemcgId;
+use reclaimsim::mm::{Mm, VmaKind};
+use reclaimsim::pagecache::File;
+use reclaimsim::results::VariantResult;
+use reclaimsim::scenario;
+use reclaimsim::sim::{self, RunOptions};
+use reclaimsim::stats::Vm;
+use reclaimsim::vmscan::{self, ScanControl};
+
+/// Seed 000's mixed workload at 64 MiB: memcached (anon) and fio (page cache) in two
+/// memcgs with working sets at 123% of memory; fio starts after the populate, the R:R
+/// run 100 ms later.
+const MIXED: &str = r#"
+name = "mixed"
+seed = 5
+[machine]
+memory = "64MiB"
+cpus = 5
+swap = { device = "ramdisk", size = "27MiB" }
+[kernel]
+policy = "mglru"
+[[memcg]]
+path = "/kv"
+[[memcg]]
+path = "/io"
+[[workload]]
+name = "kv"
+memcg = "/kv"
+cpus = [0, 1]
+[workload.memcached]
+threads = 2
+[[workload.memcached.phase]]
+name = "populate"
+key-pattern = "P:P"
+ratio = "1:0"
+data-size = 2000
+key-minimum = 1
+key-maximum = 24400
+requests = "allkeys"
+clients = 1
+threads = 2
+pipeline = 8
+measure = false
+[[workload.memcached.phase]]
+name = "run"
+key-pattern = "R:R"
+ratio = "0:1"
+data-size = 2000
+key-minimum = 1
+key-maximum = 24400
+requests = "allkeys"
+clients = 1
+threads = 2
+pipeline = 8
+randomize = true
+distinct-client-seed = true
+delay = "100ms"
+[[workload]]
+name = "io"
+memcg = "/io"
+cpus = [2, 3]
+after = "kv:populate"
+until = "kv"
+[workload.fio]
+rw = "randread"
+numjobs = 2
+size = "12672KiB"
+random_distribution = "random"
+norandommap = true
+time_based = true
+ramp_time = "100ms"
+runtime = "100s"
+"#;
+
+fn run(text: &str, sets: &[&str], check: bool) -> VariantResult {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let s = scenario::parse(text, "test.toml", &sets, None)
+        .unwrap_or_else(|e| panic!("bad test scenario: {e}"))
+        .base;
+    sim::run(
+        &s,
+        "base",
+        RunOptions {
+            check,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{sets:?}: {e}"))
+}
+
+fn vm(r: &VariantResult, name: &str) -> u64 {
+    r.vmstat[name]
+}
+
+fn stat(r: &VariantResult, memcg: &str, key: &str) -> u64 {
+    r.memcgs[memcg].stat[key]
+}
+
+#[test]
+fn the_three_variants_keep_every_invariant_and_show_their_mechanism() {
+    let none = run(MIXED, &["kernel.memcg_reclaim=none"], true);
+    let v61 = run(MIXED, &["kernel.memcg_reclaim=v6.1"], true);
+    let lru = run(MIXED, &["kernel.memcg_reclaim=memcg-lru"], true);
+    for r in [&none, &v61, &lru] {
+        assert!(r.workloads["kv:run"].ops > 40_000, "{:?}", r.workloads);
+        assert!(r.workloads["io"].ops > 0);
+        assert!(vm(r, "pgsteal_kswapd") > 1000, "kswapd reclaimed");
+        assert!(r.oom_kills.is_empty());
+    }
+    // patch1-8: kswapd ages every memcg each round; no feedback, no backoff.
+    assert_eq!(vm(&none, "lru_gen_aging_skipped"), 0);
+    assert_eq!(vm(&none, "lru_gen_abort_scan"), 0);
+    assert!(
+        stat(&none, "/kv", "lru_gen_aging") > 0,
+        "memcached was aged"
+    );
+    // 6.1: while fio gives back clean pages without aging, kswapd skips aging, so the
+    // idle memcached is aged (and swapped) less.
+    assert!(vm(&v61, "lru_gen_aging_skipped") > 0);
+    assert!(
+        stat(&v61, "/kv", "lru_gen_aging") < stat(&none, "/kv", "lru_gen_aging"),
+        "v6.1 {} vs none {}",
+        stat(&v61, "/kv", "lru_gen_aging"),
+        stat(&none, "/kv", "lru_gen_aging")
+    );
+    assert!(stat(&v61, "/kv", "pswpin") < stat(&none, "/kv", "pswpin"));
+    assert!(stat(&v61, "/io", "pgsteal_kswapd") > stat(&none, "/io", "pgsteal_kswapd"));
+    // 6.3: no memcgs_need_aging gate; reclaim goes through shrink_many.
+    assert_eq!(vm(&lru, "lru_gen_aging_skipped"), 0);
+    // Every direct reclaim call was timed.
+    for r in [&none, &v61, &lru] {
+        assert_eq!(r.alloc_stall.calls, vm(r, "allocstall_normal"));
+        if r.alloc_stall.calls > 0 {
+            let s = &r.alloc_stall;
+            assert!(s.p50_ns <= s.p99_ns && s.p99_ns <= s.max_ns, "{s:?}");
+        }
+    }
+}
+
+#[test]
+fn the_memcg_lru_is_deterministic_per_seed() {
+    let sets = ["kernel.memcg_reclaim=memcg-lru", "duration=300ms"];
+    let a = run(MIXED, &sets, false);
+    let b = run(MIXED, &sets, false);
+    assert_eq!(a.without_wall_time(), b.without_wall_time());
+}
+
+/// A kernel and an MGLRU policy built from a scenario's machine, kernel and memcgs.
+fn system(text: &str, memcg_reclaim: &str, seed: u64) -> (Kernel, Mglru) {
+    let full = format!(
+        "name = \"t\"\nseed = {seed}\n{text}\n[[workload]]\nname = \"idle\"\n[workload.anon]\nsize = \"4KiB\"\n"
+    );
+    let sets = vec![format!("kernel.memcg_reclaim={memcg_reclaim}")];
+    let s = scenario::parse(&full, "t.toml", &sets, None)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .base;
+    let mut k = Kernel::new(&s);
+    let p = Mglru::with_seed(&k, s.seed);
+    k.cur = Exec::new(0, 0, false, None);
+    (k, p)
+}
+
+/// Reads `pages` pages of a new file as a task of `memcg` (they go to the oldest
+/// generation: evictable at once).
+fn read_file(k: &mut Kernel, p: &mut Mglru, memcg: MemcgId, pages: u64) {
+    k.files.push(File::new(pages, false));
+    let f = (k.files.len() - 1) as u32;
+    for i in 0..pages {
+        fault::filemap_read(k, p, memcg, f, i).expect("read");
+    }
+}
+
+/// Faults in `pages` pages of anonymous memory of a new process of `memcg` (writes).
+fn fault_anon(k: &mut Kernel, p: &mut Mglru, memcg: MemcgId, pages: u64) {
+    let id = k.mms.len() as u32;
+    let mut mm = Mm {
+        memcg,
+        ..Default::default()
+    };
+    let v = mm.add_vma(pages, VmaKind::Anon);
+    let start = mm.vmas[v].start;
+    k.mms.push(mm);
+    k.cur.mm = Some(id);
+    for i in 0..pages {
+        fault::handle_mm_fault(k, p, id, start + i, true).expect("fault");
+    }
+    k.cur.mm = None;
+}
+
+const ANON_MACHINE: &str = r#"
+[machine]
+memory = "256MiB"
+cpus = 2
+swap = { device = "ramdisk", size = "256MiB" }
+[kernel]
+policy = "mglru"
+[[memcg]]
+path = "/a"
+"#;
+
+/// 20,000 pages of anon in /a, aged three times (forced walks) so that they sit in the
+/// oldest of three generations, ready for eviction without aging.
+fn aged_anon(memcg_reclaim: &str) -> (Kernel, Mglru, usize) {
+    let (mut k, mut p) = system(ANON_MACHINE, memcg_reclaim, 1);
+    let a = k.memcgs.by_path("/a").unwrap();
+    fault_anon(&mut k, &mut p, a, 20_000);
+    let age = reclaimsim::lru::mglru::debugfs::parse_commands(
+        "+ /a 0 max 60 1; + /a 0 max 60 1; + /a 0 max 60 1",
+    )
+    .unwrap();
+    p.lru_gen_write(&mut k, &age).expect("aging");
+    let lv = k.lruvec(a, 0);
+    (k, p, lv)
+}
+
+#[test]
+fn backoff_stops_a_direct_reclaim_scan_once_it_met_its_target_while_swapping() {
+    // Direct reclaim at priority 6: this memcg's share is 20000 >> 6 = 312 folios.
+    let mut reclaimed = Vec::new();
+    for variant in ["none", "v6.1"] {
+        let (mut k, mut p, lv) = aged_anon(variant);
+        let mut sc = ScanControl::new(32, None, false);
+        sc.priority = 6;
+        p.shrink_lruvec(&mut k, lv, &mut sc);
+        reclaimed.push(sc.nr_reclaimed);
+    }
+    let (none, v61) = (reclaimed[0], reclaimed[1]);
+    assert!(none >= 312, "without backoff the whole share: {none}");
+    assert!(
+        (32..=64).contains(&v61),
+        "with backoff one batch of 64 isolated folios: {v61}"
+    );
+}
+
+#[test]
+fn a_memcg_that_gave_back_pages_without_aging_lets_kswapd_skip_aging() {
+    for variant in ["none", "v6.1"] {
+        let (mut k, mut p, lv) = aged_anon(variant);
+        k.cur = Exec::new(k.cur.clock, 1, true, None);
+        let mut sc = ScanControl::new(1000, None, true);
+        sc.priority = 7;
+        // balance_pgdat's first round: memcgs_need_aging starts clear.
+        p.age_node(&mut k, 0, &mut sc);
+        if variant == "v6.1" {
+            assert!(sc.memcgs_need_aging, "the skip sets the flag for next time");
+            assert_eq!(k.vm.get(Vm::LruGenAgingSkipped), 1);
+        } else {
+            assert_eq!(k.vm.get(Vm::LruGenAgingSkipped), 0);
+        }
+        sc.memcgs_need_aging = true;
+        p.shrink_lruvec(&mut k, lv, &mut sc);
+        assert!(sc.nr_reclaimed >= 64, "{variant}: {}", sc.nr_reclaimed);
+        // 6.1 clears the flag: this memcg evicted 64+ pages and needed no aging.
+        assert_eq!(sc.memcgs_need_aging, variant == "none", "{variant}");
+        assert_eq!(sc.last_reclaimed, 0, "snapshot taken by lru_gen_age_node");
+        let skipped0 = k.vm.get(Vm::LruGenAgingSkipped);
+        p.age_node(&mut k, 0, &mut sc);
+        let skipped = k.vm.get(Vm::LruGenAgingSkipped) - skipped0;
+        assert_eq!(skipped, u64::from(variant == "v6.1"), "{variant}");
+        assert_eq!(sc.last_reclaimed, sc.nr_reclaimed);
+    }
+}
+
+const MANY: &str = r#"
+[machine]
+memory = "256MiB"
+cpus = 2
+[kernel]
+policy = "mglru"
+[[memcg]]
+path = "/m{i}"
+instances = 6
+"#;
+
+/// The visits of each shrink_many call must follow the bins from the random first one,
+/// in order, each in the old generation as it was when the walk reached the bin.
+fn check_bin_order(visits: &[MemcgVisit]) {
+    let mut i = 0;
+    while i < visits.len() {
+        let call = visits[i].call;
+        let mut last = 0;
+        while i < visits.len() && visits[i].call == call {
+            let v = visits[i];
+            let step = (v.bin + MEMCG_NR_BINS - v.first_bin) % MEMCG_NR_BINS;
+            assert!(
+                step >= last,
+                "call {call}: bin {} after step {last}: {visits:?}",
+                v.bin
+            );
+            last = step;
+            i += 1;
+        }
+    }
+}
+
+#[test]
+fn the_memcg_lru_walks_bins_in_order_and_reaches_every_memcg() {
+    let (mut k, mut p) = system(MANY, "memcg-lru", 7);
+    let memcgs: Vec<MemcgId> = (1..=6).collect();
+    for &m in &memcgs {
+        read_file(&mut k, &mut p, m, 5_000);
+    }
+    for lru in &p.memcg_lru {
+        lru.check().unwrap();
+    }
+    // Every memcg (and the root) was onlined into the old generation.
+    assert_eq!(p.memcg_lru[0].nr_memcgs.iter().sum::<u64>(), 7);
+    p.memcg_lru[0].trace = Some(Vec::new());
+    let before: Vec<u64> = k.memcgs.cgs.iter().map(|c| c.usage).collect();
+    for _ in 0..200 {
+        let got = vmscan::try_to_free_pages(&mut k, &mut p);
+        assert!(got >= 32, "direct reclaim met its target: {got}");
+    }
+    let visits = p.memcg_lru[0].trace.take().unwrap();
+    check_bin_order(&visits);
+    // Eventual fairness: every memcg gave back pages.
+    for &m in &memcgs {
+        assert!(
+            k.memcgs.cgs[m as usize].usage < before[m as usize],
+            "memcg {m} untouched"
+        );
+    }
+    for lru in &p.memcg_lru {
+        lru.check().unwrap();
+    }
+    let check = reclaimsim::check::check(&k, &p);
+    assert!(check.is_ok(), "{check:?}");
+}
+
+#[test]
+fn memcg_limit_reclaim_keeps_shrink_node_memcgs_under_the_memcg_lru() {
+    let (mut k, mut p) = system(MANY, "memcg-lru", 3);
+    read_file(&mut k, &mut p, 2, 3_000);
+    p.memcg_lru[0].trace = Some(Vec::new());
+    let got = vmscan::try_to_free_mem_cgroup_pages(&mut k, &mut p, 2, 64);
+    assert!(got >= 64, "{got}");
+    assert_eq!(
+        p.memcg_lru[0].trace.as_ref().unwrap().len(),
+        0,
+        "no shrink_many for a memcg's own limit"
+    );
+    assert_eq!(
+        k.vm.get(Vm::PgstealDirect),
+        0,
+        "cgroup reclaim counts in the memcg only"
+    );
+    assert!(k.memcgs.cgs[2].stat.get(Vm::PgstealDirect) >= 64);
+    for lru in &p.memcg_lru {
+        lru.check().unwrap();
+    }
+}
