@@ -58,10 +58,17 @@ enum State {
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
-    Thread { w: usize, t: usize },
-    Kswapd { node: usize },
+    Thread {
+        w: usize,
+        t: usize,
+    },
+    Kswapd {
+        node: usize,
+    },
     /// A scenario `[[event]]`: one write to lru_gen.
-    Event { e: usize },
+    Event {
+        e: usize,
+    },
     /// The writeback flusher (the wb's kworker, wb_workfn).
     Flusher,
 }
@@ -73,6 +80,11 @@ struct Task {
     state: State,
     /// Bumped when the task is rescheduled, so stale heap entries can be skipped.
     gen: u64,
+    /// CPU time used, the CFS virtual runtime that orders tasks sharing a CPU.
+    vruntime: u64,
+    /// The gen of the task's pending heap entry (u64::MAX once it has run): the entry is
+    /// live while this equals `gen`.
+    live_gen: u64,
 }
 
 /// Per workload phase measurements.
@@ -129,7 +141,9 @@ struct Engine {
     resume: BTreeMap<usize, Resume>,
     /// Per CPU, the tasks waiting for it in arrival order: a CPU shared by several
     /// tasks runs their steps round-robin.
-    cpu_queue: Vec<std::collections::VecDeque<usize>>,
+    cpu_queue: Vec<Vec<usize>>,
+    /// Per CPU: the CFS min_vruntime, the least CPU time a queued task may start from.
+    min_vruntime: Vec<u64>,
     /// When the flusher's last step ended.
     flusher_end: u64,
 }
@@ -157,6 +171,7 @@ pub fn run(
         if gen != e.tasks[id].gen {
             continue;
         }
+        e.tasks[id].live_gen = u64::MAX;
         if e.end_ns.is_some_and(|end| clock >= end) {
             break;
         }
@@ -244,6 +259,8 @@ impl Engine {
                 kind: Kind::Kswapd { node },
                 state: State::Waiting,
                 gen: 0,
+                vruntime: 0,
+                live_gen: u64::MAX,
             });
             kswapd.push(Kswapd::new(node));
         }
@@ -302,6 +319,8 @@ impl Engine {
                     kind: Kind::Thread { w: wi, t },
                     state: State::Waiting,
                     gen: 0,
+                    vruntime: 0,
+                    live_gen: u64::MAX,
                 });
             }
             let phases = gen.phases();
@@ -339,6 +358,8 @@ impl Engine {
                 kind: Kind::Event { e: i },
                 state: State::Runnable,
                 gen: 0,
+                vruntime: 0,
+                live_gen: u64::MAX,
             });
             events.push((ev.command.clone(), cmds));
         }
@@ -362,7 +383,8 @@ impl Engine {
             event_results: Vec::new(),
             flusher: usize::MAX,
             resume: BTreeMap::new(),
-            cpu_queue: vec![Default::default(); cpus as usize],
+            cpu_queue: vec![Vec::new(); cpus as usize],
+            min_vruntime: vec![0; cpus as usize],
             flusher_end: 0,
         };
         e.add_flusher(s);
@@ -385,6 +407,7 @@ impl Engine {
         let t = &mut self.tasks[id];
         t.clock = clock;
         t.gen += 1;
+        t.live_gen = t.gen;
         self.heap.push(Reverse((clock, id, t.gen)));
     }
 
@@ -405,32 +428,36 @@ impl Engine {
     fn step(&mut self, id: usize, clock: u64) {
         let cpu = self.tasks[id].cpu as usize;
         // A thread stopped or parked while it waited in its CPU's queue does not run.
-        if matches!(self.tasks[id].kind, Kind::Thread { .. }) && self.tasks[id].state != State::Runnable {
+        if matches!(self.tasks[id].kind, Kind::Thread { .. })
+            && self.tasks[id].state != State::Runnable
+        {
             self.cpu_queue[cpu].retain(|&t| t != id);
-            if let Some(&next) = self.cpu_queue[cpu].front() {
+            if !self.cpu_queue[cpu].is_empty() {
+                let next = self.pick_next(cpu);
                 let t = self.cpu_free[cpu].max(clock);
                 self.schedule(next, t);
             }
             return;
         }
-        // A CPU runs one task at a time: wait for it, in turn with the others waiting
-        // (otherwise the task with the lower id would win every tie and starve them).
+        // A CPU runs one task at a time. Tasks waiting for it run in order of the CPU
+        // time they have used, as CFS picks the smallest vruntime (ties by id); a task
+        // joining the queue starts no lower than the CPU's min_vruntime (place_entity).
+        let floor = self.min_vruntime[cpu];
+        let t = &mut self.tasks[id];
+        t.vruntime = t.vruntime.max(floor);
         let busy = self.cpu_free[cpu] > clock;
-        let front = self.cpu_queue[cpu].front().copied();
-        if busy || front.is_some_and(|f| f != id) {
+        if busy || !self.cpu_queue[cpu].is_empty() {
             if !self.cpu_queue[cpu].contains(&id) {
-                self.cpu_queue[cpu].push_back(id);
+                self.cpu_queue[cpu].push(id);
             }
-            let f = self.cpu_queue[cpu][0];
-            if f != id {
+            let best = self.pick_next(cpu);
+            if best != id || busy {
                 self.tasks[id].gen += 1;
+                let t = self.cpu_free[cpu].max(clock);
+                self.schedule(best, t);
+                return;
             }
-            let t = self.cpu_free[cpu].max(clock);
-            self.schedule(f, t);
-            return;
-        }
-        if front == Some(id) {
-            self.cpu_queue[cpu].pop_front();
+            self.cpu_queue[cpu].retain(|&t| t != id);
         }
         self.take_samples(clock);
         crate::writeback::complete_until(&mut self.k, self.p.as_mut(), clock);
@@ -442,11 +469,37 @@ impl Engine {
         }
         self.wake_kswapds(clock);
         self.wake_flusher();
-        // The next task waiting for this CPU runs when this step ends.
-        if let Some(&next) = self.cpu_queue[cpu].front() {
-            let t = self.cpu_free[cpu].max(clock);
-            self.schedule(next, t);
+        let free = self.cpu_free[cpu].max(clock);
+        let t = &mut self.tasks[id];
+        t.vruntime += free - clock;
+        // When this step ends, the task (if it runs on at once) and those waiting for
+        // the CPU compete: the least vruntime goes next.
+        let continuing = t.live_gen == t.gen && t.clock <= free;
+        if continuing {
+            self.cpu_queue[cpu].push(id);
         }
+        if !self.cpu_queue[cpu].is_empty() {
+            let next = self.pick_next(cpu);
+            self.min_vruntime[cpu] = self.min_vruntime[cpu].max(self.tasks[next].vruntime);
+            if next == id {
+                self.cpu_queue[cpu].retain(|&t| t != id);
+            } else {
+                if continuing {
+                    self.tasks[id].gen += 1;
+                }
+                self.schedule(next, free);
+            }
+        } else {
+            self.min_vruntime[cpu] = self.min_vruntime[cpu].max(self.tasks[id].vruntime);
+        }
+    }
+
+    /// The waiting task with the least CPU time (pick_next_entity), ties by id.
+    fn pick_next(&self, cpu: usize) -> usize {
+        *self.cpu_queue[cpu]
+            .iter()
+            .min_by_key(|&&t| (self.tasks[t].vruntime, t))
+            .expect("queue not empty")
     }
 
     /// The flusher task, sleeping until a page is dirtied (it runs on
@@ -459,6 +512,8 @@ impl Engine {
             kind: Kind::Flusher,
             state: State::Waiting,
             gen: 0,
+            vruntime: 0,
+            live_gen: u64::MAX,
         });
     }
 

@@ -472,3 +472,33 @@ fn until_stops_a_workload_queued_on_a_shared_cpu() {
     assert!(r.virtual_time_s < 3.0, "fio ran on after memcached ended: {}", r.virtual_time_s);
     assert!(fio.measured_s < run.measured_s + 0.5, "{} vs {}", fio.measured_s, run.measured_s);
 }
+
+/// Tasks sharing a CPU share its time (CFS), not its steps: a task whose operations
+/// are 64 times longer gets about as many touches done as one with short operations.
+#[test]
+fn tasks_sharing_a_cpu_share_its_time() {
+    let r = run_checked(
+        r#"
+name = "cfs"
+[machine]
+memory = "64MiB"
+cpus = 1
+[[workload]]
+name = "long"
+[workload.anon]
+size = "4MiB"
+pattern = "random"
+runtime = "50ms"
+ops_per_step = 64
+[[workload]]
+name = "short"
+[workload.anon]
+size = "4MiB"
+pattern = "random"
+runtime = "50ms"
+"#,
+    );
+    let long = r.workloads["long"].ops as f64 * 64.0;
+    let short = r.workloads["short"].ops as f64;
+    assert!((long / short - 1.0).abs() < 0.1, "touches: long {long}, short {short}");
+}
