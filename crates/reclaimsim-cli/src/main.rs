@@ -139,7 +139,10 @@ fn run(c: &Common, variant: Option<&str>) -> Result<(), Failure> {
 
 fn bench(json: Option<&std::path::Path>) -> Result<(), Failure> {
     let results = reclaimsim::bench::run_all().map_err(Failure::Run)?;
-    println!("{:<10} {:>8} {:>10} {:>14} {:>16} {:>12}", "bench", "wall s", "virtual s", "page accesses", "accesses/wall s", "bytes/frame");
+    println!(
+        "{:<10} {:>8} {:>10} {:>14} {:>16} {:>12}",
+        "bench", "wall s", "virtual s", "page accesses", "accesses/wall s", "bytes/frame"
+    );
     for r in &results {
         println!(
             "{:<10} {:>8.2} {:>10.3} {:>14} {:>14.1}M {:>12.1}",
@@ -152,7 +155,8 @@ fn bench(json: Option<&std::path::Path>) -> Result<(), Failure> {
         );
     }
     if let Some(path) = json {
-        let text = serde_json::to_string_pretty(&results).map_err(|e| Failure::Run(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(&results).map_err(|e| Failure::Run(e.to_string()))?;
         std::fs::write(path, text).map_err(|e| Failure::Run(format!("{}: {e}", path.display())))?;
     }
     Ok(())

@@ -39,7 +39,10 @@ pub const DEMO: &str = include_str!("../../../scenarios/demo.toml");
 
 /// Runs the benchmarks, each once (they are deterministic; wall time is what varies).
 pub fn run_all() -> Result<Vec<BenchResult>, String> {
-    [("hit-heavy", HIT_HEAVY), ("demo", DEMO)].into_iter().map(|(name, text)| bench_one(name, text)).collect()
+    [("hit-heavy", HIT_HEAVY), ("demo", DEMO)]
+        .into_iter()
+        .map(|(name, text)| bench_one(name, text))
+        .collect()
 }
 
 fn bench_one(name: &str, text: &str) -> Result<BenchResult, String> {

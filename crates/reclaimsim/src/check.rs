@@ -23,7 +23,11 @@ pub fn check(k: &Kernel, p: &dyn Policy) -> Result<(), String> {
     for (i, node) in k.nodes.iter().enumerate() {
         let free = node.free_list.to_vec(&k.folios);
         if free.len() as u64 != node.zone.free || node.free_list.len as usize != free.len() {
-            return Err(format!("node {i}: free list has {} frames, NR_FREE_PAGES {}", free.len(), node.zone.free));
+            return Err(format!(
+                "node {i}: free list has {} frames, NR_FREE_PAGES {}",
+                free.len(),
+                node.zone.free
+            ));
         }
         for pfn in free {
             put(pfn, 1, &mut place)?;

@@ -128,7 +128,14 @@ impl Kernel {
             .min_free_kbytes
             .unwrap_or_else(|| default_min_free_kbytes(per_node * nr_nodes));
         let nr_frames = (per_node * nr_nodes) as usize;
-        let mut folios = vec![Folio { prev: NIL, next: NIL, ..Default::default() }; nr_frames];
+        let mut folios = vec![
+            Folio {
+                prev: NIL,
+                next: NIL,
+                ..Default::default()
+            };
+            nr_frames
+        ];
         let nodes: Vec<Node> = (0..nr_nodes)
             .map(|n| {
                 let wm = zone_watermarks(
@@ -354,7 +361,10 @@ impl Kernel {
     /// Takes a frame off a node's free list (the buddy allocator, order 0).
     pub fn take_free_page(&mut self, node: usize) -> Pfn {
         let n = &mut self.nodes[node];
-        let pfn = n.free_list.pop_head(&mut self.folios).expect("caller checked free pages");
+        let pfn = n
+            .free_list
+            .pop_head(&mut self.folios)
+            .expect("caller checked free pages");
         n.zone.free -= 1;
         let f = &mut self.folios[pfn as usize];
         debug_assert!(f.flags == 0);
@@ -400,9 +410,20 @@ impl Kernel {
     pub fn host_bytes(&self) -> u64 {
         use std::mem::size_of;
         let mut b = self.folios.capacity() * size_of::<Folio>() + self.folio_swap.capacity() * 4;
-        b += self.mms.iter().flat_map(|m| &m.vmas).map(|v| v.ptes.capacity() * 4).sum::<usize>();
-        b += self.files.iter().map(|f| f.slots.capacity() * 8).sum::<usize>();
-        b += self.swap.as_ref().map_or(0, |s| s.slots.len() * 8 + s.memcg.len() * 2 + s.total() as usize * 4);
+        b += self
+            .mms
+            .iter()
+            .flat_map(|m| &m.vmas)
+            .map(|v| v.ptes.capacity() * 4)
+            .sum::<usize>();
+        b += self
+            .files
+            .iter()
+            .map(|f| f.slots.capacity() * 8)
+            .sum::<usize>();
+        b += self.swap.as_ref().map_or(0, |s| {
+            s.slots.len() * 8 + s.memcg.len() * 2 + s.total() as usize * 4
+        });
         b += self.lruvecs.len() * size_of::<Lruvec>();
         b as u64
     }

@@ -68,7 +68,12 @@ pub fn zone_watermarks(
 
 impl Node {
     /// A node whose frames `start_pfn..start_pfn+pages` are all free, linked in `arena`.
-    pub fn new(start_pfn: Pfn, pages: u64, wmark: [u64; 3], arena: &mut [crate::folio::Folio]) -> Self {
+    pub fn new(
+        start_pfn: Pfn,
+        pages: u64,
+        wmark: [u64; 3],
+        arena: &mut [crate::folio::Folio],
+    ) -> Self {
         let end_pfn = start_pfn + pages as Pfn;
         let mut free_list = List::default();
         for pfn in start_pfn..end_pfn {

@@ -856,7 +856,10 @@ fn check_events(s: &Scenario) -> Result<(), Problem> {
         if let Some(cpu) = ev.cpu.filter(|&c| c >= s.machine.cpus) {
             return fail(
                 elem("event", i, "cpu"),
-                format!("CPU {cpu} does not exist (machine.cpus = {})", s.machine.cpus),
+                format!(
+                    "CPU {cpu} does not exist (machine.cpus = {})",
+                    s.machine.cpus
+                ),
             );
         }
     }

@@ -151,7 +151,11 @@ pub fn shrink_folio_list(
                 // Not a swap candidate: give back its swap space when swap is over half
                 // full, unless a PTE still holds its swap entry (folio_swapped()).
                 let f = k.folios[pfn as usize];
-                if f.test(pg::SWAPCACHE) && f.mapped() && !f.test(pg::WRITEBACK) && k.swap.as_ref().is_some_and(|s| s.full()) {
+                if f.test(pg::SWAPCACHE)
+                    && f.mapped()
+                    && !f.test(pg::WRITEBACK)
+                    && k.swap.as_ref().is_some_and(|s| s.full())
+                {
                     crate::fault::folio_free_swap(k, pfn);
                 }
                 let f = &mut k.folios[pfn as usize];

@@ -465,12 +465,29 @@ fn many_readers_outpace_kswapd_into_direct_reclaim() {
 /// shares CPU 3 with kswapd and must stop when memcached's run phase ends).
 #[test]
 fn until_stops_a_workload_queued_on_a_shared_cpu() {
-    let loaded = reclaimsim::scenario::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/demo.toml")), &[], None).unwrap();
+    let loaded = reclaimsim::scenario::load(
+        std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scenarios/demo.toml"
+        )),
+        &[],
+        None,
+    )
+    .unwrap();
     let r = sim::run(&loaded.base, "base", RunOptions::default()).unwrap();
     let run = &r.workloads["memcached:run"];
     let fio = &r.workloads["fio"];
-    assert!(r.virtual_time_s < 3.0, "fio ran on after memcached ended: {}", r.virtual_time_s);
-    assert!(fio.measured_s < run.measured_s + 0.5, "{} vs {}", fio.measured_s, run.measured_s);
+    assert!(
+        r.virtual_time_s < 3.0,
+        "fio ran on after memcached ended: {}",
+        r.virtual_time_s
+    );
+    assert!(
+        fio.measured_s < run.measured_s + 0.5,
+        "{} vs {}",
+        fio.measured_s,
+        run.measured_s
+    );
 }
 
 /// Tasks sharing a CPU share its time (CFS), not its steps: a task whose operations
@@ -500,5 +517,8 @@ runtime = "50ms"
     );
     let long = r.workloads["long"].ops as f64 * 64.0;
     let short = r.workloads["short"].ops as f64;
-    assert!((long / short - 1.0).abs() < 0.1, "touches: long {long}, short {short}");
+    assert!(
+        (long / short - 1.0).abs() < 0.1,
+        "touches: long {long}, short {short}"
+    );
 }

@@ -124,24 +124,25 @@ pub fn get_scan_count(k: &Kernel, lv: usize, sc: &mut ScanControl) -> [u64; 4] {
     let memcg = k.lruvecs[lv].memcg;
     let swappiness = k.cfg.swappiness as u64;
     // No swap, or cgroup reclaim with swappiness 0: file only.
-    let (balance, fraction, denominator) = if !sc.may_swap || !k.can_swap() || (sc.cgroup_reclaim() && swappiness == 0) {
-        (ScanBalance::File, [0, 0], 1)
-    } else if sc.priority == 0 && swappiness != 0 {
-        (ScanBalance::Equal, [0, 0], 1)
-    } else if sc.file_is_tiny {
-        (ScanBalance::Anon, [0, 0], 1)
-    } else if sc.cache_trim_mode {
-        (ScanBalance::File, [0, 0], 1)
-    } else {
-        let (ac, fc) = (sc.anon_cost, sc.file_cost);
-        let total = ac + fc;
-        let a = total + ac;
-        let f = total + fc;
-        let t = a + f;
-        let ap = swappiness * (t + 1) / (a + 1);
-        let fp = (200 - swappiness) * (t + 1) / (f + 1);
-        (ScanBalance::Fract, [ap, fp], ap + fp)
-    };
+    let (balance, fraction, denominator) =
+        if !sc.may_swap || !k.can_swap() || (sc.cgroup_reclaim() && swappiness == 0) {
+            (ScanBalance::File, [0, 0], 1)
+        } else if sc.priority == 0 && swappiness != 0 {
+            (ScanBalance::Equal, [0, 0], 1)
+        } else if sc.file_is_tiny {
+            (ScanBalance::Anon, [0, 0], 1)
+        } else if sc.cache_trim_mode {
+            (ScanBalance::File, [0, 0], 1)
+        } else {
+            let (ac, fc) = (sc.anon_cost, sc.file_cost);
+            let total = ac + fc;
+            let a = total + ac;
+            let f = total + fc;
+            let t = a + f;
+            let ap = swappiness * (t + 1) / (a + 1);
+            let fp = (200 - swappiness) * (t + 1) / (f + 1);
+            (ScanBalance::Fract, [ap, fp], ap + fp)
+        };
     let root = sc.root();
     let mut nr = [0u64; 4];
     for (l, out) in nr.iter_mut().enumerate() {

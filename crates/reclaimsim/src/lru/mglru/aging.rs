@@ -14,7 +14,7 @@ use crate::folio::{pg, Pfn, NIL};
 use crate::kernel::Kernel;
 use crate::memcg::MemcgId;
 use crate::mm::PTRS_PER_PTE;
-use crate::stats::Cat;
+use crate::stats::{Cat, Vm};
 
 /// BLOOM_FILTER_SHIFT: m = 2^15 bits, two hashes.
 const BLOOM_FILTER_SHIFT: u32 = 15;
@@ -349,6 +349,9 @@ impl Mglru {
         }
         g.timestamps[next] = k.cur.clock;
         g.max_seq += 1;
+        // One more generation: an aging pass, in vmstat and the memcg's memory.stat.
+        let memcg = k.lruvecs[lv].memcg;
+        k.count(Vm::LruGenAging, memcg, 1);
         k.unlock();
     }
 

@@ -118,26 +118,6 @@ impl Mglru {
         p
     }
 
-    /// try_to_inc_max_seq(), counting each new generation in `lru_gen_aging` (vmstat and
-    /// the memcg's memory.stat).
-    pub(crate) fn try_to_inc_max_seq_counted(
-        &mut self,
-        k: &mut Kernel,
-        lv: usize,
-        max_seq: u64,
-        can_swap: bool,
-        force_scan: bool,
-    ) -> bool {
-        let before = self.lrugen[lv].max_seq;
-        let r = self.try_to_inc_max_seq(k, lv, max_seq, can_swap, force_scan);
-        let made = self.lrugen[lv].max_seq - before;
-        if made > 0 {
-            let memcg = k.lruvecs[lv].memcg;
-            k.count(Vm::LruGenAging, memcg, made);
-        }
-        r
-    }
-
     /// list_add (or list_add_tail) onto lists[gen][type] of `lv`.
     fn link(&mut self, k: &mut Kernel, lv: usize, pfn: Pfn, gen: usize, tail: bool) {
         let t = k.folios[pfn as usize].lru_type();
@@ -287,7 +267,7 @@ impl Mglru {
             if sc.kswapd {
                 return (0, Some(true));
             }
-            if self.try_to_inc_max_seq_counted(k, lv, max_seq, can_swap, false) {
+            if self.try_to_inc_max_seq(k, lv, max_seq, can_swap, false) {
                 return (nr_to_scan, Some(true));
             }
         }
@@ -391,7 +371,7 @@ impl Mglru {
             }
         }
         if need_aging {
-            self.try_to_inc_max_seq_counted(k, lv, max_seq, swappiness != 0, false);
+            self.try_to_inc_max_seq(k, lv, max_seq, swappiness != 0, false);
         }
         true
     }
