@@ -206,30 +206,27 @@ pub fn run(
 }
 
 /// Host bytes a scenario will need, for refusing machines larger than this host: the
-/// frame arena (28 B/frame), page tables (4 B/page) and page-cache slots (8 B/page).
+/// frame arena and swap-slot map (28 B/frame, plus 1 B for MGLRU's list bookkeeping),
+/// the swap map (14 B/slot), page tables (4 B per mapped page), page-cache slots
+/// (8 B/page) and MGLRU's Bloom filters (8 KiB per lruvec).
 pub fn estimate_host_bytes(scenario: &Scenario) -> u64 {
     let frames = scenario.machine.memory.pages();
     let swap = scenario.machine.swap.as_ref().map_or(0, |s| s.size.pages());
+    let lruvecs = (scenario.memcgs.len() as u64 + 1) * scenario.machine.nodes as u64;
     let mut virt = 0u64;
     for w in &scenario.workloads {
         if let Ok(Ok(g)) = w.options().map(|o| o.build(scenario.seed)) {
             let l = g.layout();
             virt += l.files.iter().map(|f| f.pages * 8).sum::<u64>();
-            virt += l
-                .processes
-                .iter()
-                .flat_map(|p| &p.regions)
-                .map(|r| {
-                    if let RegionSpec::Anon { pages } = r {
-                        pages * 4
-                    } else {
-                        0
-                    }
-                })
-                .sum::<u64>();
+            for r in l.processes.iter().flat_map(|p| &p.regions) {
+                virt += 4 * match *r {
+                    RegionSpec::Anon { pages } => pages,
+                    RegionSpec::File { file } => l.files[file].pages,
+                };
+            }
         }
     }
-    frames * 28 + swap * 10 + virt
+    frames * 29 + swap * 14 + lruvecs * 8192 + virt
 }
 
 impl Engine {
@@ -1083,7 +1080,7 @@ impl Engine {
             kswapd_profile: profile,
             oom_kills,
             page_accesses: self.accesses,
-            model_bytes: k.host_bytes(),
+            model_bytes: k.host_bytes() + self.p.host_bytes(),
             timeseries: self.samples.clone(),
             lru_gen: self.lru_gen_states(self.now()),
             events: self.event_results.clone(),

@@ -607,6 +607,10 @@ impl Policy for Classic {
         }
     }
 
+    fn host_bytes(&self) -> u64 {
+        (self.lists.len() * std::mem::size_of::<[List; lru::NR_LRU_LISTS]>()) as u64
+    }
+
     fn check(
         &self,
         k: &Kernel,

@@ -54,6 +54,9 @@ pub trait Policy {
     fn lru_gen_write(&mut self, _k: &mut Kernel, _cmds: &[LruGenCmd]) -> Result<(), &'static str> {
         Err("ENOENT")
     }
+    /// Host bytes of the policy's own state (lists, per-frame bookkeeping, filters), for
+    /// the model's memory figure.
+    fn host_bytes(&self) -> u64;
     /// The MGLRU state of an lruvec (generations with their ages at `now`, PID counters,
     /// walk stats), if the policy has one.
     fn lru_gen_state(&self, _k: &Kernel, _lv: usize, _now: u64) -> Option<LruGenState> {

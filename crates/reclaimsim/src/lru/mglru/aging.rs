@@ -43,6 +43,15 @@ pub struct BloomFilters {
 }
 
 impl BloomFilters {
+    /// Host bytes of the allocated filters.
+    pub fn host_bytes(&self) -> u64 {
+        self.filters
+            .iter()
+            .flatten()
+            .map(|f| f.len() as u64 * 8)
+            .sum()
+    }
+
     /// get_item_key(): two 15-bit keys from a 30-bit hash (hash_64 with GOLDEN_RATIO_64).
     fn keys(item: u64) -> [usize; 2] {
         let h = item.wrapping_mul(0x61C8_8646_80B5_83EB) >> (64 - 2 * BLOOM_FILTER_SHIFT);

@@ -530,6 +530,14 @@ impl Policy for Mglru {
     /// gen field inside [min_seq, max_seq] (usually its list's gen; a page-table
     /// promotion not yet sorted leaves it on an older list); nr_pages (with pending
     /// walk deltas) counts the folios by gen field; the compat counters match.
+    fn host_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let lists =
+            self.lrugen.len() * size_of::<LruGen>() + self.unevictable.len() * size_of::<List>();
+        let filters: u64 = self.mm_state.iter().map(|m| m.filters.host_bytes()).sum();
+        (lists + self.list_gen.len()) as u64 + filters
+    }
+
     fn check(
         &self,
         k: &Kernel,
