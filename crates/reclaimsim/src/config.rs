@@ -167,6 +167,12 @@ pub struct KernelConfig {
     /// (lru_gen_look_around, "exploit locality in rmap"). Default true.
     #[serde(default = "yes")]
     pub look_around: bool,
+    /// MGLRU: page-table walks during aging (/sys/kernel/mm/lru_gen/enabled bit 0x2).
+    /// Off, aging only advances max_seq (iterate_mm_list_nowalk) and accessed bits reach
+    /// MGLRU through rmap and look-around alone, as before "support page table walks".
+    /// Default true.
+    #[serde(default = "yes")]
+    pub lru_gen_walks: bool,
     /// MGLRU: /sys/kernel/mm/lru_gen/min_ttl_ms, thrashing protection; 0 is off.
     #[serde(default)]
     pub min_ttl_ms: u64,
@@ -259,6 +265,7 @@ impl Default for KernelConfig {
             dirty_expire_interval: default_dirty_expire_interval(),
             flusher_cpu: None,
             look_around: true,
+            lru_gen_walks: true,
             min_ttl_ms: 0,
             memcg_reclaim: MemcgReclaim::V61,
             batch_aging: false,

@@ -190,6 +190,12 @@ impl Mglru {
         if max_seq <= self.mm_state[lv].seq {
             return max_seq < self.lrugen[lv].max_seq;
         }
+        if !self.walks {
+            // iterate_mm_list_nowalk(): the round completes without walking any mm.
+            self.mm_state[lv].seq += 1;
+            self.inc_max_seq(k, lv, can_swap);
+            return true;
+        }
         self.alloc_mm_walk();
         let mut walk = self.walk.take().expect("just allocated");
         walk.lruvec = lv;

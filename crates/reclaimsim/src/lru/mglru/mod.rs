@@ -61,6 +61,8 @@ pub struct Mglru {
     /// kswapd's static walk of each node, kept between uses as the kernel keeps it.
     kswapd_walks: Vec<MmWalk>,
     look_around: bool,
+    /// Page-table walks during aging (lru_gen/enabled 0x2).
+    walks: bool,
     /// lru_gen_min_ttl in virtual ns (0: off).
     min_ttl_ns: u64,
     /// How global reclaim spreads over memcgs (`kernel.memcg_reclaim`).
@@ -99,6 +101,7 @@ impl Mglru {
             walk_node: None,
             kswapd_walks: vec![MmWalk::default(); k.nr_nodes()],
             look_around: k.cfg.look_around,
+            walks: k.cfg.lru_gen_walks,
             min_ttl_ns: k.cfg.min_ttl_ms.saturating_mul(1_000_000),
             memcg_reclaim: k.cfg.memcg_reclaim,
             memcg_lru: Vec::new(),
