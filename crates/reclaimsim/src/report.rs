@@ -177,9 +177,9 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
         let mut t = Grid::new(&["alloc stalls", "p50", "p99", "max"]);
         t.row(vec![
             s.calls.to_string(),
-            human_ns(s.p50_ns as f64),
-            human_ns(s.p99_ns as f64),
-            human_ns(s.max_ns as f64),
+            human_ns(s.latency_ns.p50 as f64),
+            human_ns(s.latency_ns.p99 as f64),
+            human_ns(s.latency_ns.max as f64),
         ]);
         section(&mut out, &t.render());
     }
@@ -302,17 +302,17 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
         );
         row(
             "alloc stall p50".into(),
-            &|v| v.alloc_stall.p50_ns as f64,
+            &|v| v.alloc_stall.latency_ns.p50 as f64,
             &human_ns,
         );
         row(
             "alloc stall p99".into(),
-            &|v| v.alloc_stall.p99_ns as f64,
+            &|v| v.alloc_stall.latency_ns.p99 as f64,
             &human_ns,
         );
         row(
             "alloc stall max".into(),
-            &|v| v.alloc_stall.max_ns as f64,
+            &|v| v.alloc_stall.latency_ns.max as f64,
             &human_ns,
         );
     }
@@ -809,9 +809,11 @@ mod tests {
             }
             v.alloc_stall = crate::results::AllocStall {
                 calls: 10,
-                p50_ns: 1000,
-                p99_ns: p99,
-                max_ns: p99,
+                latency_ns: Latency {
+                    p50: 1000,
+                    p99,
+                    max: p99,
+                },
             };
             v
         };

@@ -51,18 +51,14 @@ pub struct VariantResult {
 #[derive(Serialize, Debug, Clone, Default, PartialEq)]
 pub struct AllocStall {
     pub calls: u64,
-    pub p50_ns: u64,
-    pub p99_ns: u64,
-    pub max_ns: u64,
+    pub latency_ns: Latency,
 }
 
 impl From<&crate::stats::Histogram> for AllocStall {
     fn from(h: &crate::stats::Histogram) -> Self {
         AllocStall {
             calls: h.count(),
-            p50_ns: h.quantile(0.5),
-            p99_ns: h.quantile(0.99),
-            max_ns: h.max(),
+            latency_ns: h.into(),
         }
     }
 }
@@ -147,6 +143,16 @@ pub struct Latency {
     pub p50: u64,
     pub p99: u64,
     pub max: u64,
+}
+
+impl From<&crate::stats::Histogram> for Latency {
+    fn from(h: &crate::stats::Histogram) -> Self {
+        Latency {
+            p50: h.quantile(0.5),
+            p99: h.quantile(0.99),
+            max: h.max(),
+        }
+    }
 }
 
 #[derive(Serialize, Debug, Clone, Default, PartialEq)]

@@ -1010,11 +1010,7 @@ impl Engine {
                         ops_per_sec: per(s.ops as f64),
                         mib_per_sec: per(s.bytes as f64 / (1 << 20) as f64),
                         measured_s: secs,
-                        latency_ns: Latency {
-                            p50: s.latency.quantile(0.5),
-                            p99: s.latency.quantile(0.99),
-                            max: s.latency.max(),
-                        },
+                        latency_ns: Latency::from(&s.latency),
                     },
                 );
             }

@@ -141,8 +141,8 @@ fn the_three_variants_keep_every_invariant_and_show_their_mechanism() {
     for r in [&none, &v61, &lru] {
         assert_eq!(r.alloc_stall.calls, vm(r, "allocstall_normal"));
         if r.alloc_stall.calls > 0 {
-            let s = &r.alloc_stall;
-            assert!(s.p50_ns <= s.p99_ns && s.p99_ns <= s.max_ns, "{s:?}");
+            let s = &r.alloc_stall.latency_ns;
+            assert!(s.p50 <= s.p99 && s.p99 <= s.max, "{s:?}");
         }
     }
 }
