@@ -97,6 +97,7 @@ fn handle_over_high(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) {
     }
 }
 
+/// The running task has been OOM-killed (fatal_signal_pending() after a kill).
 fn current_killed(k: &Kernel) -> bool {
     k.cur.mm.is_some_and(|m| k.mms[m as usize].dead)
 }
@@ -108,6 +109,8 @@ fn zonelist(k: &Kernel) -> impl Iterator<Item = usize> {
     (0..n).map(move |i| (local + i) % n)
 }
 
+/// Models __alloc_pages() for order 0: get_page_from_freelist() at the low watermark,
+/// then __alloc_pages_slowpath() (wake kswapd, min watermark, direct reclaim, OOM).
 fn alloc_page(k: &mut Kernel, p: &mut dyn Policy) -> Result<Pfn, Killed> {
     let mut no_progress = 0;
     loop {

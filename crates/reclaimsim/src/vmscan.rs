@@ -178,6 +178,7 @@ enum Fate {
     Activate,
 }
 
+/// The body of shrink_folio_list()'s loop for one folio: where it goes next.
 fn shrink_one(
     k: &mut Kernel,
     p: &mut dyn Policy,
