@@ -2,10 +2,10 @@
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use reclaimsim::results::{RunResult, VariantResult};
+use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::output::results::{RunResult, VariantResult};
 use reclaimsim::scenario::{self, LoadedScenario};
-use reclaimsim::sim::{self, RunOptions};
-use reclaimsim::{config::Scenario, report};
+use reclaimsim::{output::report, scenario::config::Scenario};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -138,7 +138,7 @@ fn run(c: &Common, variant: Option<&str>) -> Result<(), Failure> {
 }
 
 fn bench(json: Option<&std::path::Path>) -> Result<(), Failure> {
-    let results = reclaimsim::bench::run_all().map_err(Failure::Run)?;
+    let results = reclaimsim::output::bench::run_all().map_err(Failure::Run)?;
     println!(
         "{:<10} {:>8} {:>10} {:>14} {:>16} {:>12}",
         "bench", "wall s", "virtual s", "page accesses", "accesses/wall s", "bytes/frame"
@@ -201,13 +201,13 @@ fn sweep(c: &Common, keys: &[String], values: &[String]) -> Result<(), Failure> 
                 })
             })
             .collect::<Result<_, _>>()?;
-        points.push(reclaimsim::sweep::SweepPoint {
+        points.push(reclaimsim::output::sweep::SweepPoint {
             value: value.clone(),
             variants,
         });
     }
     let first = &loaded[0].1.base;
-    let r = reclaimsim::sweep::SweepResult {
+    let r = reclaimsim::output::sweep::SweepResult {
         scenario: first.name.clone(),
         seed: first.seed,
         keys: keys.to_vec(),
@@ -217,7 +217,7 @@ fn sweep(c: &Common, keys: &[String], values: &[String]) -> Result<(), Failure> 
         report::write_json(&r, path)
             .map_err(|e| Failure::Run(format!("--json {}: {e}", path.display())))?;
     }
-    print!("{}", reclaimsim::sweep::table(&r));
+    print!("{}", reclaimsim::output::sweep::table(&r));
     Ok(())
 }
 
@@ -262,7 +262,7 @@ fn run_variant(scenario: &Scenario, name: &str, check: bool) -> Result<VariantRe
     }
     bar.set_prefix(name.to_string());
     let mut progress = |done: f64| bar.set_position((done.clamp(0.0, 1.0) * 1000.0) as u64);
-    let result = sim::run(
+    let result = engine::run(
         scenario,
         name,
         RunOptions {

@@ -1,31 +1,15 @@
 //! reclaimsim: a deterministic, virtual-time model of Linux page reclaim.
+//!
+//! - `kernel`: the model of the kernel's mm/ (memory, memcgs, address spaces and rmap,
+//!   page cache and swap, folio batches, vmscan and kswapd, writeback, the LRU policies);
+//! - `engine`: the virtual-time multi-CPU engine that runs it (tasks, locks, costs, the
+//!   invariant checker);
+//! - `scenario`: the scenario language (TOML, overrides, units);
+//! - `workload`: the programs that drive it (fio, memcached under memtier, dd, ...);
+//! - `output`: results, the report tables, sweeps and the benchmark.
 
-pub mod batch;
-pub mod bench;
-pub mod check;
-pub mod config;
-pub mod cost;
-pub mod fault;
-pub mod folio;
+pub mod engine;
 pub mod kernel;
-pub mod kswapd;
-pub mod list;
-pub mod lock;
-pub mod lru;
-pub mod memcg;
-pub mod mm;
-pub mod node;
-pub mod pagecache;
-pub mod report;
-pub mod results;
-pub mod rmap;
+pub mod output;
 pub mod scenario;
-pub mod sim;
-pub mod stats;
-pub mod swap;
-pub mod sweep;
-pub mod units;
-pub mod vmscan;
-pub mod workingset;
 pub mod workload;
-pub mod writeback;

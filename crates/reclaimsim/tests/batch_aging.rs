@@ -4,21 +4,21 @@
 //! per-folio updates end, prefetch only changes the cost, and the seed scenarios run
 //! clean under the invariant checker with each part on.
 
-use reclaimsim::batch;
-use reclaimsim::check;
-use reclaimsim::fault;
-use reclaimsim::folio::Pfn;
+use reclaimsim::engine::check;
+use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::kernel::batch;
+use reclaimsim::kernel::fault;
+use reclaimsim::kernel::folio::Pfn;
+use reclaimsim::kernel::lru::mglru::debugfs::parse_commands;
+use reclaimsim::kernel::lru::mglru::gen::{FILE, MAX_NR_GENS};
+use reclaimsim::kernel::lru::mglru::Mglru;
+use reclaimsim::kernel::lru::Policy;
+use reclaimsim::kernel::memcg::MemcgId;
+use reclaimsim::kernel::pagecache::File;
+use reclaimsim::kernel::vmscan::ScanControl;
 use reclaimsim::kernel::{Exec, Kernel};
-use reclaimsim::lru::mglru::debugfs::parse_commands;
-use reclaimsim::lru::mglru::gen::{FILE, MAX_NR_GENS};
-use reclaimsim::lru::mglru::Mglru;
-use reclaimsim::lru::Policy;
-use reclaimsim::memcg::MemcgId;
-use reclaimsim::pagecache::File;
-use reclaimsim::results::VariantResult;
+use reclaimsim::output::results::VariantResult;
 use reclaimsim::scenario;
-use reclaimsim::sim::{self, RunOptions};
-use reclaimsim::vmscan::ScanControl;
 use std::path::PathBuf;
 
 /// A 64 MiB machine without swap running MGLRU, one memcg `/test`, a file of `pages`
@@ -219,7 +219,10 @@ fn a_promoted_folio_goes_alone_to_the_head_of_its_generation() {
         let g = &mut s.p.lrugen[s.lv];
         let max_gen = (g.max_seq % MAX_NR_GENS) as usize;
         assert_eq!(
-            reclaimsim::lru::mglru::gen::folio_update_gen(&mut s.k.folios[pfn as usize], max_gen),
+            reclaimsim::kernel::lru::mglru::gen::folio_update_gen(
+                &mut s.k.folios[pfn as usize],
+                max_gen
+            ),
             0
         );
         g.nr_pages[0][FILE] -= 1;
@@ -314,7 +317,7 @@ fn counters_and_bulk_moves_cost_less() {
         s.age();
         s.k.cur.clock - t
     };
-    let c = reclaimsim::cost::CostTable::default();
+    let c = reclaimsim::engine::cost::CostTable::default();
     let off = run("");
     // One size update per folio moved by inc_min_seq (no compat change: gen 1 is
     // inactive with four generations) against one for the whole list.
@@ -342,7 +345,7 @@ fn run_checked(text: &str, sets: &[&str]) -> Vec<VariantResult> {
         .variants
         .iter()
         .map(|(n, s)| {
-            sim::run(
+            engine::run(
                 s,
                 n,
                 RunOptions {

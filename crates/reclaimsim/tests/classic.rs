@@ -6,14 +6,14 @@
 mod common;
 
 use common::{flags, Sys};
-use reclaimsim::folio::{lru, pg};
+use reclaimsim::kernel::folio::{lru, pg};
+use reclaimsim::kernel::kswapd::{Kswapd, Next};
+use reclaimsim::kernel::lru::classic::get_scan_count;
+use reclaimsim::kernel::lru::Policy;
+use reclaimsim::kernel::memcg::ROOT;
+use reclaimsim::kernel::stats::Vm;
+use reclaimsim::kernel::vmscan::{self, ScanControl};
 use reclaimsim::kernel::Exec;
-use reclaimsim::kswapd::{Kswapd, Next};
-use reclaimsim::lru::classic::get_scan_count;
-use reclaimsim::lru::Policy;
-use reclaimsim::memcg::ROOT;
-use reclaimsim::stats::Vm;
-use reclaimsim::vmscan::{self, ScanControl};
 
 /// 64 MiB, 4 CPUs, no swap: watermarks [256, 320, 384] pages, far below what the tests use.
 const MACHINE: &str = r#"
@@ -840,7 +840,7 @@ swap = { device = "zram", size = "64KiB" }
     if fill_swap {
         let sw = s.k.swap.as_mut().expect("swap");
         while let Some(slot) = sw.alloc(ROOT) {
-            sw.slots[slot as usize] = reclaimsim::swap::SwapSlot::used(0);
+            sw.slots[slot as usize] = reclaimsim::kernel::swap::SwapSlot::used(0);
         }
         assert!(!s.k.can_swap());
     }

@@ -2,23 +2,23 @@
 //! with PG_lru test-and-cleared before locking), dirty page cache, the flusher, writeback
 //! completion and the rotation of reclaimable folios (pgrotated).
 
-use reclaimsim::batch::{self, BatchKind};
-use reclaimsim::check;
-use reclaimsim::config::Scenario;
-use reclaimsim::fault;
-use reclaimsim::folio::{pg, Pfn};
+use reclaimsim::engine::check;
+use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::kernel::batch::{self, BatchKind};
+use reclaimsim::kernel::fault;
+use reclaimsim::kernel::folio::{pg, Pfn};
+use reclaimsim::kernel::lru::classic::Classic;
+use reclaimsim::kernel::lru::Policy;
+use reclaimsim::kernel::memcg::MemcgId;
+use reclaimsim::kernel::mm::{Mm, VmaKind};
+use reclaimsim::kernel::pagecache::File;
+use reclaimsim::kernel::stats::Vm;
+use reclaimsim::kernel::vmscan::{self, ScanControl};
+use reclaimsim::kernel::writeback::{self, FlusherNext};
 use reclaimsim::kernel::{Exec, Kernel};
-use reclaimsim::lru::classic::Classic;
-use reclaimsim::lru::Policy;
-use reclaimsim::memcg::MemcgId;
-use reclaimsim::mm::{Mm, VmaKind};
-use reclaimsim::pagecache::File;
-use reclaimsim::results::VariantResult;
+use reclaimsim::output::results::VariantResult;
 use reclaimsim::scenario;
-use reclaimsim::sim::{self, RunOptions};
-use reclaimsim::stats::Vm;
-use reclaimsim::vmscan::{self, ScanControl};
-use reclaimsim::writeback::{self, FlusherNext};
+use reclaimsim::scenario::config::Scenario;
 
 /// A kernel with the classic policy, running on CPU 0 at time 0.
 struct Sys {
@@ -120,7 +120,7 @@ anon = {{ size = "4KiB" }}
 }
 
 fn run(s: &Scenario, name: &str) -> VariantResult {
-    sim::run(
+    engine::run(
         s,
         name,
         RunOptions {
@@ -241,7 +241,7 @@ fn node_and_lruvec_lock_counts_on_a_known_batch() {
     assert_eq!(lv_total, (24, 22));
     // 5.11+ pays two flag atomics per moved folio that <= 5.10 did not, plus the
     // relocks' acquisitions.
-    let c = reclaimsim::cost::CostTable::default();
+    let c = reclaimsim::engine::cost::CostTable::default();
     assert!(
         lv_ns >= node_ns + 12 * 2 * c.lru_flag_atomic,
         "{lv_ns} vs {node_ns}"

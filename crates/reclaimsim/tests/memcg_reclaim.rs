@@ -3,19 +3,19 @@
 //! and backoff (`v6.1` against `none`, the seeds' patch1-8) and the 6.3 memcg LRU's
 //! walk of its bins (`memcg-lru`).
 
-use reclaimsim::fault;
+use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::kernel::fault;
+use reclaimsim::kernel::lru::mglru::memcg_lru::{MemcgVisit, MEMCG_NR_BINS};
+use reclaimsim::kernel::lru::mglru::Mglru;
+use reclaimsim::kernel::lru::Policy;
+use reclaimsim::kernel::memcg::MemcgId;
+use reclaimsim::kernel::mm::{Mm, VmaKind};
+use reclaimsim::kernel::pagecache::File;
+use reclaimsim::kernel::stats::Vm;
+use reclaimsim::kernel::vmscan::{self, ScanControl};
 use reclaimsim::kernel::{Exec, Kernel};
-use reclaimsim::lru::mglru::memcg_lru::{MemcgVisit, MEMCG_NR_BINS};
-use reclaimsim::lru::mglru::Mglru;
-use reclaimsim::lru::Policy;
-use reclaimsim::memcg::MemcgId;
-use reclaimsim::mm::{Mm, VmaKind};
-use reclaimsim::pagecache::File;
-use reclaimsim::results::VariantResult;
+use reclaimsim::output::results::VariantResult;
 use reclaimsim::scenario;
-use reclaimsim::sim::{self, RunOptions};
-use reclaimsim::stats::Vm;
-use reclaimsim::vmscan::{self, ScanControl};
 
 /// Seed 000's mixed workload at 64 MiB: memcached (anon) and fio (page cache) in two
 /// memcgs with working sets at 123% of memory; fio starts after the populate, the R:R
@@ -87,7 +87,7 @@ fn run(text: &str, sets: &[&str], check: bool) -> VariantResult {
     let s = scenario::parse(text, "test.toml", &sets, None)
         .unwrap_or_else(|e| panic!("bad test scenario: {e}"))
         .base;
-    sim::run(
+    engine::run(
         &s,
         "base",
         RunOptions {
@@ -214,7 +214,7 @@ fn aged_anon(memcg_reclaim: &str) -> (Kernel, Mglru, usize) {
     let (mut k, mut p) = system(ANON_MACHINE, memcg_reclaim, 1);
     let a = k.memcgs.by_path("/a").unwrap();
     fault_anon(&mut k, &mut p, a, 20_000);
-    let age = reclaimsim::lru::mglru::debugfs::parse_commands(
+    let age = reclaimsim::kernel::lru::mglru::debugfs::parse_commands(
         "+ /a 0 max 60 1; + /a 0 max 60 1; + /a 0 max 60 1",
     )
     .unwrap();
@@ -333,7 +333,7 @@ fn the_memcg_lru_walks_bins_in_order_and_reaches_every_memcg() {
     for lru in &p.memcg_lru {
         lru.check().unwrap();
     }
-    let check = reclaimsim::check::check(&k, &p);
+    let check = reclaimsim::engine::check::check(&k, &p);
     assert!(check.is_ok(), "{check:?}");
 }
 

@@ -2,16 +2,16 @@
 //! look-around against the rmap walk, and the two failure modes of 6.1 the scenarios in
 //! scenarios/ show, scaled down.
 
-use reclaimsim::results::VariantResult;
+use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::output::results::VariantResult;
 use reclaimsim::scenario::{self, ScenarioError};
-use reclaimsim::sim::{self, RunOptions};
 use std::path::PathBuf;
 
 fn run_text(text: &str, check: bool) -> VariantResult {
     let s = scenario::parse(text, "test.toml", &[], None)
         .unwrap_or_else(|e| panic!("bad test scenario: {e}"))
         .base;
-    sim::run(
+    engine::run(
         &s,
         "base",
         RunOptions {
@@ -32,7 +32,9 @@ fn run_file(name: &str, sets: &[&str]) -> Vec<VariantResult> {
     loaded
         .variants
         .iter()
-        .map(|(n, s)| sim::run(s, n, RunOptions::default()).unwrap_or_else(|e| panic!("{n}: {e}")))
+        .map(|(n, s)| {
+            engine::run(s, n, RunOptions::default()).unwrap_or_else(|e| panic!("{n}: {e}"))
+        })
         .collect()
 }
 

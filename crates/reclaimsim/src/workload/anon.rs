@@ -2,7 +2,7 @@
 
 use super::fio::{Distribution, Zipf};
 use super::{check_count, stream_rng, Layout, ProcessSpec, RegionSpec, Rng, Step, Touch, Workload};
-use crate::units::{ByteSize, Duration, PAGE_SIZE};
+use crate::scenario::units::{ByteSize, Duration, PAGE_SIZE};
 use rand::Rng as _;
 use serde::Deserialize;
 

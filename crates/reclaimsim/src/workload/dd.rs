@@ -2,7 +2,7 @@
 //! starts them.
 
 use super::{check_count, FileSpec, Layout, Step, Touch, Workload};
-use crate::units::{ByteSize, Duration, PAGE_SIZE};
+use crate::scenario::units::{ByteSize, Duration, PAGE_SIZE};
 use serde::Deserialize;
 
 /// Sequential `dd bs=4k` readers: `readers` concurrent readers per file, each reading its

@@ -1,7 +1,7 @@
 //! fio jobs doing buffered 4 KiB reads (`rw=read|randread`), one file per job.
 
 use super::{check_count, stream_rng, FileSpec, Layout, Rng, Step, Touch, Workload};
-use crate::units::{ByteSize, Duration, PAGE_SIZE};
+use crate::scenario::units::{ByteSize, Duration, PAGE_SIZE};
 use rand::{Rng as _, RngCore};
 use serde::Deserialize;
 

@@ -2,7 +2,7 @@
 //! unmapped, in a loop.
 
 use super::{check_count, FileSpec, Layout, ProcessSpec, RegionSpec, Step, Touch, Workload};
-use crate::units::{ByteSize, Duration};
+use crate::scenario::units::{ByteSize, Duration};
 use serde::Deserialize;
 
 /// will-it-scale `page_fault3` tasks: each task has its own unlinked, ftruncated (hole)

@@ -4,20 +4,20 @@
 
 #![allow(dead_code)]
 
-use reclaimsim::batch;
-use reclaimsim::check;
-use reclaimsim::fault;
-use reclaimsim::folio::{pg, Pfn};
+use reclaimsim::engine::check;
+use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::kernel::batch;
+use reclaimsim::kernel::fault;
+use reclaimsim::kernel::folio::{pg, Pfn};
+use reclaimsim::kernel::lru::classic::Classic;
+use reclaimsim::kernel::lru::Policy;
+use reclaimsim::kernel::memcg::MemcgId;
+use reclaimsim::kernel::mm::{Mm, VmaKind};
+use reclaimsim::kernel::pagecache::File;
+use reclaimsim::kernel::stats::Vm;
 use reclaimsim::kernel::{Exec, Kernel};
-use reclaimsim::lru::classic::Classic;
-use reclaimsim::lru::Policy;
-use reclaimsim::memcg::MemcgId;
-use reclaimsim::mm::{Mm, VmaKind};
-use reclaimsim::pagecache::File;
-use reclaimsim::results::VariantResult;
+use reclaimsim::output::results::VariantResult;
 use reclaimsim::scenario;
-use reclaimsim::sim::{self, RunOptions};
-use reclaimsim::stats::Vm;
 
 /// A workload nobody runs: a scenario needs one, the mechanism tests do not.
 const IDLE_WORKLOAD: &str = r#"
@@ -222,7 +222,7 @@ pub fn flags(s: &Sys, pfn: Pfn) -> String {
 }
 
 /// Loads a whole scenario (with workloads) from text, optionally with another seed.
-pub fn scenario(text: &str, seed: Option<u64>) -> reclaimsim::config::Scenario {
+pub fn scenario(text: &str, seed: Option<u64>) -> reclaimsim::scenario::config::Scenario {
     scenario::parse(text, "test.toml", &[], seed)
         .unwrap_or_else(|e| panic!("bad test scenario: {e}\n{text}"))
         .base
@@ -231,7 +231,7 @@ pub fn scenario(text: &str, seed: Option<u64>) -> reclaimsim::config::Scenario {
 /// Runs a scenario through the engine with the invariant checker on.
 pub fn run_checked(text: &str) -> VariantResult {
     let s = scenario(text, None);
-    sim::run(
+    engine::run(
         &s,
         "base",
         RunOptions {

@@ -1,0 +1,266 @@
+//! The invariant checker, the model's CONFIG_DEBUG_VM: every frame is in exactly one
+//! place, list sizes match their counters, memcg charges match their pages, and page
+//! tables, page cache, swap cache and rmap agree. Runs between engine steps, when no
+//! folio is isolated.
+
+use crate::kernel::folio::{pg, Pfn};
+use crate::kernel::lru::Policy;
+use crate::kernel::mm::VmaKind;
+use crate::kernel::Kernel;
+
+pub fn check(k: &Kernel, p: &dyn Policy) -> Result<(), String> {
+    let n = k.folios.len();
+    // Where each frame was found: 0 = nowhere, 1 = free list, 2 = LRU, 3 = lru_add batch.
+    let mut place = vec![0u8; n];
+    let put = |pfn: Pfn, what: u8, place: &mut Vec<u8>| -> Result<(), String> {
+        let slot = &mut place[pfn as usize];
+        if *slot != 0 {
+            return Err(format!("pfn {pfn} is in two places ({} and {what})", *slot));
+        }
+        *slot = what;
+        Ok(())
+    };
+    for (i, node) in k.nodes.iter().enumerate() {
+        let free = node.free_list.to_vec(&k.folios);
+        if free.len() as u64 != node.zone.free || node.free_list.len as usize != free.len() {
+            return Err(format!(
+                "node {i}: free list has {} frames, NR_FREE_PAGES {}",
+                free.len(),
+                node.zone.free
+            ));
+        }
+        for pfn in free {
+            put(pfn, 1, &mut place)?;
+            if k.folios[pfn as usize].flags != 0 || !(node.start_pfn..node.end_pfn).contains(&pfn) {
+                return Err(format!(
+                    "free pfn {pfn} has flags {:#x} or is outside its node",
+                    k.folios[pfn as usize].flags
+                ));
+            }
+        }
+    }
+    for lv in 0..k.lruvecs.len() {
+        let mut err = None;
+        p.check(k, lv, &mut |pfn, list| {
+            if err.is_some() {
+                return Ok(());
+            }
+            let f = &k.folios[pfn as usize];
+            if !f.test(pg::LRU) {
+                return Err(format!("pfn {pfn} on {list} without PG_lru"));
+            }
+            if k.folio_lruvec(pfn) != lv {
+                return Err(format!(
+                    "pfn {pfn} on lruvec {lv} but belongs to lruvec {}",
+                    k.folio_lruvec(pfn)
+                ));
+            }
+            if let Err(e) = put(pfn, 2, &mut place) {
+                err = Some(e);
+            }
+            Ok(())
+        })?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+    }
+    let mut pins = vec![0u32; n];
+    for (cpu, b) in k.batches.iter().enumerate() {
+        for &pfn in &b.lru_add {
+            put(pfn, 3, &mut place)?;
+            if !k.folios[pfn as usize].test(pg::IN_LRU_ADD) {
+                return Err(format!(
+                    "pfn {pfn} in cpu {cpu}'s lru_add batch without the mark"
+                ));
+            }
+        }
+        for &pfn in b.activate.iter().chain(&b.move_tail) {
+            pins[pfn as usize] += 1;
+        }
+    }
+    let mut charged = vec![0u64; k.memcgs.cgs.len()];
+    for (pfn, f) in k.folios.iter().enumerate() {
+        let allocated = f.test(pg::ALLOCATED);
+        match (allocated, place[pfn]) {
+            (false, 1) | (true, 2) | (true, 3) => {}
+            (true, 0) => return Err(format!("allocated pfn {pfn} is on no list and in no batch")),
+            (a, w) => return Err(format!("pfn {pfn} allocated={a} found in place {w}")),
+        }
+        if f.pins() != pins[pfn] {
+            return Err(format!(
+                "pfn {pfn} has {} batch pins, batches hold {}",
+                f.pins(),
+                pins[pfn]
+            ));
+        }
+        if f.test(pg::LRU) && f.test(pg::IN_LRU_ADD) {
+            return Err(format!("pfn {pfn} both on the LRU and in an lru_add batch"));
+        }
+        if allocated {
+            charged[f.memcg as usize] += 1;
+        }
+    }
+    for m in (0..k.memcgs.cgs.len()).rev() {
+        let usage: u64 = k
+            .memcgs
+            .iter(m as u16)
+            .iter()
+            .map(|&c| charged[c as usize])
+            .sum();
+        if usage != k.memcgs.cgs[m].usage {
+            return Err(format!(
+                "memcg {} usage {} but {} pages charged",
+                k.memcgs.cgs[m].path, k.memcgs.cgs[m].usage, usage
+            ));
+        }
+    }
+    check_mappings(k)?;
+    check_writeback(k)
+}
+
+/// Dirty and writeback accounting: NR_FILE_DIRTY and NR_WRITEBACK (global, per memcg,
+/// per inode) equal the flagged page-cache folios, every folio under writeback has its
+/// completion queued, a dirty inode is on a writeback list, and a dirty shared file PTE
+/// has a dirty folio (writeback write-protects PTEs before cleaning).
+fn check_writeback(k: &Kernel) -> Result<(), String> {
+    let nr_memcgs = k.memcgs.cgs.len();
+    let (mut dirty, mut writeback) = (vec![0u64; nr_memcgs], vec![0u64; nr_memcgs]);
+    let mut inode_dirty = vec![0u64; k.files.len()];
+    for f in k
+        .folios
+        .iter()
+        .filter(|f| f.test(pg::ALLOCATED) && !f.test(pg::ANON))
+    {
+        if f.test(pg::DIRTY) {
+            dirty[f.memcg as usize] += 1;
+            inode_dirty[f.owner as usize] += 1;
+        }
+        if f.test(pg::WRITEBACK) {
+            writeback[f.memcg as usize] += 1;
+        }
+    }
+    let wb = &k.wb;
+    if dirty != wb.memcg_dirty || dirty.iter().sum::<u64>() != wb.nr_dirty {
+        return Err(format!(
+            "NR_FILE_DIRTY {} (per memcg {:?}) but dirty page-cache folios {:?}",
+            wb.nr_dirty, wb.memcg_dirty, dirty
+        ));
+    }
+    if writeback != wb.memcg_writeback
+        || writeback.iter().sum::<u64>() != wb.nr_writeback
+        || wb.in_flight() as u64 != wb.nr_writeback
+    {
+        return Err(format!(
+            "NR_WRITEBACK {} (per memcg {:?}, {} writes in flight) but folios {:?}",
+            wb.nr_writeback,
+            wb.memcg_writeback,
+            wb.in_flight(),
+            writeback
+        ));
+    }
+    if let Some(pfn) = wb
+        .in_flight_folios()
+        .find(|&pfn| !k.folios[pfn as usize].test(pg::WRITEBACK))
+    {
+        return Err(format!("write of pfn {pfn} in flight without PG_writeback"));
+    }
+    for (file, &n) in inode_dirty.iter().enumerate() {
+        let counted = wb.inodes.get(file).map_or(0, |i| i.nr_dirty);
+        if counted != n {
+            return Err(format!(
+                "file {file} has {n} dirty pages, its inode counts {counted}"
+            ));
+        }
+        if n > 0 && !wb.is_listed(file as u32) {
+            return Err(format!(
+                "file {file} has dirty pages but is on no writeback list"
+            ));
+        }
+    }
+    for (mi, mm) in k.mms.iter().enumerate() {
+        for vma in mm.vmas.iter().filter(|v| v.kind != VmaKind::Anon) {
+            for (i, pte) in vma.ptes.iter().enumerate() {
+                if pte.dirty()
+                    && pte
+                        .pfn()
+                        .is_some_and(|p| !k.folios[p as usize].test(pg::DIRTY))
+                {
+                    return Err(format!(
+                        "mm {mi} vpn {}: dirty file PTE over a clean folio",
+                        vma.start + i as u64
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_mappings(k: &Kernel) -> Result<(), String> {
+    let mut mapcount = vec![0u32; k.folios.len()];
+    for (mi, mm) in k.mms.iter().enumerate() {
+        for vma in &mm.vmas {
+            for (i, pte) in vma.ptes.iter().enumerate() {
+                if let Some(slot) = pte.swap_slot() {
+                    let sw = k.swap.as_ref().ok_or("swap entry without a swap device")?;
+                    if sw.slots[slot as usize].is_free() {
+                        return Err(format!("mm {mi} maps free swap slot {slot}"));
+                    }
+                    continue;
+                }
+                let Some(pfn) = pte.pfn() else { continue };
+                let f = &k.folios[pfn as usize];
+                let ok = match vma.kind {
+                    VmaKind::Anon => {
+                        f.test(pg::ANON)
+                            && f.owner == mi as u32
+                            && f.index as u64 == vma.start + i as u64
+                    }
+                    VmaKind::File { file } => {
+                        !f.test(pg::ANON) && f.owner == file && f.index as usize == i
+                    }
+                };
+                if !ok || !f.test(pg::ALLOCATED) {
+                    return Err(format!(
+                        "mm {mi} vpn {} maps pfn {pfn} whose rmap says owner {} index {}",
+                        vma.start + i as u64,
+                        f.owner,
+                        f.index
+                    ));
+                }
+                mapcount[pfn as usize] += 1;
+            }
+        }
+    }
+    for (pfn, f) in k.folios.iter().enumerate() {
+        if f.mapcount as u32 != mapcount[pfn] {
+            return Err(format!(
+                "pfn {pfn} mapcount {} but {} PTEs map it",
+                f.mapcount, mapcount[pfn]
+            ));
+        }
+        if f.test(pg::ALLOCATED) && !f.test(pg::ANON) {
+            let file = &k.files[f.owner as usize];
+            if file.slots[f.index as usize].as_page() != Some(pfn as Pfn) {
+                return Err(format!("file pfn {pfn} is not in its page-cache slot"));
+            }
+        }
+        if f.test(pg::SWAPCACHE) {
+            let slot = k.folio_swap[pfn];
+            let sw = k.swap.as_ref().ok_or("swap cache without a swap device")?;
+            if sw.slots[slot as usize].as_cached() != Some(pfn as Pfn) {
+                return Err(format!("swap-cache pfn {pfn} is not in slot {slot}"));
+            }
+        }
+    }
+    for (fi, file) in k.files.iter().enumerate() {
+        let cached = file.slots.iter().filter(|s| s.as_page().is_some()).count() as u64;
+        if cached != file.nr_cached {
+            return Err(format!(
+                "file {fi} caches {cached} pages but counts {}",
+                file.nr_cached
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,447 @@
+//! The paths that bring pages in: allocation with its reclaim triggers
+//! (mm/page_alloc.c, mm/memcontrol.c try_charge), page faults (mm/memory.c), buffered
+//! reads (mm/filemap.c), munmap, and the OOM killer (mm/oom_kill.c).
+
+use crate::kernel::batch;
+use crate::kernel::folio::{pg, Folio, Pfn, NIL};
+use crate::kernel::lru::Policy;
+use crate::kernel::memcg::{MemcgId, ROOT};
+use crate::kernel::mm::{Pte, VmaKind};
+use crate::kernel::node::{WMARK_LOW, WMARK_MIN};
+use crate::kernel::pagecache::Slot;
+use crate::kernel::stats::{Cat, Vm};
+use crate::kernel::swap::SwapSlot;
+use crate::kernel::vmscan::{self, MAX_RECLAIM_RETRIES};
+use crate::kernel::{Kernel, OomKillEvent};
+
+/// The running task was OOM-killed, or no memory could be found for it; or, when
+/// `k.cur.blocked_until` is set, it must wait for writeback and retry the operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Killed;
+
+/// Models wakeup_kswapd(): asks the node's kswapd to run unless it has given up
+/// (kswapd_failures >= MAX_RECLAIM_RETRIES) or the node is already balanced.
+pub fn wakeup_kswapd(k: &mut Kernel, node: usize) {
+    let n = &mut k.nodes[node];
+    if n.kswapd_failures >= MAX_RECLAIM_RETRIES || n.balanced() {
+        return;
+    }
+    n.kswapd_wake = true;
+}
+
+/// Allocates and charges one page for `memcg`: try_charge (with memcg reclaim and memcg
+/// OOM), then the page allocator's fast path at the low watermark, the slow path (wake
+/// kswapd, retry at min), direct reclaim, and finally the global OOM killer.
+pub fn alloc_folio(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<Pfn, Killed> {
+    try_charge(k, p, memcg)?;
+    match alloc_page(k, p) {
+        Ok(pfn) => {
+            k.folios[pfn as usize].memcg = memcg;
+            k.spend(k.costs.charge, Cat::Other);
+            handle_over_high(k, p, memcg);
+            Ok(pfn)
+        }
+        Err(e) => {
+            k.memcgs.uncharge(memcg, 1);
+            Err(e)
+        }
+    }
+}
+
+/// Models try_charge_memcg(): reclaim the memcg over its limit while that makes
+/// progress, give up after MAX_RECLAIM_RETRIES fruitless tries and OOM-kill in it.
+fn try_charge(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<(), Killed> {
+    let mut retries = MAX_RECLAIM_RETRIES;
+    let mut drained = false;
+    while let Some(over) = k.memcgs.over_limit(memcg, 1) {
+        k.memcgs.cgs[over as usize].events.max += 1;
+        let reclaimed = vmscan::try_to_free_mem_cgroup_pages(k, p, over, 1);
+        // One retry after drain_all_stock() (per-CPU charge stocks are not modelled, the
+        // retry and its reclaim are), then retries while reclaim makes progress.
+        if reclaimed > 0 || !drained {
+            drained = true;
+            continue;
+        }
+        if let Some(until) = crate::kernel::writeback::throttle_on_writeback(k, Some(over)) {
+            k.cur.blocked_until = Some(until);
+            return Err(Killed);
+        }
+        if retries > 0 {
+            retries -= 1;
+            continue;
+        }
+        k.memcgs.cgs[over as usize].events.oom += 1;
+        if !out_of_memory(k, p, Some(over)) || current_killed(k) {
+            return Err(Killed);
+        }
+        retries = MAX_RECLAIM_RETRIES;
+    }
+    k.memcgs.charge(memcg, 1);
+    Ok(())
+}
+
+/// Models mem_cgroup_handle_over_high(): usage above memory.high is reclaimed on the
+/// way back to user space (the allocation delay penalty is not modelled).
+fn handle_over_high(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) {
+    let over: Vec<(MemcgId, u64)> = k
+        .memcgs
+        .ancestors(memcg)
+        .filter_map(|m| {
+            let c = &k.memcgs.cgs[m as usize];
+            (m != ROOT && c.usage > c.high).then(|| (m, c.usage - c.high))
+        })
+        .collect();
+    for (m, excess) in over {
+        k.memcgs.cgs[m as usize].events.high += 1;
+        vmscan::try_to_free_mem_cgroup_pages(k, p, m, excess);
+    }
+}
+
+/// The running task has been OOM-killed (fatal_signal_pending() after a kill).
+fn current_killed(k: &Kernel) -> bool {
+    k.cur.mm.is_some_and(|m| k.mms[m as usize].dead)
+}
+
+/// The node order an allocation tries: the running CPU's node, then the others.
+fn zonelist(k: &Kernel) -> impl Iterator<Item = usize> {
+    let local = k.cpu_node[k.cur.cpu as usize] as usize;
+    let n = k.nr_nodes();
+    (0..n).map(move |i| (local + i) % n)
+}
+
+/// Models __alloc_pages() for order 0: get_page_from_freelist() at the low watermark,
+/// then __alloc_pages_slowpath() (wake kswapd, min watermark, direct reclaim, OOM).
+fn alloc_page(k: &mut Kernel, p: &mut dyn Policy) -> Result<Pfn, Killed> {
+    let mut no_progress = 0;
+    loop {
+        for n in zonelist(k) {
+            if k.nodes[n]
+                .zone
+                .watermark_ok(k.nodes[n].zone.wmark[WMARK_LOW])
+            {
+                return Ok(k.take_free_page(n));
+            }
+        }
+        for n in zonelist(k) {
+            wakeup_kswapd(k, n);
+        }
+        for n in zonelist(k) {
+            if k.nodes[n]
+                .zone
+                .watermark_ok(k.nodes[n].zone.wmark[WMARK_MIN])
+            {
+                return Ok(k.take_free_page(n));
+            }
+        }
+        let progress = vmscan::try_to_free_pages(k, p);
+        if current_killed(k) {
+            return Err(Killed);
+        }
+        if progress > 0 {
+            no_progress = 0;
+            continue;
+        }
+        if let Some(until) = crate::kernel::writeback::throttle_on_writeback(k, None) {
+            k.cur.blocked_until = Some(until);
+            return Err(Killed);
+        }
+        no_progress += 1;
+        if no_progress > MAX_RECLAIM_RETRIES {
+            if !out_of_memory(k, p, None) || current_killed(k) {
+                return Err(Killed);
+            }
+            no_progress = 0;
+        }
+    }
+}
+
+/// Models out_of_memory(): kills the process with the largest footprint (resident anon
+/// plus swap entries, oom_badness) within the scope, and reaps its memory.
+pub fn out_of_memory(k: &mut Kernel, p: &mut dyn Policy, scope: Option<MemcgId>) -> bool {
+    let root = scope.unwrap_or(ROOT);
+    let victim = (0..k.mms.len())
+        .filter(|&m| !k.mms[m].dead && k.memcgs.is_descendant(k.mms[m].memcg, root))
+        .max_by_key(|&m| (k.mms[m].anon_rss + k.mms[m].swap_ents, std::cmp::Reverse(m)));
+    let Some(victim) = victim else { return false };
+    k.vm.add(Vm::OomKill, 1);
+    for m in k.memcgs.ancestors(k.mms[victim].memcg).collect::<Vec<_>>() {
+        k.memcgs.cgs[m as usize].events.oom_kill += 1;
+    }
+    k.oom_kills.push(OomKillEvent {
+        time_ns: k.cur.clock,
+        scope,
+        victim_mm: victim as u32,
+    });
+    k.mms[victim].dead = true;
+    batch::lru_add_drain_all(k, p);
+    for v in 0..k.mms[victim].vmas.len() {
+        zap_vma(k, p, victim as u32, v);
+    }
+    true
+}
+
+/// Models do_anonymous_page / do_swap_page / filemap_fault for a touch of `vpn` whose
+/// PTE is not present (or is the zero page and this is a write).
+pub fn handle_mm_fault(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    mm: u32,
+    vpn: u64,
+    write: bool,
+) -> Result<(), Killed> {
+    let m = &k.mms[mm as usize];
+    let memcg = m.memcg;
+    let v = m.find_vma(vpn).expect("workload touches only its regions");
+    let idx = (vpn - m.vmas[v].start) as usize;
+    let pte = m.vmas[v].ptes[idx];
+    let kind = m.vmas[v].kind;
+    k.count(Vm::Pgfault, memcg, 1);
+    k.spend(k.costs.fault, Cat::Other);
+    if let Some(slot) = pte.swap_slot() {
+        return do_swap_page(k, p, mm, v, idx, slot, write);
+    }
+    match kind {
+        VmaKind::Anon => {
+            if !write {
+                k.mms[mm as usize].vmas[v].ptes[idx] = Pte::ZERO;
+                return Ok(());
+            }
+            let pfn = alloc_folio(k, p, memcg)?;
+            k.spend(k.costs.page_zero, Cat::Io);
+            let f = &mut k.folios[pfn as usize];
+            f.set(pg::ANON | pg::SWAPBACKED);
+            f.owner = mm;
+            f.index = vpn as u32;
+            f.mapcount = 1;
+            let m = &mut k.mms[mm as usize];
+            m.vmas[v].ptes[idx] = Pte::present(pfn, true, true);
+            m.anon_rss += 1;
+            batch::folio_add_lru(k, p, pfn, true);
+        }
+        VmaKind::File { file } => {
+            // filemap_fault; a write is do_shared_fault: page_mkwrite, then the PTE is
+            // installed writable and dirty and the folio dirtied
+            // (fault_dirty_shared_page). A read installs it write-protected.
+            let pfn = find_or_read_page(k, p, memcg, file, idx as u64, true)?;
+            k.folios[pfn as usize].mapcount += 1;
+            k.mms[mm as usize].vmas[v].ptes[idx] = Pte::present(pfn, true, write);
+            if write {
+                dirty_shared_page(k, pfn);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Models fault_dirty_shared_page(): dirty the folio (folio_mark_dirty) and let
+/// balance_dirty_pages_ratelimited() kick background writeback.
+fn dirty_shared_page(k: &mut Kernel, pfn: Pfn) {
+    if crate::kernel::writeback::folio_mark_dirty(k, pfn) {
+        crate::kernel::writeback::balance_dirty_pages_ratelimited(k);
+    }
+}
+
+/// Models do_wp_page() on a shared file mapping (wp_page_shared): a write to a present
+/// PTE that writeback write-protected (folio_mkclean). page_mkwrite, then the PTE is made
+/// writable and dirty and the folio dirtied again.
+pub fn do_wp_page(k: &mut Kernel, mm: u32, vpn: u64) {
+    let m = &mut k.mms[mm as usize];
+    let pte = m
+        .pte_mut(vpn)
+        .expect("a write-protect fault on a mapped page");
+    let pfn = pte.pfn().expect("present PTE");
+    pte.mkyoung();
+    pte.mkdirty();
+    let memcg = m.memcg;
+    k.count(Vm::Pgfault, memcg, 1);
+    k.spend(k.costs.wp_fault, Cat::Other);
+    dirty_shared_page(k, pfn);
+}
+
+/// Models do_swap_page(): a swap-cache hit maps the folio (minor fault); otherwise the
+/// page is read from the device into a new swap-cache folio (major fault). The swap slot
+/// is freed at once on a write fault or when swap is more than half full.
+fn do_swap_page(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    mm: u32,
+    v: usize,
+    idx: usize,
+    slot: u32,
+    write: bool,
+) -> Result<(), Killed> {
+    let memcg = k.mms[mm as usize].memcg;
+    let entry = k.swap.as_ref().expect("swap entry without swap").slots[slot as usize];
+    let pfn = match entry.as_cached() {
+        Some(pfn) => pfn,
+        None => {
+            let pfn = alloc_folio(k, p, memcg)?;
+            match k.swap.as_ref().unwrap().device {
+                crate::scenario::config::SwapDevice::Zram => {
+                    k.spend(k.costs.zram_decompress, Cat::Compression)
+                }
+                crate::scenario::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
+            }
+            k.count(Vm::Pswpin, memcg, 1);
+            k.count(Vm::Pgmajfault, memcg, 1);
+            k.vm.add(Vm::Pgpgin, 4);
+            let vpn = k.mms[mm as usize].vmas[v].start + idx as u64;
+            let f = &mut k.folios[pfn as usize];
+            f.set(pg::ANON | pg::SWAPBACKED | pg::SWAPCACHE);
+            f.owner = mm;
+            f.index = vpn as u32;
+            k.folio_swap[pfn as usize] = slot;
+            k.swap.as_mut().unwrap().slots[slot as usize] = SwapSlot::cached(pfn);
+            k.spend(k.costs.swap_slot, Cat::Other);
+            if let Some(shadow) = entry.shadow() {
+                p.refault(k, pfn, shadow, true);
+            }
+            batch::folio_add_lru(k, p, pfn, true);
+            pfn
+        }
+    };
+    let m = &mut k.mms[mm as usize];
+    m.vmas[v].ptes[idx] = Pte::present(pfn, true, write);
+    m.anon_rss += 1;
+    m.swap_ents -= 1;
+    k.folios[pfn as usize].mapcount += 1;
+    if write || k.swap.as_ref().unwrap().full() {
+        folio_free_swap(k, pfn);
+    }
+    Ok(())
+}
+
+/// Models folio_free_swap(): drops the swap-cache copy; the folio is now the only copy.
+pub fn folio_free_swap(k: &mut Kernel, pfn: Pfn) {
+    let slot = k.folio_swap[pfn as usize];
+    let memcg = k.swap.as_mut().unwrap().free(slot);
+    k.memcgs.swap_charge(memcg, -1);
+    k.folio_swap[pfn as usize] = NIL;
+    let f = &mut k.folios[pfn as usize];
+    f.clear(pg::SWAPCACHE);
+    f.set(pg::DIRTY);
+    k.spend(k.costs.swap_slot, Cat::Other);
+}
+
+/// Page-cache lookup, reading the page in on a miss (filemap_get_pages /
+/// filemap_fault): allocate, read from the device (or zero-fill a hole), insert, check
+/// the shadow for a refault, and queue for the LRU.
+fn find_or_read_page(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    memcg: MemcgId,
+    file: u32,
+    index: u64,
+    in_fault: bool,
+) -> Result<Pfn, Killed> {
+    k.spend(k.costs.xarray, Cat::Other);
+    let slot = k.files[file as usize].slots[index as usize];
+    if let Some(pfn) = slot.as_page() {
+        return Ok(pfn);
+    }
+    let pfn = alloc_folio(k, p, memcg)?;
+    if k.files[file as usize].sparse {
+        k.spend(k.costs.page_zero, Cat::Io);
+    } else {
+        k.spend(k.costs.page_copy, Cat::Io);
+        k.vm.add(Vm::Pgpgin, 4);
+    }
+    if in_fault {
+        k.count(Vm::Pgmajfault, memcg, 1);
+    }
+    let f = &mut k.folios[pfn as usize];
+    f.owner = file;
+    f.index = index as u32;
+    let fl = &mut k.files[file as usize];
+    fl.slots[index as usize] = Slot::page(pfn);
+    fl.nr_cached += 1;
+    k.spend(k.costs.xarray, Cat::Other);
+    if let Some(shadow) = slot.as_shadow() {
+        p.refault(k, pfn, shadow, in_fault);
+    }
+    batch::folio_add_lru(k, p, pfn, in_fault);
+    Ok(pfn)
+}
+
+/// Models filemap_read() of one 4 KiB page: find or read it, mark it accessed, copy.
+pub fn filemap_read(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    memcg: MemcgId,
+    file: u32,
+    index: u64,
+) -> Result<(), Killed> {
+    k.spend(k.costs.read_syscall, Cat::Other);
+    let pfn = find_or_read_page(k, p, memcg, file, index, false)?;
+    p.mark_accessed(k, pfn);
+    k.spend(k.costs.page_copy, Cat::Io);
+    Ok(())
+}
+
+/// Models munmap of a whole VMA (zap_pte_range): young file PTEs mark their folio
+/// accessed, dirty PTEs dirty their folio, anon folios and swap entries are freed.
+pub fn zap_vma(k: &mut Kernel, p: &mut dyn Policy, mm: u32, v: usize) {
+    let n = k.mms[mm as usize].vmas[v].ptes.len();
+    let anon = k.mms[mm as usize].vmas[v].kind == VmaKind::Anon;
+    for idx in 0..n {
+        let pte = std::mem::take(&mut k.mms[mm as usize].vmas[v].ptes[idx]);
+        if pte.is_none() || pte.is_zero() {
+            continue;
+        }
+        k.spend(k.costs.unmap, Cat::Other);
+        if let Some(slot) = pte.swap_slot() {
+            k.mms[mm as usize].swap_ents -= 1;
+            free_swap_entry(k, p, slot);
+            continue;
+        }
+        let pfn = pte.pfn().expect("present PTE");
+        k.folios[pfn as usize].mapcount -= 1;
+        if pte.dirty() {
+            crate::kernel::writeback::folio_mark_dirty(k, pfn);
+        }
+        if anon {
+            k.mms[mm as usize].anon_rss -= 1;
+            if k.folios[pfn as usize].test(pg::SWAPCACHE) {
+                let slot = k.folio_swap[pfn as usize];
+                free_swap_entry(k, p, slot);
+            } else {
+                release_folio(k, p, pfn);
+            }
+        } else if pte.young() {
+            p.mark_accessed(k, pfn);
+        }
+    }
+}
+
+/// swap_free() of a PTE's swap entry: frees the slot and its swap-cache folio, if any.
+fn free_swap_entry(k: &mut Kernel, p: &mut dyn Policy, slot: u32) {
+    let sw = k.swap.as_mut().unwrap();
+    let cached = sw.slots[slot as usize].as_cached();
+    let memcg = sw.free(slot);
+    k.memcgs.swap_charge(memcg, -1);
+    if let Some(pfn) = cached {
+        k.folio_swap[pfn as usize] = NIL;
+        k.folios[pfn as usize].clear(pg::SWAPCACHE);
+        if !k.folios[pfn as usize].mapped() {
+            release_folio(k, p, pfn);
+        }
+    }
+}
+
+/// The last reference to an anon folio is gone: off its list and back to the allocator.
+fn release_folio(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
+    if k.folios[pfn as usize].test(pg::LRU) {
+        let lv = k.folio_lruvec(pfn);
+        k.lock_site = crate::engine::lock::LockSite::Free;
+        k.lock_lruvec(lv);
+        p.del_folio(k, pfn);
+        k.unlock();
+        k.folios[pfn as usize].clear(pg::LRU);
+    }
+    let f: Folio = k.folios[pfn as usize];
+    debug_assert!(
+        !f.test(pg::IN_LRU_ADD),
+        "batches are drained before teardown"
+    );
+    k.free_folio(pfn);
+}

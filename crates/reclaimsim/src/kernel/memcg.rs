@@ -1,0 +1,299 @@
+//! The memory cgroup tree: page counters, limits, effective protection, and per-memcg
+//! statistics (mm/memcontrol.c, mm/page_counter.c).
+
+use crate::kernel::stats::VmStat;
+
+pub type MemcgId = u16;
+pub const ROOT: MemcgId = 0;
+
+/// memory.events counters.
+#[derive(Clone, Debug, Default)]
+pub struct Events {
+    pub low: u64,
+    pub high: u64,
+    pub max: u64,
+    pub oom: u64,
+    pub oom_kill: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Memcg {
+    pub path: String,
+    pub parent: Option<MemcgId>,
+    pub children: Vec<MemcgId>,
+    /// Pages charged to this memcg and its descendants (page_counter usage).
+    pub usage: u64,
+    /// Swap slots charged (memory.swap.current), hierarchical.
+    pub swap_usage: u64,
+    pub max: u64,
+    pub high: u64,
+    pub low: u64,
+    pub min: u64,
+    /// Effective protection computed by `calculate_protection` on the way down.
+    pub emin: u64,
+    pub elow: u64,
+    pub children_min_usage: u64,
+    pub children_low_usage: u64,
+    /// Events of this memcg alone (memory.stat aggregates descendants when reported).
+    pub stat: VmStat,
+    pub events: Events,
+}
+
+impl Memcg {
+    pub fn new(path: &str, parent: Option<MemcgId>) -> Self {
+        Memcg {
+            path: path.to_string(),
+            parent,
+            children: Vec::new(),
+            usage: 0,
+            swap_usage: 0,
+            max: u64::MAX,
+            high: u64::MAX,
+            low: 0,
+            min: 0,
+            emin: 0,
+            elow: 0,
+            children_min_usage: 0,
+            children_low_usage: 0,
+            stat: VmStat::default(),
+            events: Events::default(),
+        }
+    }
+}
+
+/// The tree. Ids are indices; 0 is the root. Children are listed in declaration order,
+/// so `iter` is the kernel's pre-order `mem_cgroup_iter` order.
+#[derive(Clone, Debug)]
+pub struct MemcgTree {
+    pub cgs: Vec<Memcg>,
+}
+
+impl Default for MemcgTree {
+    fn default() -> Self {
+        MemcgTree {
+            cgs: vec![Memcg::new("/", None)],
+        }
+    }
+}
+
+impl MemcgTree {
+    pub fn add(&mut self, path: &str, parent: MemcgId) -> MemcgId {
+        let id = self.cgs.len() as MemcgId;
+        self.cgs.push(Memcg::new(path, Some(parent)));
+        self.cgs[parent as usize].children.push(id);
+        id
+    }
+
+    pub fn by_path(&self, path: &str) -> Option<MemcgId> {
+        self.cgs
+            .iter()
+            .position(|c| c.path == path)
+            .map(|i| i as MemcgId)
+    }
+
+    /// Pre-order walk of the subtree rooted at `root` (mem_cgroup_iter).
+    pub fn iter(&self, root: MemcgId) -> Vec<MemcgId> {
+        let mut out = Vec::new();
+        let mut stack = vec![root];
+        while let Some(m) = stack.pop() {
+            out.push(m);
+            stack.extend(self.cgs[m as usize].children.iter().rev());
+        }
+        out
+    }
+
+    /// `m` and its ancestors up to the root.
+    pub fn ancestors(&self, m: MemcgId) -> impl Iterator<Item = MemcgId> + '_ {
+        std::iter::successors(Some(m), move |&c| self.cgs[c as usize].parent)
+    }
+
+    pub fn is_descendant(&self, m: MemcgId, root: MemcgId) -> bool {
+        self.ancestors(m).any(|a| a == root)
+    }
+
+    /// page_counter_try_charge(): the lowest memcg whose max the charge would exceed.
+    pub fn over_limit(&self, m: MemcgId, nr: u64) -> Option<MemcgId> {
+        self.ancestors(m).find(|&c| {
+            let cg = &self.cgs[c as usize];
+            c != ROOT && cg.usage + nr > cg.max
+        })
+    }
+
+    pub fn charge(&mut self, m: MemcgId, nr: u64) {
+        let mut c = Some(m);
+        while let Some(id) = c {
+            self.cgs[id as usize].usage += nr;
+            c = self.cgs[id as usize].parent;
+        }
+    }
+
+    pub fn uncharge(&mut self, m: MemcgId, nr: u64) {
+        let mut c = Some(m);
+        while let Some(id) = c {
+            let cg = &mut self.cgs[id as usize];
+            cg.usage = cg.usage.checked_sub(nr).expect("memcg usage underflow");
+            c = cg.parent;
+        }
+    }
+
+    pub fn swap_charge(&mut self, m: MemcgId, delta: i64) {
+        let mut c = Some(m);
+        while let Some(id) = c {
+            let cg = &mut self.cgs[id as usize];
+            cg.swap_usage = cg
+                .swap_usage
+                .checked_add_signed(delta)
+                .expect("swap usage underflow");
+            c = cg.parent;
+        }
+    }
+
+    /// Models mem_cgroup_calculate_protection(): sets emin/elow of `m` for reclaim rooted
+    /// at `root`. Must run top-down (parents first), as shrink_node_memcgs does.
+    pub fn calculate_protection(&mut self, root: MemcgId, m: MemcgId) {
+        let (usage, parent) = {
+            let cg = &mut self.cgs[m as usize];
+            cg.emin = 0;
+            cg.elow = 0;
+            (cg.usage, cg.parent)
+        };
+        if m == root || usage == 0 {
+            return;
+        }
+        let Some(p) = parent else { return };
+        let (min, low) = (self.cgs[m as usize].min, self.cgs[m as usize].low);
+        if p == root {
+            self.cgs[m as usize].emin = min;
+            self.cgs[m as usize].elow = low;
+            return;
+        }
+        // Children's protected usage of the parent, recomputed as the kernel keeps it
+        // up to date on every charge (propagate_protected_usage).
+        let (pu, pmin, plow) = {
+            let pc = &self.cgs[p as usize];
+            (pc.usage, pc.emin, pc.elow)
+        };
+        let (cmin, clow) = self.children_protected_usage(p);
+        self.cgs[p as usize].children_min_usage = cmin;
+        self.cgs[p as usize].children_low_usage = clow;
+        self.cgs[m as usize].emin = effective_protection(usage, pu, min, pmin, cmin);
+        self.cgs[m as usize].elow = effective_protection(usage, pu, low, plow, clow);
+    }
+
+    fn children_protected_usage(&self, p: MemcgId) -> (u64, u64) {
+        self.cgs[p as usize]
+            .children
+            .iter()
+            .fold((0, 0), |(a, b), &c| {
+                let cg = &self.cgs[c as usize];
+                (a + cg.usage.min(cg.min), b + cg.usage.min(cg.low))
+            })
+    }
+
+    /// Models mem_cgroup_below_min(): false for the root and the reclaim target.
+    pub fn below_min(&self, target: MemcgId, m: MemcgId) -> bool {
+        let cg = &self.cgs[m as usize];
+        m != ROOT && m != target && cg.emin >= cg.usage
+    }
+
+    /// Models mem_cgroup_below_low().
+    pub fn below_low(&self, target: MemcgId, m: MemcgId) -> bool {
+        let cg = &self.cgs[m as usize];
+        m != ROOT && m != target && cg.elow >= cg.usage
+    }
+
+    /// Models mem_cgroup_protection(): (emin, elow), or (0, 0) for the target itself.
+    pub fn protection(&self, target: MemcgId, m: MemcgId) -> (u64, u64) {
+        if m == target || m == ROOT {
+            return (0, 0);
+        }
+        let cg = &self.cgs[m as usize];
+        (cg.emin, cg.elow)
+    }
+}
+
+/// Models effective_protection() in mm/page_counter.c without memory_recursiveprot: a
+/// child's protection is its own setting, capped by its usage, and scaled down
+/// proportionally when the siblings together claim more than the parent's protection.
+pub fn effective_protection(
+    usage: u64,
+    _parent_usage: u64,
+    setting: u64,
+    parent_effective: u64,
+    siblings_protected: u64,
+) -> u64 {
+    let protected = usage.min(setting);
+    if siblings_protected > parent_effective {
+        return (protected as u128 * parent_effective as u128 / siblings_protected as u128) as u64;
+    }
+    protected
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> MemcgTree {
+        // / -> a -> {b, c}
+        let mut t = MemcgTree::default();
+        let a = t.add("/a", ROOT);
+        t.add("/a/b", a);
+        t.add("/a/c", a);
+        t
+    }
+
+    #[test]
+    fn preorder_iteration() {
+        let t = tree();
+        let paths: Vec<_> = t
+            .iter(ROOT)
+            .iter()
+            .map(|&m| t.cgs[m as usize].path.clone())
+            .collect();
+        assert_eq!(paths, ["/", "/a", "/a/b", "/a/c"]);
+    }
+
+    #[test]
+    fn charge_is_hierarchical_and_limit_finds_lowest_offender() {
+        let mut t = tree();
+        t.cgs[1].max = 100;
+        t.cgs[2].max = 10;
+        t.charge(2, 10);
+        assert_eq!(t.cgs[1].usage, 10);
+        assert_eq!(t.cgs[0].usage, 10);
+        assert_eq!(t.over_limit(2, 1), Some(2));
+        assert_eq!(t.over_limit(3, 1), None);
+        t.charge(3, 90);
+        assert_eq!(t.over_limit(3, 1), Some(1));
+    }
+
+    #[test]
+    fn effective_protection_shares_parent_protection_proportionally() {
+        // The spec's example shape: parent protects 100, children claim 150 in total.
+        assert_eq!(effective_protection(200, 400, 100, 100, 150), 66);
+        // Claims within the parent's protection are kept, capped by usage.
+        assert_eq!(effective_protection(30, 400, 100, 200, 150), 30);
+        let mut t = tree();
+        t.cgs[1].min = 60;
+        t.cgs[2].min = 60;
+        t.cgs[3].min = 60;
+        t.charge(2, 100);
+        t.charge(3, 100);
+        for m in t.iter(ROOT) {
+            t.calculate_protection(ROOT, m);
+        }
+        assert_eq!(t.cgs[1].emin, 60);
+        // Each child claims 60, the parent has 60 to give: 30 each.
+        assert_eq!(t.cgs[2].emin, 30);
+        assert_eq!(t.cgs[3].emin, 30);
+        assert!(!t.below_min(ROOT, 2));
+        t.cgs[2].min = 1000;
+        t.cgs[3].min = 0;
+        for m in t.iter(ROOT) {
+            t.calculate_protection(ROOT, m);
+        }
+        assert_eq!(t.cgs[2].emin, 60);
+        assert!(!t.below_min(ROOT, 2));
+        assert!(!t.below_min(2, 2), "the target itself is never protected");
+    }
+}

@@ -1,0 +1,457 @@
+//! The machine's kernel state: frames, nodes, memcgs, lruvecs, address spaces, files,
+//! swap, per-CPU batches, locks and counters, plus the execution context (which CPU is
+//! running, and its virtual clock) that every action charges its cost to.
+
+pub mod batch;
+pub mod fault;
+pub mod folio;
+pub mod kswapd;
+pub mod list;
+pub mod lru;
+pub mod memcg;
+pub mod mm;
+pub mod node;
+pub mod pagecache;
+pub mod rmap;
+pub mod stats;
+pub mod swap;
+pub mod vmscan;
+pub mod workingset;
+pub mod writeback;
+
+use crate::engine::cost::CostTable;
+use crate::engine::lock::Lock;
+use crate::kernel::folio::{pg, Folio, Pfn, NIL};
+use crate::kernel::memcg::{MemcgId, MemcgTree};
+use crate::kernel::mm::Mm;
+use crate::kernel::node::{default_min_free_kbytes, zone_watermarks, Node};
+use crate::kernel::pagecache::File;
+use crate::kernel::stats::{Cat, Vm, VmStat, NR_CAT};
+use crate::kernel::swap::Swap;
+use crate::scenario::config::{KernelConfig, LruLockKind, PolicyKind, Scenario};
+
+/// One lruvec: the LRU state of one memcg on one node (struct lruvec). The lists
+/// themselves belong to the policy; here are the sizes and the classic balancing state.
+#[derive(Clone, Debug, Default)]
+pub struct Lruvec {
+    pub memcg: MemcgId,
+    pub node: u16,
+    /// Pages per classic list (NR_LRU_BASE + lru); under MGLRU the compat counters
+    /// (the two youngest generations count as active).
+    pub nr: [u64; 5],
+    /// Cost model for anon/file balancing (lru_note_cost).
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    /// Classic workingset clock (nonresident_age).
+    pub nonresident_age: u64,
+    /// Snapshot of workingset_activate[] at the end of the last reclaim cycle.
+    pub refaults: [u64; 2],
+    /// WORKINGSET_ACTIVATE_{ANON,FILE} of this lruvec alone.
+    pub workingset_activate: [u64; 2],
+}
+
+/// Per-CPU folio batches (struct cpu_fbatches).
+#[derive(Clone, Debug, Default)]
+pub struct CpuBatches {
+    pub lru_add: Vec<Pfn>,
+    pub move_tail: Vec<Pfn>,
+    pub activate: Vec<Pfn>,
+}
+
+/// Who is running now: the task's CPU and virtual clock.
+#[derive(Clone, Debug, Default)]
+pub struct Exec {
+    pub clock: u64,
+    pub cpu: u32,
+    pub kswapd: bool,
+    /// The mm of the running task, if it has one (an OOM kill of it ends its step).
+    pub mm: Option<u32>,
+    /// The lru lock held, with when its hold started and how long taking it waited.
+    held: Option<(usize, u64, u64)>,
+    /// Time the task sleeps after this step without using its CPU (balance_dirty_pages'
+    /// pause).
+    pub sleep: u64,
+    /// The step could not finish: the task blocks until this time (reclaim throttled on
+    /// writeback) and then retries the operation that blocked.
+    pub blocked_until: Option<u64>,
+}
+
+impl Exec {
+    /// The context of a task starting a step at `clock` on `cpu`.
+    pub fn new(clock: u64, cpu: u32, kswapd: bool, mm: Option<u32>) -> Self {
+        Exec {
+            clock,
+            cpu,
+            kswapd,
+            mm,
+            held: None,
+            sleep: 0,
+            blocked_until: None,
+        }
+    }
+}
+
+/// An OOM kill, as the engine reports it.
+#[derive(Clone, Debug)]
+pub struct OomKillEvent {
+    pub time_ns: u64,
+    /// None for a global OOM, else the memcg whose limit was hit.
+    pub scope: Option<MemcgId>,
+    pub victim_mm: u32,
+}
+
+pub struct Kernel {
+    pub cfg: KernelConfig,
+    pub costs: CostTable,
+    pub lru_gen_enabled: bool,
+    pub folios: Vec<Folio>,
+    /// Swap slot of each swap-cache frame.
+    pub folio_swap: Vec<u32>,
+    pub nodes: Vec<Node>,
+    pub memcgs: MemcgTree,
+    pub lruvecs: Vec<Lruvec>,
+    pub mms: Vec<Mm>,
+    pub files: Vec<File>,
+    pub swap: Option<Swap>,
+    pub batches: Vec<CpuBatches>,
+    pub cpu_node: Vec<u16>,
+    pub locks: Vec<Lock>,
+    pub vm: VmStat,
+    pub cur: Exec,
+    /// kswapd's virtual CPU time by category.
+    pub kswapd_profile: [u64; NR_CAT],
+    /// All CPU time spent by tasks (for lock spin shares).
+    pub cpu_time: u64,
+    pub oom_kills: Vec<OomKillEvent>,
+    /// Dirty and writeback page-cache state, the flusher and pending I/O completions.
+    pub wb: crate::kernel::writeback::Writeback,
+    /// Who is taking the next lru lock (for the per-site lock statistics); reset to
+    /// `Other` at each unlock.
+    pub lock_site: crate::engine::lock::LockSite,
+    /// Time spent in each try_to_free_pages() call (direct reclaim's allocation stall).
+    pub alloc_stall: crate::kernel::stats::Histogram,
+}
+
+impl Kernel {
+    /// Builds the machine of a scenario: frames, nodes with watermarks, the memcg tree
+    /// and its lruvecs, swap, CPUs. Workload address spaces and files come later.
+    pub fn new(s: &Scenario) -> Kernel {
+        let m = &s.machine;
+        let nr_nodes = m.nodes.max(1) as u64;
+        let total_pages = m.memory.pages();
+        let per_node = total_pages / nr_nodes;
+        let mfk = s
+            .kernel
+            .min_free_kbytes
+            .unwrap_or_else(|| default_min_free_kbytes(per_node * nr_nodes));
+        let nr_frames = (per_node * nr_nodes) as usize;
+        let mut folios = vec![
+            Folio {
+                prev: NIL,
+                next: NIL,
+                ..Default::default()
+            };
+            nr_frames
+        ];
+        let nodes: Vec<Node> = (0..nr_nodes)
+            .map(|n| {
+                let wm = zone_watermarks(
+                    per_node,
+                    per_node * nr_nodes,
+                    mfk,
+                    s.kernel.watermark_scale_factor,
+                );
+                Node::new((n * per_node) as Pfn, per_node, wm, &mut folios)
+            })
+            .collect();
+        let mut memcgs = MemcgTree::default();
+        for c in &s.memcgs {
+            let parent_path = match c.path.rfind('/') {
+                Some(0) | None => "/",
+                Some(i) => &c.path[..i],
+            };
+            let parent = memcgs
+                .by_path(parent_path)
+                .expect("validated: parent memcg declared first");
+            let id = memcgs.add(&c.path, parent);
+            let cg = &mut memcgs.cgs[id as usize];
+            let pages = |b: Option<crate::scenario::units::ByteSize>, d: u64| {
+                b.map_or(d, |b| b.0 / crate::scenario::units::PAGE_SIZE)
+            };
+            cg.max = pages(c.max, u64::MAX);
+            cg.high = pages(c.high, u64::MAX);
+            cg.low = pages(c.low, 0);
+            cg.min = pages(c.min, 0);
+        }
+        let nr_lruvecs = memcgs.cgs.len() * nodes.len();
+        let lruvecs = (0..nr_lruvecs)
+            .map(|i| Lruvec {
+                memcg: (i / nodes.len()) as MemcgId,
+                node: (i % nodes.len()) as u16,
+                ..Default::default()
+            })
+            .collect();
+        let nr_locks = match s.kernel.lru_lock {
+            LruLockKind::Node => nodes.len(),
+            LruLockKind::Lruvec => nr_lruvecs,
+        };
+        let cpus = m.cpus.max(1) as usize;
+        Kernel {
+            cfg: s.kernel.clone(),
+            costs: s.costs.clone(),
+            lru_gen_enabled: s.kernel.policy == PolicyKind::Mglru,
+            folios,
+            folio_swap: vec![NIL; (per_node * nr_nodes) as usize],
+            nodes,
+            memcgs,
+            lruvecs,
+            mms: Vec::new(),
+            files: Vec::new(),
+            swap: m
+                .swap
+                .as_ref()
+                .map(|sw| Swap::new(sw.device, sw.size.pages())),
+            batches: vec![CpuBatches::default(); cpus],
+            cpu_node: (0..cpus)
+                .map(|c| (c as u64 * nr_nodes / cpus as u64) as u16)
+                .collect(),
+            locks: vec![Lock::default(); nr_locks],
+            vm: VmStat::default(),
+            cur: Exec::default(),
+            kswapd_profile: [0; NR_CAT],
+            cpu_time: 0,
+            oom_kills: Vec::new(),
+            wb: crate::kernel::writeback::Writeback::new(&s.kernel, nr_lruvecs / nr_nodes as usize),
+            lock_site: Default::default(),
+            alloc_stall: Default::default(),
+        }
+    }
+
+    /// Charges `ns` of virtual CPU time to the running task.
+    #[inline]
+    pub fn spend(&mut self, ns: u64, cat: Cat) {
+        self.cur.clock += ns;
+        self.cpu_time += ns;
+        if self.cur.kswapd {
+            self.kswapd_profile[cat as usize] += ns;
+        }
+    }
+
+    /// Counts an event globally and in the folio's memcg.
+    #[inline]
+    pub fn count(&mut self, c: Vm, memcg: MemcgId, n: u64) {
+        self.vm.add(c, n);
+        self.memcgs.cgs[memcg as usize].stat.add(c, n);
+    }
+
+    /// Counts an event in a memcg only (cgroup reclaim does not bump global counters).
+    #[inline]
+    pub fn count_memcg(&mut self, c: Vm, memcg: MemcgId, n: u64) {
+        self.memcgs.cgs[memcg as usize].stat.add(c, n);
+    }
+
+    pub fn nr_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    #[inline]
+    pub fn node_of(&self, pfn: Pfn) -> usize {
+        let per = self.nodes[0].end_pfn - self.nodes[0].start_pfn;
+        (pfn / per) as usize
+    }
+
+    /// mem_cgroup_lruvec(memcg, pgdat).
+    #[inline]
+    pub fn lruvec(&self, memcg: MemcgId, node: usize) -> usize {
+        memcg as usize * self.nodes.len() + node
+    }
+
+    /// folio_lruvec().
+    #[inline]
+    pub fn folio_lruvec(&self, pfn: Pfn) -> usize {
+        self.lruvec(self.folios[pfn as usize].memcg, self.node_of(pfn))
+    }
+
+    /// The lru_lock protecting an lruvec: the node's (<= 5.10) or its own (5.11+).
+    #[inline]
+    pub fn lruvec_lock_id(&self, lv: usize) -> usize {
+        match self.cfg.lru_lock {
+            LruLockKind::Node => self.lruvecs[lv].node as usize,
+            LruLockKind::Lruvec => lv,
+        }
+    }
+
+    /// spin_lock_irq(&lruvec->lru_lock): waits until the lock is free in virtual time.
+    pub fn lock_lruvec(&mut self, lv: usize) {
+        let id = self.lruvec_lock_id(lv);
+        debug_assert!(self.cur.held.is_none(), "lru_lock taken twice");
+        let t = self.cur.clock;
+        let start = self.locks[id].free_at(t);
+        self.spend(start - t, Cat::LockWait);
+        let mut hold = self.costs.lock_acquire;
+        if self.locks[id].last_cpu.is_some_and(|c| c != self.cur.cpu) {
+            hold += self.costs.lock_bounce;
+        }
+        self.cur.held = Some((id, start, start - t));
+        self.spend(hold, Cat::ListOps);
+    }
+
+    /// spin_unlock_irq(): records the hold in the lock's calendar.
+    ///
+    /// A step runs ahead of other tasks' clocks, so a critical section that started in
+    /// a free gap of the lock's calendar may run into a hold recorded earlier by a task
+    /// further ahead. Two holds never overlap: the section is then moved to the first
+    /// gap long enough for it, and the task waits (spins) for the difference.
+    pub fn unlock(&mut self) {
+        let (id, start, waited) = self.cur.held.take().expect("unlock without lock");
+        let site = std::mem::take(&mut self.lock_site);
+        let cpu = self.cur.cpu;
+        let len = self.cur.clock - start;
+        let slot = self.locks[id].free_slot(start, len);
+        let shift = slot - start;
+        if shift > 0 {
+            self.spend(shift, Cat::LockWait);
+        }
+        let l = &mut self.locks[id];
+        l.record(slot, slot + len, waited + shift, cpu);
+        let st = &mut l.sites[site as usize];
+        st.acquisitions += 1;
+        st.wait_ns += waited + shift;
+        st.hold_ns += len;
+    }
+
+    /// folio_lruvec_relock_irq(): keeps the held lock if it covers `lv`, else switches.
+    pub fn relock_lruvec(&mut self, lv: usize) {
+        let id = self.lruvec_lock_id(lv);
+        match self.cur.held {
+            Some((h, _, _)) if h == id => {}
+            Some(_) => {
+                let site = self.lock_site;
+                self.unlock();
+                self.lock_site = site;
+                self.lock_lruvec(lv);
+                self.locks[id].relocks += 1;
+            }
+            None => self.lock_lruvec(lv),
+        }
+    }
+
+    /// Whether the lock held now (if any) covers `lv`.
+    pub fn holds_lock_of(&self, lv: usize) -> bool {
+        self.cur
+            .held
+            .is_some_and(|(h, _, _)| h == self.lruvec_lock_id(lv))
+    }
+
+    /// The 5.11+ protocol of Alex Shi's series: PG_lru is test-and-cleared before the
+    /// (per-lruvec) lock is taken, and whoever clears it owns the folio. `lru_lock =
+    /// "node"` stands for the whole series being absent (<= 5.10): PG_lru is guarded by
+    /// the node lock and tested under it.
+    #[inline]
+    pub fn lru_clear_before_lock(&self) -> bool {
+        self.cfg.lru_lock == LruLockKind::Lruvec
+    }
+
+    /// Isolation's claim on a folio found on an LRU list, lruvec lock held
+    /// (isolate_lru_folios): 5.11+ `folio_test_clear_lru`; <= 5.10 `__isolate_lru_page`
+    /// checked PageLRU under the node lock, then ClearPageLRU. Both are one atomic bit
+    /// operation; false means someone else owns the folio.
+    pub fn isolate_lru_flag(&mut self, pfn: Pfn) -> bool {
+        self.spend(self.costs.lru_flag_atomic, Cat::ListOps);
+        let f = &mut self.folios[pfn as usize];
+        if self.cfg.lru_lock == LruLockKind::Lruvec {
+            f.test_clear(pg::LRU)
+        } else if f.test(pg::LRU) {
+            f.clear(pg::LRU);
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn unlock_if_held(&mut self) {
+        if self.cur.held.is_some() {
+            self.unlock();
+        }
+    }
+
+    /// Takes a frame off a node's free list (the buddy allocator, order 0).
+    pub fn take_free_page(&mut self, node: usize) -> Pfn {
+        let n = &mut self.nodes[node];
+        let pfn = n
+            .free_list
+            .pop_head(&mut self.folios)
+            .expect("caller checked free pages");
+        n.zone.free -= 1;
+        let f = &mut self.folios[pfn as usize];
+        debug_assert!(f.flags == 0);
+        f.flags = pg::ALLOCATED;
+        self.vm.add(Vm::Pgalloc, 1);
+        self.spend(self.costs.page_alloc, Cat::Other);
+        pfn
+    }
+
+    /// Frees a frame that is on no list, unmapped and unreferenced, and uncharges it.
+    pub fn free_folio(&mut self, pfn: Pfn) {
+        let f = self.folios[pfn as usize];
+        debug_assert!(
+            !f.test(pg::LRU) && !f.test(pg::IN_LRU_ADD) && f.pins() == 0 && f.mapcount == 0
+        );
+        self.memcgs.uncharge(f.memcg, 1);
+        self.folios[pfn as usize] = Folio {
+            prev: NIL,
+            next: NIL,
+            ..Default::default()
+        };
+        self.folio_swap[pfn as usize] = NIL;
+        let node = self.node_of(pfn);
+        self.nodes[node].free_list.push_head(&mut self.folios, pfn);
+        self.nodes[node].zone.free += 1;
+        self.vm.add(Vm::Pgfree, 1);
+        self.spend(self.costs.page_free, Cat::Other);
+    }
+
+    /// Free pages over all nodes.
+    pub fn free_pages(&self) -> u64 {
+        self.nodes.iter().map(|n| n.zone.free).sum()
+    }
+
+    /// Adjusts a classic list-size counter of the lruvec a folio belongs to.
+    #[inline]
+    pub fn update_lru_size(&mut self, lv: usize, lru: usize, delta: i64) {
+        let n = &mut self.lruvecs[lv].nr[lru];
+        *n = n.checked_add_signed(delta).expect("lru size underflow");
+    }
+
+    /// Host bytes of the model's state: what `bench` divides by the number of frames.
+    pub fn host_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let mut b = self.folios.capacity() * size_of::<Folio>() + self.folio_swap.capacity() * 4;
+        b += self
+            .mms
+            .iter()
+            .flat_map(|m| &m.vmas)
+            .map(|v| v.ptes.capacity() * 4)
+            .sum::<usize>();
+        b += self
+            .files
+            .iter()
+            .map(|f| f.slots.capacity() * 8)
+            .sum::<usize>();
+        b += self.swap.as_ref().map_or(0, |s| {
+            s.slots.len() * 8 + s.memcg.len() * 2 + s.total() as usize * 4
+        });
+        b += self.lruvecs.len() * size_of::<Lruvec>();
+        b as u64
+    }
+
+    /// Swap is usable for this memcg: a device with free slots (mem_cgroup_get_nr_swap_pages > 0).
+    pub fn can_swap(&self) -> bool {
+        self.swap.as_ref().is_some_and(|s| s.nr_free() > 0)
+    }
+
+    /// Models can_age_anon_pages(): a swap device exists (full or not).
+    pub fn can_age_anon(&self) -> bool {
+        self.swap.as_ref().is_some_and(|s| s.total() > 0)
+    }
+}

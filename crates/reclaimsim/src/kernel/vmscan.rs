@@ -1,0 +1,438 @@
+//! Reclaim shared by both policies (mm/vmscan.c): scan_control, shrink_folio_list,
+//! shrink_node and its memcg walk, direct reclaim and memcg limit reclaim. kswapd's
+//! balance_pgdat lives in `kswapd`.
+
+use crate::kernel::folio::{pg, Pfn};
+use crate::kernel::lru::{Policy, Verdict};
+use crate::kernel::memcg::{MemcgId, ROOT};
+use crate::kernel::pagecache::Slot;
+use crate::kernel::rmap;
+use crate::kernel::stats::{Cat, Vm};
+use crate::kernel::swap::SwapSlot;
+use crate::kernel::Kernel;
+
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+pub const DEF_PRIORITY: i32 = 12;
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// Writeback statistics of one shrink_node pass (sc->nr).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NrStats {
+    pub dirty: u64,
+    pub unqueued_dirty: u64,
+    pub congested: u64,
+    pub writeback: u64,
+    pub immediate: u64,
+    pub file_taken: u64,
+    pub taken: u64,
+}
+
+/// struct scan_control: one reclaim invocation.
+#[derive(Clone, Debug)]
+pub struct ScanControl {
+    pub nr_to_reclaim: u64,
+    /// None: global reclaim. Some(memcg): cgroup (limit or proactive) reclaim.
+    pub target: Option<MemcgId>,
+    pub priority: i32,
+    pub may_writepage: bool,
+    pub may_unmap: bool,
+    pub may_swap: bool,
+    /// Bits: 1 = anon, 2 = file.
+    pub may_deactivate: u8,
+    pub force_deactivate: bool,
+    pub skipped_deactivate: bool,
+    pub cache_trim_mode: bool,
+    pub file_is_tiny: bool,
+    pub memcg_low_reclaim: bool,
+    pub memcg_low_skipped: bool,
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    pub nr_scanned: u64,
+    pub nr_reclaimed: u64,
+    pub nr: NrStats,
+    /// current_is_kswapd().
+    pub kswapd: bool,
+    /// MGLRU V61: kswapd's memcgs_need_aging and last_reclaimed.
+    pub memcgs_need_aging: bool,
+    pub last_reclaimed: u64,
+}
+
+impl ScanControl {
+    pub fn new(nr_to_reclaim: u64, target: Option<MemcgId>, kswapd: bool) -> Self {
+        ScanControl {
+            nr_to_reclaim,
+            target,
+            priority: DEF_PRIORITY,
+            may_writepage: true,
+            may_unmap: true,
+            may_swap: true,
+            may_deactivate: 0,
+            force_deactivate: false,
+            skipped_deactivate: false,
+            cache_trim_mode: false,
+            file_is_tiny: false,
+            memcg_low_reclaim: false,
+            memcg_low_skipped: false,
+            anon_cost: 0,
+            file_cost: 0,
+            nr_scanned: 0,
+            nr_reclaimed: 0,
+            nr: NrStats::default(),
+            kswapd,
+            memcgs_need_aging: false,
+            last_reclaimed: 0,
+        }
+    }
+
+    /// cgroup_reclaim(): reclaim on behalf of a memcg's limit.
+    pub fn cgroup_reclaim(&self) -> bool {
+        self.target.is_some()
+    }
+
+    /// The reclaim root (target_mem_cgroup, or the root memcg for global reclaim).
+    pub fn root(&self) -> MemcgId {
+        self.target.unwrap_or(ROOT)
+    }
+
+    /// The pgscan/pgsteal counter pair for this reclaimer.
+    pub fn scan_steal(&self) -> (Vm, Vm) {
+        if self.kswapd {
+            (Vm::PgscanKswapd, Vm::PgstealKswapd)
+        } else {
+            (Vm::PgscanDirect, Vm::PgstealDirect)
+        }
+    }
+
+    /// Counts a reclaimer event: globally unless this is cgroup reclaim, always in the memcg.
+    pub fn count(&self, k: &mut Kernel, c: Vm, memcg: MemcgId, n: u64) {
+        if self.cgroup_reclaim() {
+            k.count_memcg(c, memcg, n);
+        } else {
+            k.count(c, memcg, n);
+        }
+    }
+}
+
+/// What shrink_folio_list reports back (struct reclaim_stat).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReclaimStat {
+    pub nr_dirty: u64,
+    pub nr_unqueued_dirty: u64,
+    pub nr_congested: u64,
+    pub nr_writeback: u64,
+    pub nr_immediate: u64,
+    pub nr_pageout: u64,
+    pub nr_activate: [u64; 2],
+    pub nr_ref_keep: u64,
+    pub nr_unmap_fail: u64,
+}
+
+/// Models shrink_folio_list(): decides the fate of each isolated folio. Reclaimed
+/// folios are freed; survivors stay in `list` (those to activate have PG_active set) for
+/// the caller to put back. Returns the number reclaimed.
+pub fn shrink_folio_list(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    list: &mut Vec<Pfn>,
+    sc: &mut ScanControl,
+    stat: &mut ReclaimStat,
+) -> u64 {
+    let mut reclaimed = 0;
+    let mut survivors = Vec::with_capacity(list.len());
+    for &pfn in list.iter() {
+        k.spend(k.costs.folio_check, Cat::ListOps);
+        sc.nr_scanned += 1;
+        let f = k.folios[pfn as usize];
+        let file_lru = f.lru_type() == 1;
+        match shrink_one(k, p, pfn, sc, stat, file_lru) {
+            Fate::Freed => reclaimed += 1,
+            Fate::Keep => survivors.push(pfn),
+            Fate::Activate => {
+                // Not a swap candidate: give back its swap space when swap is over half
+                // full, unless a PTE still holds its swap entry (folio_swapped()).
+                let f = k.folios[pfn as usize];
+                if f.test(pg::SWAPCACHE)
+                    && f.mapped()
+                    && !f.test(pg::WRITEBACK)
+                    && k.swap.as_ref().is_some_and(|s| s.full())
+                {
+                    crate::kernel::fault::folio_free_swap(k, pfn);
+                }
+                let f = &mut k.folios[pfn as usize];
+                f.set(pg::ACTIVE);
+                let (t, memcg) = (f.lru_type(), f.memcg);
+                stat.nr_activate[t] += 1;
+                k.count_memcg(Vm::Pgactivate, memcg, 1);
+                survivors.push(pfn);
+            }
+        }
+    }
+    k.vm.add(Vm::Pgactivate, stat.nr_activate[0] + stat.nr_activate[1]);
+    *list = survivors;
+    reclaimed
+}
+
+enum Fate {
+    Freed,
+    Keep,
+    Activate,
+}
+
+/// The body of shrink_folio_list()'s loop for one folio: where it goes next.
+fn shrink_one(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    pfn: Pfn,
+    sc: &mut ScanControl,
+    stat: &mut ReclaimStat,
+    file_lru: bool,
+) -> Fate {
+    let f = k.folios[pfn as usize];
+    if f.test(pg::UNEVICTABLE) {
+        return Fate::Activate;
+    }
+    if !sc.may_unmap && f.mapped() {
+        return Fate::Keep;
+    }
+    if file_lru {
+        if f.test(pg::DIRTY) || f.test(pg::WRITEBACK) {
+            stat.nr_dirty += 1;
+        }
+        if f.test(pg::DIRTY) && !f.test(pg::WRITEBACK) {
+            stat.nr_unqueued_dirty += 1;
+        }
+        if f.test(pg::WRITEBACK) && f.test(pg::RECLAIM) {
+            stat.nr_congested += 1;
+        }
+    }
+    if f.test(pg::WRITEBACK) {
+        let node = k.node_of(pfn);
+        if sc.kswapd && f.test(pg::RECLAIM) && k.nodes[node].writeback {
+            stat.nr_immediate += 1;
+        } else {
+            k.folios[pfn as usize].set(pg::RECLAIM);
+            stat.nr_writeback += 1;
+        }
+        return Fate::Activate;
+    }
+    let verdict = p.check_references(k, pfn, sc);
+    match verdict {
+        Verdict::Activate => return Fate::Activate,
+        Verdict::Keep => {
+            stat.nr_ref_keep += 1;
+            return Fate::Keep;
+        }
+        Verdict::Reclaim | Verdict::ReclaimClean => {}
+    }
+    let f = k.folios[pfn as usize];
+    if f.test(pg::ANON) && f.test(pg::SWAPBACKED) && !f.test(pg::SWAPCACHE) && !add_to_swap(k, pfn)
+    {
+        return Fate::Activate;
+    }
+    if k.folios[pfn as usize].mapped() {
+        rmap::try_to_unmap(k, pfn);
+        if k.folios[pfn as usize].mapped() {
+            stat.nr_unmap_fail += 1;
+            return Fate::Activate;
+        }
+    }
+    if k.folios[pfn as usize].test(pg::DIRTY) {
+        // Reclaim writes file pages only from kswapd, once the node is known to be
+        // congested with dirty pages (PGDAT_DIRTY) and the folio was seen before.
+        let node = k.node_of(pfn);
+        if file_lru
+            && (!sc.kswapd || !k.folios[pfn as usize].test(pg::RECLAIM) || !k.nodes[node].dirty)
+        {
+            k.vm.add(Vm::NrVmscanImmediateReclaim, 1);
+            k.folios[pfn as usize].set(pg::RECLAIM);
+            return Fate::Activate;
+        }
+        if verdict == Verdict::ReclaimClean || !sc.may_writepage {
+            return Fate::Keep;
+        }
+        pageout(k, pfn);
+        stat.nr_pageout += 1;
+        // A page-cache write completes later: keep the folio (PG_reclaim is set, so
+        // folio_end_writeback rotates it to the inactive tail).
+        let f = k.folios[pfn as usize];
+        if f.test(pg::WRITEBACK) || f.test(pg::DIRTY) {
+            return Fate::Keep;
+        }
+    }
+    if k.folios[pfn as usize].pins() > 0 {
+        // A per-CPU batch holds a reference: __remove_mapping's refcount freeze fails.
+        return Fate::Keep;
+    }
+    remove_mapping(k, p, pfn, sc.root());
+    k.free_folio(pfn);
+    Fate::Freed
+}
+
+/// Models add_to_swap(): gives an anon folio a swap slot and puts it in the swap cache.
+fn add_to_swap(k: &mut Kernel, pfn: Pfn) -> bool {
+    let memcg = k.folios[pfn as usize].memcg;
+    let Some(slot) = k.swap.as_mut().and_then(|s| s.alloc(memcg)) else {
+        return false;
+    };
+    k.spend(k.costs.swap_slot, Cat::Other);
+    k.swap.as_mut().unwrap().slots[slot as usize] = SwapSlot::cached(pfn);
+    k.memcgs.swap_charge(memcg, 1);
+    k.folio_swap[pfn as usize] = slot;
+    let f = &mut k.folios[pfn as usize];
+    f.set(pg::SWAPCACHE | pg::DIRTY);
+    true
+}
+
+/// Models pageout(): writes a dirty folio. A swap-cache folio goes to zram or brd, which
+/// complete in the submitter's context, so it comes back clean at once; a page-cache
+/// folio gets PG_reclaim and an asynchronous write (ext4 on brd completes through its
+/// end_io work), so it comes back with PG_writeback.
+fn pageout(k: &mut Kernel, pfn: Pfn) {
+    let f = k.folios[pfn as usize];
+    k.vm.add(Vm::NrVmscanWrite, 1);
+    if !f.test(pg::SWAPCACHE) {
+        crate::kernel::writeback::pageout_file(k, pfn);
+        return;
+    }
+    match k.swap.as_ref().map(|s| s.device) {
+        Some(crate::scenario::config::SwapDevice::Zram) => {
+            k.spend(k.costs.zram_compress, Cat::Compression)
+        }
+        _ => k.spend(k.costs.page_copy, Cat::Io),
+    }
+    k.count(Vm::Pswpout, f.memcg, 1);
+    k.vm.add(Vm::Pgpgout, 4);
+    k.folios[pfn as usize].clear(pg::DIRTY | pg::RECLAIM);
+}
+
+/// Models __remove_mapping(): takes the folio out of the page cache or swap cache and
+/// leaves a shadow entry (workingset_eviction) in its slot.
+fn remove_mapping(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn, target: MemcgId) {
+    let f = k.folios[pfn as usize];
+    let shadow = p.eviction(k, pfn, target);
+    k.spend(k.costs.xarray, Cat::Other);
+    if f.test(pg::SWAPCACHE) {
+        let slot = k.folio_swap[pfn as usize];
+        k.swap.as_mut().unwrap().slots[slot as usize] = SwapSlot::used(shadow);
+        k.folios[pfn as usize].clear(pg::SWAPCACHE);
+    } else if !f.test(pg::ANON) {
+        let file = &mut k.files[f.owner as usize];
+        file.slots[f.index as usize] = Slot::shadow(shadow);
+        file.nr_cached -= 1;
+    }
+}
+
+/// Models shrink_node(): one pass over the memcgs of the reclaim root on a node.
+pub fn shrink_node(k: &mut Kernel, p: &mut dyn Policy, node: usize, sc: &mut ScanControl) {
+    if p.shrink_node(k, node, sc) {
+        return; // lru_gen_shrink_node() (MGLRU's memcg LRU, 6.3+)
+    }
+    sc.nr = NrStats::default();
+    let reclaimed0 = sc.nr_reclaimed;
+    p.prepare_scan_control(k, node, sc);
+    shrink_node_memcgs(k, p, node, sc);
+    let reclaimable = sc.nr_reclaimed > reclaimed0;
+    if sc.kswapd {
+        let n = &mut k.nodes[node];
+        if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {
+            n.writeback = true;
+        }
+        if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
+            n.dirty = true;
+        }
+        // LRUVEC_NODE_CONGESTED: every dirty folio met was already queued for I/O and
+        // marked for reclaim. Only direct reclaim throttling reads it (not modelled).
+        if sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
+            n.congested = true;
+        }
+    }
+    if reclaimable {
+        k.nodes[node].kswapd_failures = 0;
+    }
+}
+
+/// Models shrink_node_memcgs(): every memcg below the root, in pre-order, with
+/// memory.min / memory.low protection.
+fn shrink_node_memcgs(k: &mut Kernel, p: &mut dyn Policy, node: usize, sc: &mut ScanControl) {
+    let root = sc.root();
+    for memcg in k.memcgs.iter(root) {
+        k.memcgs.calculate_protection(root, memcg);
+        if k.memcgs.below_min(root, memcg) {
+            continue;
+        }
+        if k.memcgs.below_low(root, memcg) {
+            if !sc.memcg_low_reclaim {
+                sc.memcg_low_skipped = true;
+                continue;
+            }
+            k.memcgs.cgs[memcg as usize].events.low += 1;
+        }
+        let lv = k.lruvec(memcg, node);
+        p.shrink_lruvec(k, lv, sc);
+    }
+}
+
+/// Models do_try_to_free_pages(): priorities 12 down to 0 over every node, then the
+/// retries with memcg_low_reclaim / force_deactivate when nothing was reclaimed.
+fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl) -> u64 {
+    loop {
+        if !sc.cgroup_reclaim() {
+            k.vm.add(Vm::AllocstallNormal, 1);
+        }
+        sc.priority = DEF_PRIORITY;
+        while sc.priority >= 0 {
+            sc.nr_scanned = 0;
+            let local = k.cpu_node[k.cur.cpu as usize] as usize;
+            let nodes = k.nr_nodes();
+            for i in 0..nodes {
+                shrink_node(k, p, (local + i) % nodes, sc);
+            }
+            if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                break;
+            }
+            if sc.priority < DEF_PRIORITY - 2 {
+                sc.may_writepage = true;
+            }
+            sc.priority -= 1;
+        }
+        for node in 0..k.nr_nodes() {
+            p.snapshot_refaults(k, sc.root(), node);
+        }
+        if sc.nr_reclaimed > 0 {
+            return sc.nr_reclaimed;
+        }
+        if sc.skipped_deactivate && !sc.force_deactivate {
+            sc.force_deactivate = true;
+            sc.skipped_deactivate = false;
+            continue;
+        }
+        if sc.memcg_low_skipped && !sc.memcg_low_reclaim {
+            sc.force_deactivate = false;
+            sc.memcg_low_reclaim = true;
+            sc.memcg_low_skipped = false;
+            continue;
+        }
+        return 0;
+    }
+}
+
+/// Models try_to_free_pages(): direct reclaim by an allocating task.
+/// Records the time it took in `k.alloc_stall`.
+pub fn try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy) -> u64 {
+    let start = k.cur.clock;
+    let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, None, false);
+    let reclaimed = do_try_to_free_pages(k, p, &mut sc);
+    k.alloc_stall.record(k.cur.clock - start);
+    reclaimed
+}
+
+/// Models try_to_free_mem_cgroup_pages(): reclaim for a memcg over its limit.
+pub fn try_to_free_mem_cgroup_pages(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    memcg: MemcgId,
+    nr: u64,
+) -> u64 {
+    let mut sc = ScanControl::new(nr.max(SWAP_CLUSTER_MAX), Some(memcg), false);
+    do_try_to_free_pages(k, p, &mut sc)
+}

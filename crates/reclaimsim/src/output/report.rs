@@ -1,0 +1,881 @@
+//! Printing results: a table for one variant, a comparison of variants, and the JSON file.
+
+use crate::output::results::{MemcgResult, Profile, RunResult, VariantResult};
+use std::collections::BTreeSet;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// The vmstat counters shown first, in this order (when present).
+const VMSTAT: &[&str] = &[
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "pgactivate",
+    "pgdeactivate",
+    "pgrefill",
+    "pgrotated",
+    "pswpin",
+    "pswpout",
+    "pgmajfault",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "workingset_activate_anon",
+    "workingset_activate_file",
+    "allocstall_normal",
+    "oom_kill",
+    "lru_gen_aging",
+    "lru_gen_aging_skipped",
+    "lru_gen_abort_scan",
+];
+
+/// memory.stat columns shown per memcg (when present): a key, or else the sum of the
+/// keys listed with it; the first four are bytes.
+const MEMCG_STAT: &[(&str, &[&str])] = &[
+    ("usage", &[]),
+    ("anon", &["active_anon", "inactive_anon"]),
+    ("file", &["active_file", "inactive_file"]),
+    ("swap", &[]),
+    ("pgscan", &["pgscan_kswapd", "pgscan_direct"]),
+    ("pgsteal", &["pgsteal_kswapd", "pgsteal_direct"]),
+    ("refault_anon", &["workingset_refault_anon"]),
+    ("refault_file", &["workingset_refault_file"]),
+    ("pswpout", &[]),
+    ("pswpin", &[]),
+    ("lru_gen_aging", &[]),
+];
+/// Columns of `MEMCG_STAT` from here on are shown only when some memcg has a nonzero value.
+const MEMCG_STAT_OPTIONAL: usize = 8;
+
+/// Per-memcg rows of `compare` (memory.stat keys, hierarchical); each memcg's share of
+/// pgsteal is shown after the pgsteal row.
+const MEMCG_COMPARE: &[&str] = &[
+    "pgscan",
+    "pgsteal",
+    "lru_gen_aging",
+    "pswpout",
+    "pswpin",
+    "refault_anon",
+    "refault_file",
+];
+/// memory.events entries shown per memcg (when any memcg has one).
+const MEMCG_EVENTS: &[&str] = &["low", "high", "max", "oom", "oom_kill"];
+
+/// A readable summary of one variant. `verbose` adds every other vmstat counter.
+pub fn table(v: &VariantResult, verbose: bool) -> String {
+    let mut out = format!(
+        "{}: {:.3} s virtual, {:.2} s wall\n",
+        v.name, v.virtual_time_s, v.wall_s
+    );
+
+    if !v.workloads.is_empty() {
+        let mut t = Grid::new(&["workload", "ops", "ops/s", "MiB/s", "p50", "p99", "max"]);
+        for (name, w) in &v.workloads {
+            t.row(vec![
+                name.clone(),
+                w.ops.to_string(),
+                format!("{:.1}", w.ops_per_sec),
+                format!("{:.1}", w.mib_per_sec),
+                human_ns(w.latency_ns.p50 as f64),
+                human_ns(w.latency_ns.p99 as f64),
+                human_ns(w.latency_ns.max as f64),
+            ]);
+        }
+        section(&mut out, &t.render());
+    }
+
+    let names = vmstat_names(std::slice::from_ref(v), verbose);
+    if !names.is_empty() {
+        let mut t = Grid::new(&["vmstat", ""]);
+        for name in names {
+            t.row(vec![name.to_string(), v.vmstat[name].to_string()]);
+        }
+        section(&mut out, &t.render());
+    }
+
+    if !v.memcgs.is_empty() {
+        let stat: Vec<usize> = (0..MEMCG_STAT.len())
+            .filter(|&c| {
+                v.memcgs
+                    .values()
+                    .any(|m| memcg_stat(m, c).is_some_and(|n| c < MEMCG_STAT_OPTIONAL || n > 0))
+            })
+            .collect();
+        let events: Vec<&str> = MEMCG_EVENTS
+            .iter()
+            .copied()
+            .filter(|k| {
+                v.memcgs
+                    .values()
+                    .any(|m| m.events.get(*k).is_some_and(|&n| n > 0))
+            })
+            .collect();
+        let mut header = vec!["memcg".to_string()];
+        header.extend(stat.iter().map(|&c| MEMCG_STAT[c].0.to_string()));
+        header.extend(events.iter().map(|e| format!("events.{e}")));
+        let mut t = Grid::new(&header);
+        for (path, m) in &v.memcgs {
+            let mut row = vec![path.clone()];
+            for &c in &stat {
+                let n = memcg_stat(m, c).unwrap_or(0);
+                row.push(if c < 4 { human_bytes(n) } else { n.to_string() });
+            }
+            row.extend(
+                events
+                    .iter()
+                    .map(|k| m.events.get(*k).copied().unwrap_or(0).to_string()),
+            );
+            t.row(row);
+        }
+        section(&mut out, &t.render());
+    }
+
+    if !v.locks.is_empty() {
+        let mut t = Grid::new(&[
+            "lock",
+            "instances",
+            "acquisitions",
+            "contended",
+            "wait",
+            "hold",
+            "spin share",
+        ]);
+        for (name, l) in &v.locks {
+            t.row(vec![
+                name.clone(),
+                l.instances.to_string(),
+                l.acquisitions.to_string(),
+                format!(
+                    "{} ({})",
+                    l.contended,
+                    percent(l.contended as f64, l.acquisitions as f64)
+                ),
+                human_ns(l.wait_ns as f64),
+                human_ns(l.hold_ns as f64),
+                format!("{:.2}%", l.spin_share * 100.0),
+            ]);
+        }
+        section(&mut out, &t.render());
+        let mut t = Grid::new(&["lock site", "acquisitions", "wait", "hold"]);
+        for (name, l) in &v.locks {
+            for (site, st) in &l.sites {
+                t.row(vec![
+                    format!("{name} {site}"),
+                    st.acquisitions.to_string(),
+                    human_ns(st.wait_ns as f64),
+                    human_ns(st.hold_ns as f64),
+                ]);
+            }
+        }
+        if v.locks.values().any(|l| !l.sites.is_empty()) {
+            section(&mut out, &t.render());
+        }
+    }
+
+    if v.alloc_stall.calls > 0 {
+        let s = &v.alloc_stall;
+        let mut t = Grid::new(&["alloc stalls", "p50", "p99", "max"]);
+        t.row(vec![
+            s.calls.to_string(),
+            human_ns(s.latency_ns.p50 as f64),
+            human_ns(s.latency_ns.p99 as f64),
+            human_ns(s.latency_ns.max as f64),
+        ]);
+        section(&mut out, &t.render());
+    }
+
+    if v.kswapd_profile.total_ns > 0 {
+        let head = format!(
+            "kswapd profile ({} of CPU)",
+            human_ns(v.kswapd_profile.total_ns as f64)
+        );
+        section(
+            &mut out,
+            &format!("{head}\n{}\n", perf_lines(&v.kswapd_profile).join("\n")),
+        );
+    }
+
+    if !v.oom_kills.is_empty() {
+        let mut t = Grid::new(&["oom kill at", "scope", "victim"]);
+        for k in &v.oom_kills {
+            t.row(vec![
+                format!("{:.3} s", k.time_s),
+                k.scope.clone(),
+                k.victim.clone(),
+            ]);
+        }
+        section(&mut out, &t.render());
+    }
+    out
+}
+
+/// Variants side by side: one row per metric, one column per variant, each after the
+/// first followed by its change from the first. `verbose` adds every other vmstat counter.
+pub fn compare(r: &RunResult, verbose: bool) -> String {
+    let vs = &r.variants;
+    let Some(first) = vs.first() else {
+        return format!("{}: no variants\n", r.scenario);
+    };
+    let mut header = vec!["metric".to_string(), first.name.clone()];
+    for v in &vs[1..] {
+        header.extend([v.name.clone(), format!("vs {}", first.name)]);
+    }
+    let mut t = Grid::new(&header);
+    let mut row =
+        |metric: String, get: &dyn Fn(&VariantResult) -> f64, show: &dyn Fn(f64) -> String| {
+            let base = get(first);
+            let mut cells = vec![metric, show(base)];
+            for v in &vs[1..] {
+                let x = get(v);
+                cells.extend([show(x), change(base, x)]);
+            }
+            t.row(cells);
+        };
+    let count = |x: f64| format!("{x:.0}");
+
+    row("virtual time".into(), &|v| v.virtual_time_s, &|x| {
+        format!("{x:.3} s")
+    });
+    let workloads: BTreeSet<&String> = vs.iter().flat_map(|v| v.workloads.keys()).collect();
+    if workloads.len() > 1 {
+        // Throughput summed over workloads (vm-scalability reports the sum over its dd).
+        let total = |v: &VariantResult, f: fn(&crate::output::results::WorkloadResult) -> f64| {
+            v.workloads.values().map(f).sum::<f64>()
+        };
+        row(
+            "total ops/s".into(),
+            &|v| total(v, |w| w.ops_per_sec),
+            &|x| format!("{x:.1}"),
+        );
+        row(
+            "total MiB/s".into(),
+            &|v| total(v, |w| w.mib_per_sec),
+            &|x| format!("{x:.1}"),
+        );
+    }
+    // Past this many workloads (104 containers), only the totals are shown; --json and
+    // -v have every workload.
+    const MAX_WORKLOAD_ROWS: usize = 16;
+    let shown = if workloads.len() > MAX_WORKLOAD_ROWS && !verbose {
+        BTreeSet::new()
+    } else {
+        workloads
+    };
+    for w in shown {
+        let get = |v: &VariantResult| v.workloads.get(w).cloned().unwrap_or_default();
+        row(format!("{w} ops/s"), &|v| get(v).ops_per_sec, &|x| {
+            format!("{x:.1}")
+        });
+        if vs.iter().any(|v| get(v).mib_per_sec > 0.0) {
+            row(format!("{w} MiB/s"), &|v| get(v).mib_per_sec, &|x| {
+                format!("{x:.1}")
+            });
+        }
+        row(
+            format!("{w} p50"),
+            &|v| get(v).latency_ns.p50 as f64,
+            &human_ns,
+        );
+        row(
+            format!("{w} p99"),
+            &|v| get(v).latency_ns.p99 as f64,
+            &human_ns,
+        );
+        row(
+            format!("{w} max"),
+            &|v| get(v).latency_ns.max as f64,
+            &human_ns,
+        );
+    }
+    for name in vmstat_names(vs, verbose) {
+        row(
+            name.to_string(),
+            &|v| v.vmstat.get(name).copied().unwrap_or(0) as f64,
+            &count,
+        );
+    }
+    if vs.iter().any(|v| v.alloc_stall.calls > 0) {
+        row(
+            "alloc stalls".into(),
+            &|v| v.alloc_stall.calls as f64,
+            &count,
+        );
+        row(
+            "alloc stall p50".into(),
+            &|v| v.alloc_stall.latency_ns.p50 as f64,
+            &human_ns,
+        );
+        row(
+            "alloc stall p99".into(),
+            &|v| v.alloc_stall.latency_ns.p99 as f64,
+            &human_ns,
+        );
+        row(
+            "alloc stall max".into(),
+            &|v| v.alloc_stall.latency_ns.max as f64,
+            &human_ns,
+        );
+    }
+    for path in compare_memcgs(vs, verbose) {
+        let stat = |v: &VariantResult, key: &str| {
+            let c = MEMCG_STAT.iter().position(|(k, _)| *k == key);
+            v.memcgs
+                .get(path)
+                .and_then(|m| match c {
+                    Some(c) => memcg_stat(m, c),
+                    None => m.stat.get(key).copied(),
+                })
+                .unwrap_or(0) as f64
+        };
+        for key in MEMCG_COMPARE {
+            if !vs.iter().any(|v| stat(v, key) > 0.0) {
+                continue;
+            }
+            row(format!("{path} {key}"), &|v| stat(v, key), &count);
+            if *key == "pgsteal" {
+                // The share of all reclaim (the root's hierarchical pgsteal).
+                let share = |v: &VariantResult| {
+                    let all = v
+                        .memcgs
+                        .get("/")
+                        .and_then(|m| memcg_stat(m, pgsteal_col()))
+                        .unwrap_or(0);
+                    if all == 0 {
+                        0.0
+                    } else {
+                        stat(v, "pgsteal") / all as f64 * 100.0
+                    }
+                };
+                row(format!("{path} pgsteal share"), &share, &|x| {
+                    format!("{x:.1}%")
+                });
+            }
+        }
+    }
+    let children = compare_memcgs(vs, verbose);
+    if children.len() > 1 && vs.iter().any(|v| pgsteal_jain(v, &children) > 0.0) {
+        row(
+            "pgsteal fairness (Jain)".into(),
+            &|v| pgsteal_jain(v, &children),
+            &|x| format!("{x:.3}"),
+        );
+    }
+    let locks: BTreeSet<&String> = vs.iter().flat_map(|v| v.locks.keys()).collect();
+    for l in locks {
+        let get = |v: &VariantResult| v.locks.get(l).cloned().unwrap_or_default();
+        row(
+            format!("{l} acquisitions"),
+            &|v| get(v).acquisitions as f64,
+            &count,
+        );
+        row(
+            format!("{l} contended"),
+            &|v| get(v).contended as f64,
+            &count,
+        );
+        row(format!("{l} relocks"), &|v| get(v).relocks as f64, &count);
+        row(format!("{l} wait"), &|v| get(v).wait_ns as f64, &human_ns);
+        row(
+            format!("{l} wait, worst instance"),
+            &|v| get(v).max_wait_ns as f64,
+            &human_ns,
+        );
+        row(format!("{l} hold"), &|v| get(v).hold_ns as f64, &human_ns);
+        row(
+            format!("{l} spin share"),
+            &|v| get(v).spin_share * 100.0,
+            &|x| format!("{x:.2}%"),
+        );
+        let sites: BTreeSet<&String> = vs
+            .iter()
+            .filter_map(|v| v.locks.get(l))
+            .flat_map(|x| x.sites.keys())
+            .collect();
+        for site in sites {
+            let st = |v: &VariantResult| get(v).sites.get(site).cloned().unwrap_or_default();
+            row(
+                format!("{l} {site} acquisitions"),
+                &|v| st(v).acquisitions as f64,
+                &count,
+            );
+            row(
+                format!("{l} {site} hold"),
+                &|v| st(v).hold_ns as f64,
+                &human_ns,
+            );
+            row(
+                format!("{l} {site} wait"),
+                &|v| st(v).wait_ns as f64,
+                &human_ns,
+            );
+        }
+    }
+    let kswapd = |v: &VariantResult| v.kswapd_profile.total_ns as f64;
+    if vs.iter().any(|v| kswapd(v) > 0.0) {
+        row("kswapd CPU".into(), &kswapd, &human_ns);
+        let categories: BTreeSet<&String> = vs
+            .iter()
+            .flat_map(|v| v.kswapd_profile.categories.keys())
+            .collect();
+        for c in categories {
+            let share = |v: &VariantResult| share(&v.kswapd_profile, c);
+            row(format!("kswapd {c}"), &share, &|x| format!("{x:.2}%"));
+        }
+    }
+    row("oom kills".into(), &|v| v.oom_kills.len() as f64, &count);
+
+    let mut out = format!("{} (seed {})\n", r.scenario, r.seed);
+    if !r.description.is_empty() {
+        out.push_str(r.description.trim_end());
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(&t.render());
+    if vs.iter().any(|v| v.kswapd_profile.total_ns > 0) {
+        out.push_str("\nkswapd profiles\n");
+        out.push_str(&side_by_side(vs));
+    }
+    out
+}
+
+/// Write `r` as pretty JSON to `path`, through a temporary file in the same directory
+/// renamed into place, so that `path` is either complete or untouched.
+pub fn write_json<T: serde::Serialize>(r: &T, path: &Path) -> io::Result<()> {
+    let name = path.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a file name", path.display()),
+        )
+    })?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let write = || -> io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        serde_json::to_writer_pretty(&mut f, r)?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// Bytes with a binary unit: `512 B`, `16.0 MiB`, `4.00 GiB`.
+pub(crate) fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut x = n as f64 / 1024.0;
+    let mut unit = 0;
+    while x >= 1024.0 && unit + 1 < UNITS.len() {
+        x /= 1024.0;
+        unit += 1;
+    }
+    format!("{x:.1} {}", UNITS[unit])
+}
+
+/// Nanoseconds with a unit: `850ns`, `12.3us`, `4.56ms`, `1.234s`.
+fn human_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0}ns")
+    } else if ns < 1e6 {
+        format!("{:.1}us", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2}ms", ns / 1e6)
+    } else {
+        format!("{:.3}s", ns / 1e9)
+    }
+}
+
+fn percent(part: f64, whole: f64) -> String {
+    if whole > 0.0 {
+        format!("{:.1}%", part / whole * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+/// The change from `base` to `x`: `+47.0%` below a doubling, `2.19x` from there.
+pub(crate) fn change(base: f64, x: f64) -> String {
+    if base == 0.0 {
+        return if x == 0.0 { "=".into() } else { "new".into() };
+    }
+    let ratio = x / base;
+    if ratio < 2.0 {
+        format!("{:+.1}%", (ratio - 1.0) * 100.0)
+    } else {
+        format!("{ratio:.2}x")
+    }
+}
+
+/// The vmstat counters to show: those of `VMSTAT` present in any variant, then, if
+/// `verbose`, all others alphabetically.
+fn vmstat_names(vs: &[VariantResult], verbose: bool) -> Vec<&str> {
+    // The model's MGLRU counters only where they counted something.
+    let present = |k: &str| {
+        vs.iter().any(|v| {
+            v.vmstat
+                .get(k)
+                .is_some_and(|&n| n > 0 || !k.starts_with("lru_gen"))
+        })
+    };
+    let mut names: Vec<&str> = VMSTAT.iter().copied().filter(|k| present(k)).collect();
+    if verbose {
+        let rest: BTreeSet<&str> = vs
+            .iter()
+            .flat_map(|v| v.vmstat.keys())
+            .map(String::as_str)
+            .filter(|k| !VMSTAT.contains(k))
+            .collect();
+        names.extend(rest);
+    }
+    names
+}
+
+/// The memcgs `compare` shows rows for: every memcg but the root (whose memory.stat
+/// is the sum of all), or the root alone; none past 16 memcgs unless `verbose`.
+fn compare_memcgs(vs: &[VariantResult], verbose: bool) -> Vec<&String> {
+    let paths: BTreeSet<&String> = vs.iter().flat_map(|v| v.memcgs.keys()).collect();
+    let children: Vec<&String> = paths
+        .iter()
+        .copied()
+        .filter(|p| p.as_str() != "/")
+        .collect();
+    if children.is_empty() {
+        return paths.into_iter().collect();
+    }
+    if children.len() > 16 && !verbose {
+        return Vec::new();
+    }
+    children
+}
+
+/// Jain's fairness index of the memcgs' pgsteal, (sum x)^2 / (n sum x^2): 1 when all
+/// reclaimed equally, 1/n when one memcg took it all; 0 when nothing was reclaimed.
+fn pgsteal_jain(v: &VariantResult, memcgs: &[&String]) -> f64 {
+    let c = pgsteal_col();
+    let xs: Vec<f64> = memcgs
+        .iter()
+        .map(|p| v.memcgs.get(*p).and_then(|m| memcg_stat(m, c)).unwrap_or(0) as f64)
+        .collect();
+    let sum: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    if sq == 0.0 {
+        0.0
+    } else {
+        sum * sum / (xs.len() as f64 * sq)
+    }
+}
+
+/// The pgsteal column of `MEMCG_STAT`.
+fn pgsteal_col() -> usize {
+    MEMCG_STAT
+        .iter()
+        .position(|(k, _)| *k == "pgsteal")
+        .expect("MEMCG_STAT has pgsteal")
+}
+
+/// Column `c` of `MEMCG_STAT` for one memcg.
+fn memcg_stat(m: &MemcgResult, c: usize) -> Option<u64> {
+    let (key, parts) = MEMCG_STAT[c];
+    m.stat.get(key).copied().or_else(|| {
+        let present: Vec<u64> = parts
+            .iter()
+            .filter_map(|p| m.stat.get(*p).copied())
+            .collect();
+        (!present.is_empty()).then(|| present.iter().sum())
+    })
+}
+
+/// A category's share of a profile, in percent.
+fn share(p: &Profile, category: &str) -> f64 {
+    if p.total_ns == 0 {
+        return 0.0;
+    }
+    p.categories.get(category).copied().unwrap_or(0) as f64 / p.total_ns as f64 * 100.0
+}
+
+/// A profile as perf prints one: `  45.12%  rmap_walk`, by share descending, ties by name.
+fn perf_lines(p: &Profile) -> Vec<String> {
+    let mut cats: Vec<(&String, &u64)> = p.categories.iter().collect();
+    cats.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    cats.iter()
+        .map(|(name, _)| format!("{:>7.2}%  {name}", share(p, name)))
+        .collect()
+}
+
+/// Each variant's perf table in a column of its own.
+fn side_by_side(vs: &[VariantResult]) -> String {
+    let columns: Vec<Vec<String>> = vs
+        .iter()
+        .map(|v| {
+            std::iter::once(v.name.clone())
+                .chain(perf_lines(&v.kswapd_profile))
+                .collect()
+        })
+        .collect();
+    let widths: Vec<usize> = columns
+        .iter()
+        .map(|c| c.iter().map(|s| s.chars().count()).max().unwrap_or(0))
+        .collect();
+    let rows = columns.iter().map(Vec::len).max().unwrap_or(0);
+    let mut out = String::new();
+    for i in 0..rows {
+        let line: Vec<String> = columns
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{:<w$}", c.get(i).map_or("", String::as_str)))
+            .collect();
+        out.push_str(line.join("    ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn section(out: &mut String, body: &str) {
+    out.push('\n');
+    out.push_str(body);
+}
+
+/// A plain-text table: numeric columns right-aligned, the others left-aligned.
+pub(crate) struct Grid {
+    rows: Vec<Vec<String>>,
+}
+
+impl Grid {
+    pub(crate) fn new<S: ToString>(header: &[S]) -> Grid {
+        Grid {
+            rows: vec![header.iter().map(|h| h.to_string()).collect()],
+        }
+    }
+
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    pub(crate) fn render(&self) -> String {
+        let cols = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let width = |c: usize| {
+            self.rows
+                .iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        let widths: Vec<usize> = (0..cols).map(width).collect();
+        let numeric = |c: usize| {
+            self.rows[1..].iter().filter_map(|r| r.get(c)).all(|s| {
+                s.starts_with(|ch: char| ch.is_ascii_digit() || ch == '+' || ch == '-')
+                    || s == "="
+                    || s == "new"
+            })
+        };
+        let right: Vec<bool> = (0..cols).map(|c| c > 0 && numeric(c)).collect();
+        let mut out = String::new();
+        for row in &self.rows {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(widths.iter().zip(&right))
+                .map(|(s, (&w, &right))| {
+                    if right {
+                        format!("{s:>w$}")
+                    } else {
+                        format!("{s:<w$}")
+                    }
+                })
+                .collect();
+            out.push_str(cells.join("  ").trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::results::{Latency, LockResult, WorkloadResult};
+
+    fn variant(name: &str, ops_per_sec: f64, rmap: u64) -> VariantResult {
+        let mut v = VariantResult {
+            name: name.into(),
+            virtual_time_s: 2.0,
+            ..Default::default()
+        };
+        v.workloads.insert(
+            "kv".into(),
+            WorkloadResult {
+                ops: 100,
+                ops_per_sec,
+                mib_per_sec: 0.0,
+                measured_s: 2.0,
+                latency_ns: Latency {
+                    p50: 900,
+                    p99: 12_000,
+                    max: 3_000_000,
+                },
+            },
+        );
+        v.vmstat.insert("pgscan_kswapd".into(), 1000);
+        v.vmstat.insert("nr_free_pages".into(), 7);
+        v.locks.insert(
+            "lru_lock".into(),
+            LockResult {
+                instances: 2,
+                acquisitions: 10,
+                contended: 5,
+                ..Default::default()
+            },
+        );
+        v.kswapd_profile.total_ns = 1000;
+        v.kswapd_profile.categories.insert("rmap_walk".into(), rmap);
+        v.kswapd_profile
+            .categories
+            .insert("list_ops".into(), 1000 - rmap);
+        v
+    }
+
+    #[test]
+    fn table_shows_known_counters_and_the_rest_when_verbose() {
+        let v = variant("base", 50.0, 600);
+        let quiet = table(&v, false);
+        assert!(
+            quiet.contains("pgscan_kswapd") && !quiet.contains("nr_free_pages"),
+            "{quiet}"
+        );
+        assert!(table(&v, true).contains("nr_free_pages"));
+        assert!(
+            quiet.contains("900ns") && quiet.contains("12.0us") && quiet.contains("3.00ms"),
+            "{quiet}"
+        );
+        assert!(quiet.contains("5 (50.0%)"), "{quiet}");
+    }
+
+    #[test]
+    fn perf_table_is_sorted_by_share_then_name() {
+        let mut p = Profile {
+            total_ns: 100,
+            ..Default::default()
+        };
+        for (c, ns) in [("b", 25), ("a", 25), ("c", 50)] {
+            p.categories.insert(c.into(), ns);
+        }
+        assert_eq!(
+            perf_lines(&p),
+            ["  50.00%  c", "  25.00%  a", "  25.00%  b"]
+        );
+    }
+
+    #[test]
+    fn compare_shows_change_from_first_variant() {
+        let r = RunResult {
+            scenario: "s".into(),
+            description: String::new(),
+            seed: 1,
+            variants: vec![variant("old", 100.0, 600), variant("new", 147.0, 300)],
+        };
+        let out = compare(&r, false);
+        let ops = out
+            .lines()
+            .find(|l| l.starts_with("kv ops/s"))
+            .unwrap_or_default();
+        assert!(
+            ops.contains("100.0") && ops.contains("147.0") && ops.contains("+47.0%"),
+            "{out}"
+        );
+        let rmap = out
+            .lines()
+            .find(|l| l.starts_with("kswapd rmap_walk"))
+            .unwrap_or_default();
+        assert!(rmap.contains("60.00%") && rmap.contains("-50.0%"), "{out}");
+        assert!(out.contains("kswapd profiles"));
+    }
+
+    #[test]
+    fn compare_shows_stalls_memcg_shares_and_the_description() {
+        let with = |name: &str, a: u64, b: u64, p99: u64| {
+            let mut v = variant(name, 1.0, 1);
+            for (path, steal) in [("/", a + b), ("/a", a), ("/b", b)] {
+                let mut m = MemcgResult::default();
+                m.stat.insert("pgsteal_kswapd".into(), steal);
+                m.stat.insert("pgsteal_direct".into(), 0);
+                m.stat.insert("lru_gen_aging".into(), 3);
+                v.memcgs.insert(path.into(), m);
+            }
+            v.alloc_stall = crate::output::results::AllocStall {
+                calls: 10,
+                latency_ns: Latency {
+                    p50: 1000,
+                    p99,
+                    max: p99,
+                },
+            };
+            v
+        };
+        let r = RunResult {
+            scenario: "s".into(),
+            description: "seed: +119%".into(),
+            seed: 1,
+            variants: vec![with("x", 50, 50, 2_000_000), with("y", 100, 0, 1_000_000)],
+        };
+        let out = compare(&r, false);
+        let line = |start: &str| {
+            out.lines()
+                .find(|l| l.starts_with(start))
+                .unwrap_or_else(|| panic!("no {start}: {out}"))
+                .to_string()
+        };
+        assert!(out.lines().nth(1) == Some("seed: +119%"), "{out}");
+        assert!(line("alloc stall p99").contains("2.00ms"));
+        assert!(line("alloc stall p99").contains("-50.0%"));
+        let share = line("/a pgsteal share");
+        assert!(
+            share.contains("50.0%") && share.contains("100.0%"),
+            "{share}"
+        );
+        assert!(line("/a lru_gen_aging").contains('3'));
+        let jain = line("pgsteal fairness (Jain)");
+        assert!(jain.contains("1.000") && jain.contains("0.500"), "{jain}");
+        assert!(
+            !out.contains("\n/ pgsteal"),
+            "the root is the total, not a row"
+        );
+    }
+
+    #[test]
+    fn change_formats() {
+        assert_eq!(change(100.0, 147.0), "+47.0%");
+        assert_eq!(change(100.0, 219.0), "2.19x");
+        assert_eq!(change(0.0, 0.0), "=");
+        assert_eq!(change(0.0, 3.0), "new");
+    }
+
+    #[test]
+    fn json_is_written_whole_or_not_at_all() {
+        let dir = std::env::temp_dir().join(format!("reclaimsim-report-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.json");
+        let r = RunResult {
+            scenario: "s".into(),
+            description: String::new(),
+            seed: 3,
+            variants: vec![variant("a", 1.0, 1)],
+        };
+        write_json(&r, &path).unwrap();
+        let back: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(back["seed"], 3);
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
+        assert!(write_json(&r, &dir.join("missing").join("out.json")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

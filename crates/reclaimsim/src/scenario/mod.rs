@@ -1,0 +1,1177 @@
+//! Loading scenario files: `[variants.NAME]` tables, `--set` overrides, `--seed`, and
+//! checks whose errors name the file, the line and the field.
+//!
+//! A variant or a `--set` is deep-merged into the document: tables merge key by key, a
+//! scalar or an array replaces. An array of tables (`[[workload]]`, `[[memcg]]`) can be
+//! addressed by an element's `name` or `path`: `workload.fio.fio.numjobs = 8` changes the
+//! workload named "fio", `memcg."/a".max = "1GiB"` the memcg with path "/a".
+
+pub mod config;
+pub mod units;
+
+use crate::engine;
+use crate::output::report::human_bytes;
+use crate::scenario::config::{Scenario, WorkloadConfig};
+use crate::workload::{Workload, WorkloadOptions};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::{Table, Value};
+use toml_edit::{ImDocument, Item, TableLike};
+
+/// A scenario file, loaded and checked.
+#[derive(Debug, Clone)]
+pub struct LoadedScenario {
+    pub path: PathBuf,
+    /// The file without its `[variants]`, with `--set` and `--seed` applied.
+    pub base: Scenario,
+    /// Each `[variants.NAME]` in file order, merged into the base (then `--set` and
+    /// `--seed`); `[("base", base)]` when the file has no variants.
+    pub variants: Vec<(String, Scenario)>,
+}
+
+/// A bad scenario: where, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub file: String,
+    pub line: Option<usize>,
+    /// The field as a path (`machine.memory`, `workload[0].anon.size`); for a value that
+    /// came from `--set`, the key as given there.
+    pub field: String,
+    pub message: String,
+    /// The bad value came from `--set`, not from the file.
+    pub from_set: bool,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        if self.from_set {
+            return write!(f, "--set {}: {}", self.field, self.message);
+        }
+        f.write_str(&self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if !self.field.is_empty() {
+            write!(f, ": {}", self.field)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Read, merge and check a scenario file.
+pub fn load(
+    path: &Path,
+    sets: &[String],
+    seed: Option<u64>,
+) -> Result<LoadedScenario, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: file.clone(),
+        line: None,
+        field: String::new(),
+        message: format!("cannot read: {e}"),
+        from_set: false,
+    })?;
+    let mut loaded = parse(&text, &file, sets, seed)?;
+    loaded.path = path.to_path_buf();
+    Ok(loaded)
+}
+
+/// Merge and check a scenario given as text; `file_name` is what errors call it.
+pub fn parse(
+    text: &str,
+    file_name: &str,
+    sets: &[String],
+    seed: Option<u64>,
+) -> Result<LoadedScenario, ScenarioError> {
+    let src = Source::parse(file_name, text)?;
+    let mut root: Table =
+        toml::from_str(text).map_err(|e| syntax(file_name, text, e.span(), e.message()))?;
+    let variants = match root.remove("variants") {
+        None => Vec::new(),
+        Some(Value::Table(mut table)) => {
+            // toml::Table is sorted; the file order comes from the span-keeping document.
+            let names: Vec<String> = src
+                .doc
+                .get("variants")
+                .and_then(Item::as_table_like)
+                .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+                .unwrap_or_default();
+            let mut variants = Vec::new();
+            for name in names {
+                match table.remove(&name) {
+                    Some(Value::Table(t)) => variants.push((name, t)),
+                    _ => {
+                        let path = [key("variants"), key(&name)];
+                        return Err(src.error(
+                            &Origin::Doc(path.to_vec()),
+                            show(&path),
+                            "a variant must be a table",
+                        ));
+                    }
+                }
+            }
+            variants
+        }
+        Some(_) => {
+            return Err(src.error(
+                &Origin::Doc(vec![key("variants")]),
+                "variants".into(),
+                "must be a table of variant tables",
+            ))
+        }
+    };
+    let sets = sets
+        .iter()
+        .map(|s| parse_set(file_name, s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let available = host_available();
+    let build = |variant: Option<(&str, &Table)>| -> Result<Scenario, ScenarioError> {
+        let mut doc = root.clone();
+        let mut origins = Origins::default();
+        if let Some((name, table)) = variant {
+            let mut from = vec![key("variants"), key(name)];
+            Merger {
+                origins: &mut origins,
+                set: None,
+            }
+            .merge(&mut doc, table, &mut Vec::new(), &mut from)
+            .map_err(|(origin, field, msg)| src.error(&origin, field, &msg))?;
+        }
+        for (set_key, table) in &sets {
+            Merger {
+                origins: &mut origins,
+                set: Some(set_key),
+            }
+            .merge(&mut doc, table, &mut Vec::new(), &mut Vec::new())
+            .map_err(|(origin, field, msg)| src.error(&origin, field, &msg))?;
+        }
+        let in_variant = |mut e: ScenarioError| {
+            if let Some((name, _)) = variant {
+                e.message = format!("{} (in variant \"{name}\")", e.message);
+            }
+            e
+        };
+        let expansion = expand_instances(&mut doc)
+            .map_err(|(path, msg)| in_variant(src.error(&origins.of(&path), show(&path), &msg)))?;
+        let mut scenario = src
+            .deserialize(doc, &origins, &expansion)
+            .map_err(in_variant)?;
+        if let Some(seed) = seed {
+            scenario.seed = seed;
+        }
+        check(&scenario, available).map_err(|(path, msg)| {
+            let (path, msg) = expansion.translate(path, msg);
+            in_variant(src.error(&origins.of(&path), show(&path), &msg))
+        })?;
+        Ok(scenario)
+    };
+    let base = build(None)?;
+    let variants = if variants.is_empty() {
+        vec![("base".to_string(), base.clone())]
+    } else {
+        variants
+            .iter()
+            .map(|(name, t)| Ok((name.clone(), build(Some((name, t)))?)))
+            .collect::<Result<_, ScenarioError>>()?
+    };
+    Ok(LoadedScenario {
+        path: PathBuf::from(file_name),
+        base,
+        variants,
+    })
+}
+
+/// One step of a path through a document.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+fn key(k: &str) -> Seg {
+    Seg::Key(k.to_string())
+}
+
+/// `machine.memory`, `workload[0].cpus[1]`, `variants.big.memcg."/a"`.
+fn show(path: &[Seg]) -> String {
+    let mut s = String::new();
+    for seg in path {
+        match seg {
+            Seg::Index(i) => s.push_str(&format!("[{i}]")),
+            Seg::Key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                if !k.is_empty()
+                    && k.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                {
+                    s.push_str(k);
+                } else {
+                    s.push_str(&format!("{k:?}"));
+                }
+            }
+        }
+    }
+    s
+}
+
+/// Where a value of the merged document came from.
+#[derive(Clone, Debug, PartialEq)]
+enum Origin {
+    /// This path in the file.
+    Doc(Vec<Seg>),
+    /// The `--set` with this key.
+    Set(String),
+}
+
+/// Where the values of a merged document came from: the values a variant or a `--set`
+/// put in, by merged path; everything else is at the same path in the file.
+#[derive(Default, Debug)]
+struct Origins(BTreeMap<Vec<Seg>, Origin>);
+
+impl Origins {
+    fn record(&mut self, at: &[Seg], origin: Origin) {
+        self.0.retain(|k, _| !k.starts_with(at));
+        self.0.insert(at.to_vec(), origin);
+    }
+
+    /// The origin of the value at `path`: the nearest override at or above it, else the file.
+    fn of(&self, path: &[Seg]) -> Origin {
+        for n in (0..=path.len()).rev() {
+            match self.0.get(&path[..n]) {
+                Some(Origin::Doc(p)) => {
+                    return Origin::Doc(p.iter().chain(&path[n..]).cloned().collect())
+                }
+                Some(set) => return set.clone(),
+                None => {}
+            }
+        }
+        Origin::Doc(path.to_vec())
+    }
+}
+
+/// A merge failure: where the offending value came from, the field, the message.
+type MergeError = (Origin, String, String);
+
+/// Deep-merges one overlay (a variant table or a `--set`) into a document.
+struct Merger<'a> {
+    origins: &'a mut Origins,
+    /// The `--set` key, when the overlay is one.
+    set: Option<&'a str>,
+}
+
+impl Merger<'_> {
+    fn origin(&self, from: &[Seg]) -> Origin {
+        match self.set {
+            Some(k) => Origin::Set(k.to_string()),
+            None => Origin::Doc(from.to_vec()),
+        }
+    }
+
+    /// Merge `src` into `dst`; `at` is the merged path, `from` the overlay's path in the file.
+    fn merge(
+        &mut self,
+        dst: &mut Table,
+        src: &Table,
+        at: &mut Vec<Seg>,
+        from: &mut Vec<Seg>,
+    ) -> Result<(), MergeError> {
+        for (k, value) in src {
+            at.push(key(k));
+            from.push(key(k));
+            match (dst.get_mut(k), value) {
+                (Some(Value::Table(d)), Value::Table(s)) => self.merge(d, s, at, from)?,
+                (Some(Value::Array(d)), Value::Table(s)) => {
+                    self.merge_elements(k, d, s, at, from)?
+                }
+                _ => {
+                    dst.insert(k.clone(), value.clone());
+                    self.origins.record(at, self.origin(from));
+                }
+            }
+            at.pop();
+            from.pop();
+        }
+        Ok(())
+    }
+
+    /// Merge `{ NAME = table }` entries into the elements of an array of tables named
+    /// `array` whose `name` (or `path`) is NAME.
+    fn merge_elements(
+        &mut self,
+        array: &str,
+        dst: &mut [Value],
+        src: &Table,
+        at: &mut Vec<Seg>,
+        from: &mut Vec<Seg>,
+    ) -> Result<(), MergeError> {
+        for (id, value) in src {
+            from.push(key(id));
+            let fail = |this: &Self, msg: String| (this.origin(from), show(from), msg);
+            let found = dst.iter_mut().enumerate().find_map(|(i, e)| match e {
+                Value::Table(t)
+                    if t.get("name")
+                        .or_else(|| t.get("path"))
+                        .and_then(Value::as_str)
+                        == Some(id) =>
+                {
+                    Some((i, t))
+                }
+                _ => None,
+            });
+            let Some((i, element)) = found else {
+                return Err(fail(self, format!("no [[{array}]] named \"{id}\"")));
+            };
+            let Value::Table(s) = value else {
+                return Err(fail(
+                    self,
+                    format!(
+                        "must be a table of fields to change in the [[{array}]] named \"{id}\""
+                    ),
+                ));
+            };
+            at.push(Seg::Index(i));
+            self.merge(element, s, at, from)?;
+            at.pop();
+            from.pop();
+        }
+        Ok(())
+    }
+}
+
+/// Parse `KEY=VALUE` into its key and the one-key overlay it stands for. VALUE is a TOML
+/// value, or else a string.
+fn parse_set(file: &str, set: &str) -> Result<(String, Table), ScenarioError> {
+    let err = |field: &str, message: String| ScenarioError {
+        file: file.to_string(),
+        line: None,
+        field: field.to_string(),
+        message,
+        from_set: true,
+    };
+    let Some((k, v)) = set.split_once('=') else {
+        return Err(err(set, "expected KEY=VALUE".into()));
+    };
+    let k = k.trim();
+    let keys = toml_edit::Key::parse(k).map_err(|_| {
+        err(
+            k,
+            "not a dotted key (quote parts that contain dots or slashes: memcg.\"/a\".max)".into(),
+        )
+    })?;
+    let v = v.trim();
+    let value = toml::from_str::<Table>(&format!("v = {v}"))
+        .ok()
+        .filter(|t| t.len() == 1)
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| Value::String(v.to_string()));
+    let Some((last, parents)) = keys.split_last() else {
+        return Err(err(k, "empty key".into()));
+    };
+    let mut table = Table::from_iter([(last.get().to_string(), value)]);
+    for part in parents.iter().rev() {
+        table = Table::from_iter([(part.get().to_string(), Value::Table(table))]);
+    }
+    Ok((k.to_string(), table))
+}
+
+/// The scenario text, parsed keeping spans, to find the line of a field.
+struct Source<'a> {
+    file: &'a str,
+    text: &'a str,
+    doc: ImDocument<&'a str>,
+}
+
+impl<'a> Source<'a> {
+    fn parse(file: &'a str, text: &'a str) -> Result<Self, ScenarioError> {
+        let doc = ImDocument::parse(text).map_err(|e| syntax(file, text, e.span(), e.message()))?;
+        Ok(Source { file, text, doc })
+    }
+
+    /// An error about the value from `origin`, called `field`.
+    fn error(&self, origin: &Origin, field: String, message: &str) -> ScenarioError {
+        match origin {
+            Origin::Set(k) => ScenarioError {
+                file: self.file.to_string(),
+                line: None,
+                field: k.clone(),
+                message: message.to_string(),
+                from_set: true,
+            },
+            Origin::Doc(path) => ScenarioError {
+                file: self.file.to_string(),
+                line: Some(self.span(path).map_or(1, |s| line_of(self.text, s.start))),
+                field,
+                message: message.to_string(),
+                from_set: false,
+            },
+        }
+    }
+
+    /// The span of the deepest part of `path` present in the file (a key, a table header,
+    /// an array element).
+    fn span(&self, path: &[Seg]) -> Option<Range<usize>> {
+        let mut node = Node::Item(self.doc.as_item());
+        let mut span = None;
+        for seg in path {
+            let Some((next, s)) = node.child(seg) else {
+                break;
+            };
+            node = next;
+            span = s.or(span);
+        }
+        span
+    }
+
+    fn deserialize(
+        &self,
+        doc: Table,
+        origins: &Origins,
+        expansion: &Expansion,
+    ) -> Result<Scenario, ScenarioError> {
+        serde_path_to_error::deserialize(Value::Table(doc)).map_err(|e| {
+            let path: Vec<Seg> = e
+                .path()
+                .iter()
+                .filter_map(|s| match s {
+                    serde_path_to_error::Segment::Seq { index } => Some(Seg::Index(*index)),
+                    serde_path_to_error::Segment::Map { key } => Some(Seg::Key(key.clone())),
+                    _ => None,
+                })
+                .collect();
+            let message = e.inner().message().trim().to_string();
+            let (mut path, message) = expansion.translate(path, message);
+            let origin = origins.of(&path);
+            // A missing field has no line of its own: point at the table that lacks it.
+            if let Some(missing) = message
+                .strip_prefix("missing field `")
+                .and_then(|m| m.strip_suffix('`'))
+            {
+                path.push(key(missing));
+            }
+            self.error(&origin, show(&path), &message)
+        })
+    }
+}
+
+/// How `instances` expanded the arrays of tables: for each element of the expanded
+/// `[[workload]]` and `[[memcg]]` arrays, the element of the file it came from and its
+/// instance number.
+#[derive(Default, Debug)]
+struct Expansion(BTreeMap<&'static str, Vec<(usize, Option<usize>)>>);
+
+impl Expansion {
+    /// An error found in the expanded document, about the template it came from:
+    /// `workload[37].dd.size` becomes `workload[0].dd.size` "(instance 37)".
+    fn translate(&self, mut path: Vec<Seg>, message: String) -> (Vec<Seg>, String) {
+        if let [Seg::Key(array), Seg::Index(i), ..] = path.as_slice() {
+            if let Some(&(t, instance)) = self.0.get(array.as_str()).and_then(|m| m.get(*i)) {
+                path[1] = Seg::Index(t);
+                if let Some(n) = instance {
+                    return (path, format!("{message} (instance {n})"));
+                }
+            }
+        }
+        (path, message)
+    }
+}
+
+/// Most instances a template may have.
+const MAX_INSTANCES: i64 = 4096;
+
+/// Expands `instances = N` on `[[workload]]` and `[[memcg]]` tables into N copies, with
+/// `{i}` in every string replaced by the instance number (0..N), so 104 containers need
+/// one table each. `cpus_per_instance = K` on a workload gives instance i the K CPUs
+/// `i*K .. i*K+K` of its `cpus` list, or of all the machine's CPUs, wrapping around (so
+/// instances share CPUs when there are fewer than N*K).
+fn expand_instances(doc: &mut Table) -> Result<Expansion, Problem> {
+    let machine_cpus = doc
+        .get("machine")
+        .and_then(|m| m.get("cpus"))
+        .and_then(Value::as_integer)
+        .unwrap_or(4);
+    let mut expansion = Expansion::default();
+    for (array, id_key) in [("memcg", "path"), ("workload", "name")] {
+        let Some(Value::Array(elements)) = doc.get_mut(array) else {
+            continue;
+        };
+        let mut out = Vec::with_capacity(elements.len());
+        let mut map = Vec::with_capacity(elements.len());
+        for (t, element) in std::mem::take(elements).into_iter().enumerate() {
+            let Value::Table(mut table) = element else {
+                out.push(element);
+                map.push((t, None));
+                continue;
+            };
+            let count =
+                |table: &mut Table, field: &str, max: i64| -> Result<Option<i64>, Problem> {
+                    match table.remove(field) {
+                        None => Ok(None),
+                        Some(Value::Integer(n)) if (1..=max).contains(&n) => Ok(Some(n)),
+                        Some(v) => fail(
+                            elem(array, t, field),
+                            format!("{v}: must be an integer from 1 to {max}"),
+                        ),
+                    }
+                };
+            let instances = count(&mut table, "instances", MAX_INSTANCES)?;
+            let per = if array == "workload" {
+                count(&mut table, "cpus_per_instance", MAX_INSTANCES)?
+            } else {
+                None
+            };
+            if instances.is_none() && per.is_none() {
+                out.push(Value::Table(table));
+                map.push((t, None));
+                continue;
+            }
+            let n = instances.unwrap_or(1);
+            let named = table
+                .get(id_key)
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.contains("{i}"));
+            if n > 1 && !named {
+                return fail(
+                    elem(array, t, "instances"),
+                    format!("{n} instances need `{{i}}` in `{id_key}` to tell them apart"),
+                );
+            }
+            // A machine.cpus out of range is reported by check(); assign nothing then.
+            let base: Vec<Value> = match table.get("cpus") {
+                Some(Value::Array(a)) if !a.is_empty() => a.clone(),
+                _ if (1..=4096).contains(&machine_cpus) => {
+                    (0..machine_cpus).map(Value::Integer).collect()
+                }
+                _ => Vec::new(),
+            };
+            for i in 0..n {
+                let mut copy = Value::Table(table.clone());
+                substitute(&mut copy, &i.to_string());
+                if let (Some(k), Value::Table(c), false) = (per, &mut copy, base.is_empty()) {
+                    let cpus = (0..k)
+                        .map(|j| base[((i * k + j) as usize) % base.len()].clone())
+                        .collect();
+                    c.insert("cpus".into(), Value::Array(cpus));
+                }
+                out.push(copy);
+                map.push((t, Some(i as usize)));
+            }
+        }
+        *elements = out;
+        expansion.0.insert(array, map);
+    }
+    Ok(expansion)
+}
+
+/// Replaces `{i}` in every string of a value.
+fn substitute(v: &mut Value, i: &str) {
+    match v {
+        Value::String(s) if s.contains("{i}") => *s = s.replace("{i}", i),
+        Value::Array(a) => a.iter_mut().for_each(|x| substitute(x, i)),
+        Value::Table(t) => t.iter_mut().for_each(|(_, x)| substitute(x, i)),
+        _ => {}
+    }
+}
+
+/// A TOML syntax error; the field is the key or table header on the bad line, if any.
+fn syntax(file: &str, text: &str, span: Option<Range<usize>>, message: &str) -> ScenarioError {
+    let line = span.map_or(1, |s| line_of(text, s.start));
+    let source = text.lines().nth(line - 1).unwrap_or("").trim();
+    let field = if let Some(header) = source.strip_prefix('[') {
+        header.trim_matches(|c| c == '[' || c == ']' || c == ' ')
+    } else {
+        source.split_once('=').map_or("", |(k, _)| k.trim())
+    };
+    ScenarioError {
+        file: file.to_string(),
+        line: Some(line),
+        field: field.to_string(),
+        message: format!("TOML syntax: {}", message.trim().replace('\n', "; ")),
+        from_set: false,
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// A place in a span-keeping document.
+enum Node<'d> {
+    Item(&'d Item),
+    Table(&'d toml_edit::Table),
+    Value(&'d toml_edit::Value),
+}
+
+impl<'d> Node<'d> {
+    fn table_like(&self) -> Option<&'d dyn TableLike> {
+        match *self {
+            Node::Item(i) => i.as_table_like(),
+            Node::Table(t) => Some(t),
+            Node::Value(v) => v.as_inline_table().map(|t| t as &dyn TableLike),
+        }
+    }
+
+    /// The child at `seg` and its span (of its key, when it has one).
+    fn child(&self, seg: &Seg) -> Option<(Node<'d>, Option<Range<usize>>)> {
+        match seg {
+            Seg::Key(k) => {
+                let (k, item) = self.table_like()?.get_key_value(k)?;
+                Some((Node::Item(item), k.span().or_else(|| item.span())))
+            }
+            Seg::Index(i) => match *self {
+                Node::Item(Item::ArrayOfTables(a)) => a.get(*i).map(|t| (Node::Table(t), t.span())),
+                Node::Item(Item::Value(v)) | Node::Value(v) => {
+                    let v = v.as_array()?.get(*i)?;
+                    Some((Node::Value(v), v.span()))
+                }
+                _ => None,
+            },
+        }
+    }
+}
+
+/// Host memory available to a run (MemAvailable), when known.
+fn host_available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+const MIB: u64 = 1 << 20;
+/// Sizes from here up are typos, not machines.
+const ABSURD: u64 = 1 << 50;
+
+/// A semantic problem: the field (merged path) and what is wrong with it.
+type Problem = (Vec<Seg>, String);
+
+fn at(fields: &str) -> Vec<Seg> {
+    fields.split('.').map(key).collect()
+}
+
+fn elem(array: &str, i: usize, fields: &str) -> Vec<Seg> {
+    let mut p = vec![key(array), Seg::Index(i)];
+    p.extend(fields.split('.').filter(|f| !f.is_empty()).map(key));
+    p
+}
+
+fn fail<T>(path: Vec<Seg>, message: impl Into<String>) -> Result<T, Problem> {
+    Err((path, message.into()))
+}
+
+/// Check what deserializing cannot: ranges, references between tables, workloads that
+/// build. `available` is the host memory the model may use.
+fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
+    let m = &s.machine;
+    let memory = m.memory.0;
+    if !(16 * MIB..ABSURD).contains(&memory) {
+        return fail(
+            at("machine.memory"),
+            format!(
+                "{} is out of range: 16 MiB up to 1 PiB",
+                human_bytes(memory)
+            ),
+        );
+    }
+    if !(1..=64).contains(&m.nodes) {
+        return fail(
+            at("machine.nodes"),
+            format!("{} nodes: must be 1 to 64", m.nodes),
+        );
+    }
+    if memory / u64::from(m.nodes) < 16 * MIB {
+        return fail(
+            at("machine.nodes"),
+            format!(
+                "{} over {} nodes leaves less than 16 MiB per node",
+                human_bytes(memory),
+                m.nodes
+            ),
+        );
+    }
+    if !(1..=4096).contains(&m.cpus) {
+        return fail(
+            at("machine.cpus"),
+            format!("{} CPUs: must be 1 to 4096", m.cpus),
+        );
+    }
+    if let Some(swap) = &m.swap {
+        if swap.size.0 == 0 || swap.size.0 >= ABSURD {
+            return fail(
+                at("machine.swap.size"),
+                format!(
+                    "{} is out of range: more than 0, less than 1 PiB",
+                    human_bytes(swap.size.0)
+                ),
+            );
+        }
+    }
+    let need = engine::estimate_host_bytes(s);
+    if let Some(available) = available.filter(|&a| need > a) {
+        return fail(
+            at("machine.memory"),
+            format!(
+                "simulating {} needs about {} of host memory, more than the {} this host has available",
+                human_bytes(memory),
+                human_bytes(need),
+                human_bytes(available)
+            ),
+        );
+    }
+    check_kernel(s)?;
+    for (name, d) in [
+        ("duration", s.duration),
+        ("sample_interval", s.sample_interval),
+    ] {
+        if d.is_some_and(|d| d.0 == 0) {
+            return fail(at(name), "must be more than 0");
+        }
+    }
+    check_memcgs(s)?;
+    check_workloads(s)?;
+    check_events(s)
+}
+
+fn check_kernel(s: &Scenario) -> Result<(), Problem> {
+    let (k, m) = (&s.kernel, &s.machine);
+    if !(1..=100).contains(&k.dirty_ratio) {
+        return fail(
+            at("kernel.dirty_ratio"),
+            format!("{}: must be 1 to 100 (percent)", k.dirty_ratio),
+        );
+    }
+    if k.dirty_background_ratio > 100 {
+        return fail(
+            at("kernel.dirty_background_ratio"),
+            format!("{}: must be 0 to 100 (percent)", k.dirty_background_ratio),
+        );
+    }
+    if let Some(cpu) = k.flusher_cpu.filter(|&c| c >= m.cpus) {
+        return fail(
+            at("kernel.flusher_cpu"),
+            format!("CPU {cpu} does not exist (machine.cpus = {})", m.cpus),
+        );
+    }
+    if k.swappiness > 200 {
+        return fail(
+            at("kernel.swappiness"),
+            format!("{}: must be 0 to 200", k.swappiness),
+        );
+    }
+    if !(1..=255).contains(&k.pagevec_size) {
+        return fail(
+            at("kernel.pagevec_size"),
+            format!("{}: must be 1 to 255", k.pagevec_size),
+        );
+    }
+    // Every slot of every CPU's two move batches may hold the same folio (folio_get per
+    // queueing): the pin count must fit its flag bits.
+    if 2 * k.pagevec_size as u64 * m.cpus as u64 > crate::kernel::folio::pg::MAX_PINS as u64 {
+        return fail(
+            at("kernel.pagevec_size"),
+            format!(
+                "{} with {} CPUs: 2 x pagevec_size x cpus must be at most {}",
+                k.pagevec_size,
+                m.cpus,
+                crate::kernel::folio::pg::MAX_PINS
+            ),
+        );
+    }
+    if !(1..=3000).contains(&k.watermark_scale_factor) {
+        return fail(
+            at("kernel.watermark_scale_factor"),
+            format!("{}: must be 1 to 3000", k.watermark_scale_factor),
+        );
+    }
+    if let Some(kb) = k.min_free_kbytes {
+        if kb.saturating_mul(1024) >= m.memory.0 {
+            return fail(
+                at("kernel.min_free_kbytes"),
+                format!(
+                    "{kb} KiB is not less than machine.memory ({})",
+                    human_bytes(m.memory.0)
+                ),
+            );
+        }
+    }
+    if let Some(cpus) = &k.kswapd_cpu {
+        if cpus.len() != m.nodes as usize {
+            return fail(
+                at("kernel.kswapd_cpu"),
+                format!(
+                    "has {} entries: needs one per node ({})",
+                    cpus.len(),
+                    m.nodes
+                ),
+            );
+        }
+        if let Some(i) = cpus.iter().position(|&c| c >= m.cpus) {
+            let mut path = at("kernel.kswapd_cpu");
+            path.push(Seg::Index(i));
+            return fail(
+                path,
+                format!("CPU {} does not exist (machine.cpus = {})", cpus[i], m.cpus),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `[[event]]` commands: lru_gen writes that parse, for MGLRU, naming declared memcgs,
+/// existing nodes and CPUs.
+fn check_events(s: &Scenario) -> Result<(), Problem> {
+    for (i, ev) in s.events.iter().enumerate() {
+        let cmds = crate::kernel::lru::mglru::debugfs::parse_commands(&ev.command)
+            .map_err(|e| (elem("event", i, "command"), e))?;
+        if s.kernel.policy != crate::scenario::config::PolicyKind::Mglru {
+            return fail(
+                elem("event", i, "command"),
+                "lru_gen commands need kernel.policy = \"mglru\"",
+            );
+        }
+        for c in &cmds {
+            if c.memcg != "/" && !s.memcgs.iter().any(|m| m.path == c.memcg) {
+                return fail(
+                    elem("event", i, "command"),
+                    format!("no [[memcg]] with path \"{}\"", c.memcg),
+                );
+            }
+            if c.node >= s.machine.nodes {
+                return fail(
+                    elem("event", i, "command"),
+                    format!(
+                        "node {} does not exist (machine.nodes = {})",
+                        c.node, s.machine.nodes
+                    ),
+                );
+            }
+        }
+        if let Some(cpu) = ev.cpu.filter(|&c| c >= s.machine.cpus) {
+            return fail(
+                elem("event", i, "cpu"),
+                format!(
+                    "CPU {cpu} does not exist (machine.cpus = {})",
+                    s.machine.cpus
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn check_memcgs(s: &Scenario) -> Result<(), Problem> {
+    for (i, c) in s.memcgs.iter().enumerate() {
+        let p = &c.path;
+        if p == "/" {
+            return fail(
+                elem("memcg", i, "path"),
+                "the root \"/\" always exists and cannot be declared",
+            );
+        }
+        if !p.starts_with('/') || p[1..].split('/').any(str::is_empty) {
+            return fail(
+                elem("memcg", i, "path"),
+                format!("\"{p}\" is not a cgroup path such as \"/a\" or \"/a/b\""),
+            );
+        }
+        if s.memcgs[..i].iter().any(|o| o.path == *p) {
+            return fail(
+                elem("memcg", i, "path"),
+                format!("\"{p}\" is declared twice"),
+            );
+        }
+        let parent = &p[..p.rfind('/').unwrap_or(0)];
+        if !parent.is_empty() && !s.memcgs.iter().any(|o| o.path == parent) {
+            return fail(
+                elem("memcg", i, "path"),
+                format!("parent \"{parent}\" is not declared"),
+            );
+        }
+        for (name, size) in [
+            ("max", c.max),
+            ("high", c.high),
+            ("low", c.low),
+            ("min", c.min),
+        ] {
+            if let Some(size) = size.filter(|b| b.0 >= ABSURD) {
+                return fail(
+                    elem("memcg", i, name),
+                    format!("{} is absurd (1 PiB or more)", human_bytes(size.0)),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn kind(o: &WorkloadOptions) -> &'static str {
+    match o {
+        WorkloadOptions::Fio(_) => "fio",
+        WorkloadOptions::Memcached(_) => "memcached",
+        WorkloadOptions::Dd(_) => "dd",
+        WorkloadOptions::PageFault3(_) => "page_fault3",
+        WorkloadOptions::Anon(_) => "anon",
+    }
+}
+
+fn check_workloads(s: &Scenario) -> Result<(), Problem> {
+    if s.workloads.is_empty() {
+        return fail(at("workload"), "a scenario needs at least one [[workload]]");
+    }
+    let mut built: Vec<Box<dyn Workload>> = Vec::new();
+    for (i, w) in s.workloads.iter().enumerate() {
+        if w.name.is_empty() || w.name.contains(':') {
+            return fail(
+                elem("workload", i, "name"),
+                format!("\"{}\": a name must be non-empty, without ':'", w.name),
+            );
+        }
+        if s.workloads[..i].iter().any(|o| o.name == w.name) {
+            return fail(
+                elem("workload", i, "name"),
+                format!("\"{}\" is used twice", w.name),
+            );
+        }
+        if w.memcg != "/" && !s.memcgs.iter().any(|c| c.path == w.memcg) {
+            return fail(
+                elem("workload", i, "memcg"),
+                format!("no [[memcg]] with path \"{}\"", w.memcg),
+            );
+        }
+        if let Some(cpus) = &w.cpus {
+            if cpus.is_empty() {
+                return fail(elem("workload", i, "cpus"), "must list at least one CPU");
+            }
+            if let Some(j) = cpus.iter().position(|&c| c >= s.machine.cpus) {
+                let mut path = elem("workload", i, "cpus");
+                path.push(Seg::Index(j));
+                return fail(
+                    path,
+                    format!(
+                        "CPU {} does not exist (machine.cpus = {})",
+                        cpus[j], s.machine.cpus
+                    ),
+                );
+            }
+        }
+        let options = w.options().map_err(|e| (elem("workload", i, ""), e))?;
+        built.push(
+            options
+                .build(s.seed)
+                .map_err(|e| (elem("workload", i, kind(&options)), e))?,
+        );
+    }
+    for (i, w) in s.workloads.iter().enumerate() {
+        for (field, target) in [("after", &w.after), ("until", &w.until)] {
+            if let Some(target) = target {
+                check_reference(s, &built, i, target)
+                    .map_err(|e| (elem("workload", i, field), e))?;
+            }
+        }
+        if after_cycle(&s.workloads, i) {
+            return fail(
+                elem("workload", i, "after"),
+                format!("\"{}\" waits for itself through a chain of `after`", w.name),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Check that `target` (`workload` or `workload:phase`) names another workload (and one of its phases).
+fn check_reference(
+    s: &Scenario,
+    built: &[Box<dyn Workload>],
+    i: usize,
+    target: &str,
+) -> Result<(), String> {
+    let (name, phase) = match target.split_once(':') {
+        Some((n, p)) => (n, Some(p)),
+        None => (target, None),
+    };
+    let j = s
+        .workloads
+        .iter()
+        .position(|w| w.name == name)
+        .ok_or_else(|| format!("no [[workload]] named \"{name}\""))?;
+    if j == i {
+        return Err(format!("\"{name}\" cannot refer to itself"));
+    }
+    if let Some(phase) = phase {
+        let phases = built[j].phases();
+        if !phases.iter().any(|p| p == phase) {
+            return Err(format!(
+                "workload \"{name}\" has no phase \"{phase}\" (it has: {})",
+                phases.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether following `after` from workload `i` comes back to it.
+fn after_cycle(workloads: &[WorkloadConfig], i: usize) -> bool {
+    let mut at = i;
+    for _ in 0..workloads.len() {
+        let Some(next) = workloads[at]
+            .after
+            .as_deref()
+            .map(|a| a.split(':').next().unwrap_or(a))
+            .and_then(|name| workloads.iter().position(|w| w.name == name))
+        else {
+            return false;
+        };
+        if next == i {
+            return true;
+        }
+        at = next;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> Table {
+        toml::from_str(text).expect("test TOML")
+    }
+
+    fn merge(base: &str, overlay: &str) -> Result<(Table, Origins), MergeError> {
+        let mut doc = table(base);
+        let mut origins = Origins::default();
+        let mut from = vec![key("variants"), key("v")];
+        Merger {
+            origins: &mut origins,
+            set: None,
+        }
+        .merge(&mut doc, &table(overlay), &mut Vec::new(), &mut from)?;
+        Ok((doc, origins))
+    }
+
+    const BASE: &str = r#"
+        name = "t"
+        [machine]
+        memory = "1GiB"
+        cpus = 4
+        [[memcg]]
+        path = "/a"
+        max = "512MiB"
+        [[workload]]
+        name = "fio"
+        cpus = [0, 1]
+        fio = { numjobs = 1, rw = "randread" }
+        [[workload]]
+        name = "kv"
+        memcached = { threads = 2 }
+    "#;
+
+    #[test]
+    fn tables_merge_and_scalars_replace() {
+        let (doc, _) = merge(BASE, "machine.cpus = 8\nworkload.fio.cpus = [3]").unwrap();
+        assert_eq!(doc["machine"]["memory"].as_str(), Some("1GiB"));
+        assert_eq!(doc["machine"]["cpus"].as_integer(), Some(8));
+        assert_eq!(doc["workload"][0]["cpus"].as_array().map(Vec::len), Some(1));
+    }
+
+    #[test]
+    fn arrays_of_tables_are_addressed_by_name_or_path() {
+        let (doc, origins) = merge(
+            BASE,
+            "[workload.kv.memcached]\nthreads = 8\n[memcg.\"/a\"]\nmax = \"1GiB\"",
+        )
+        .unwrap();
+        assert_eq!(
+            doc["workload"][1]["memcached"]["threads"].as_integer(),
+            Some(8)
+        );
+        assert_eq!(doc["workload"][0]["fio"]["rw"].as_str(), Some("randread"));
+        assert_eq!(doc["memcg"][0]["max"].as_str(), Some("1GiB"));
+        let path = [
+            key("workload"),
+            Seg::Index(1),
+            key("memcached"),
+            key("threads"),
+        ];
+        assert_eq!(
+            origins.of(&path),
+            Origin::Doc(at("variants.v.workload.kv.memcached.threads"))
+        );
+        let untouched = [key("workload"), Seg::Index(0), key("fio"), key("rw")];
+        assert_eq!(origins.of(&untouched), Origin::Doc(untouched.to_vec()));
+    }
+
+    #[test]
+    fn an_array_given_replaces_the_array() {
+        let (doc, origins) = merge(BASE, "[[workload]]\nname = \"only\"").unwrap();
+        assert_eq!(doc["workload"].as_array().map(Vec::len), Some(1));
+        let path = [key("workload"), Seg::Index(0), key("name")];
+        assert_eq!(
+            origins.of(&path),
+            Origin::Doc(vec![
+                key("variants"),
+                key("v"),
+                key("workload"),
+                Seg::Index(0),
+                key("name")
+            ])
+        );
+    }
+
+    #[test]
+    fn a_missing_element_is_named() {
+        let (origin, field, message) = merge(BASE, "workload.nope.fio.numjobs = 2").unwrap_err();
+        assert_eq!(origin, Origin::Doc(at("variants.v.workload.nope")));
+        assert_eq!(field, "variants.v.workload.nope");
+        assert!(message.contains("\"nope\""), "{message}");
+    }
+
+    #[test]
+    fn a_later_override_replaces_the_origins_below_it() {
+        let mut origins = Origins::default();
+        origins.record(
+            &at("machine.cpus"),
+            Origin::Doc(at("variants.v.machine.cpus")),
+        );
+        origins.record(&at("machine"), Origin::Set("machine".into()));
+        assert_eq!(
+            origins.of(&at("machine.cpus")),
+            Origin::Set("machine".into())
+        );
+    }
+
+    #[test]
+    fn set_values_are_toml_or_strings() {
+        let (k, t) = parse_set("f", "workload.fio.fio.numjobs=8").unwrap();
+        assert_eq!(k, "workload.fio.fio.numjobs");
+        assert_eq!(t["workload"]["fio"]["fio"]["numjobs"].as_integer(), Some(8));
+        let (_, t) = parse_set("f", "machine.memory = 8GiB").unwrap();
+        assert_eq!(t["machine"]["memory"].as_str(), Some("8GiB"));
+        let (_, t) = parse_set("f", "memcg.\"/a\".max=\"1GiB\"").unwrap();
+        assert_eq!(t["memcg"]["/a"]["max"].as_str(), Some("1GiB"));
+        assert!(parse_set("f", "no-equals").unwrap_err().from_set);
+        assert!(parse_set("f", "a..b=1").is_err());
+    }
+
+    #[test]
+    fn paths_show_as_written() {
+        assert_eq!(
+            show(&[key("workload"), Seg::Index(2), key("cpus"), Seg::Index(0)]),
+            "workload[2].cpus[0]"
+        );
+        assert_eq!(
+            show(&[key("memcg"), key("/a"), key("max")]),
+            "memcg.\"/a\".max"
+        );
+    }
+}
