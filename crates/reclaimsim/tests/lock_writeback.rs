@@ -381,26 +381,21 @@ runtime = "200us"
     assert_eq!(late.vmstat["pgrotated"], 0, "no reclaim, no rotation");
 }
 
-/// scenarios/writeback.toml: dirty file pages met by reclaim are written and rotated,
-/// with the same count under both lock protocols.
+/// scenarios/writeback.toml: dirty file pages met by reclaim are written and rotated
+/// under both lock protocols (the v16 bug left pgrotated at 0 under the lruvec lock).
+/// The counts differ: lock waits change how the tasks interleave.
 #[test]
 fn writeback_scenario_has_rotations_under_both_protocols() {
     let text = include_str!("../../../scenarios/writeback.toml");
     let loaded = scenario::parse(text, "writeback.toml", &[], None).unwrap();
-    let mut rotated = Vec::new();
+    assert_eq!(loaded.variants.len(), 2);
     for (name, s) in &loaded.variants {
         let r = run(s, name);
         let pgrotated = r.vmstat["pgrotated"];
         assert!(pgrotated > 0, "{name}: pgrotated = 0");
         assert!(r.vmstat["nr_vmscan_immediate_reclaim"] > 0, "{name}");
         assert!(r.vmstat["nr_written"] >= pgrotated, "{name}");
-        rotated.push(pgrotated);
     }
-    assert_eq!(rotated.len(), 2);
-    assert_eq!(
-        rotated[0], rotated[1],
-        "the protocols count rotations alike"
-    );
 }
 
 /// readtwice in 16 containers on 16 CPUs: the node lock, shared by every container, is

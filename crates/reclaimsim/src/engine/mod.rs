@@ -1,13 +1,16 @@
-//! The virtual-time engine. Simulated CPUs run tasks (workload threads and one kswapd
-//! per node); the engine always runs the runnable task with the earliest virtual clock
-//! (ties by task id), so a run is deterministic. A step of a workload thread is one
-//! operation (its touches turned into PTE hits, faults, reads and reclaim); a step of
-//! kswapd is one balance_pgdat priority iteration. Every action's cost advances the
-//! running task's clock; a CPU runs one task at a time.
+//! The virtual-time engine. Simulated CPUs run tasks (workload threads, one kswapd per
+//! node, the flusher, debugfs writes), each a coroutine (`sched`). The engine always
+//! resumes the task due earliest (ties by task id), so a run is deterministic. A task
+//! takes its CPU for a step (one operation of a workload thread, one balance_pgdat
+//! priority iteration of kswapd); within a step it yields wherever it meets shared state
+//! (`Kernel::sync`, lru locks, sleeps), so tasks on different CPUs interleave exactly
+//! there. Every action's cost advances the running task's clock; a CPU runs one task at
+//! a time, and tasks sharing a CPU take turns between steps in CFS order.
 
 pub mod check;
 pub mod cost;
 pub mod lock;
+pub mod sched;
 
 use crate::kernel::fault;
 use crate::kernel::folio::lru;
@@ -23,8 +26,9 @@ use crate::kernel::Kernel;
 use crate::output::results::*;
 use crate::scenario::config::{PolicyKind, Scenario, WorkloadConfig};
 use crate::workload::{RegionSpec, Step, Touch, Workload, WorkloadOptions};
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use corosensei::{Coroutine, CoroutineResult};
+use sched::{TaskYielder, Yield};
+use std::collections::BTreeMap;
 
 /// How to run one variant.
 #[derive(Default)]
@@ -49,8 +53,9 @@ pub enum SimError {
 /// Steps between invariant checks under `check`.
 const CHECK_EVERY: u64 = 4096;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum State {
+    #[default]
     /// Not started (waiting for a start time or another workload).
     Waiting,
     Runnable,
@@ -59,8 +64,11 @@ enum State {
     Done,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 enum Kind {
+    /// The writeback flusher (the wb's kworker, wb_workfn).
+    #[default]
+    Flusher,
     Thread {
         w: usize,
         t: usize,
@@ -72,23 +80,29 @@ enum Kind {
     Event {
         e: usize,
     },
-    /// The writeback flusher (the wb's kworker, wb_workfn).
-    Flusher,
 }
 
+#[derive(Default)]
 struct Task {
     clock: u64,
     cpu: u32,
     kind: Kind,
     state: State,
-    /// Bumped when the task is rescheduled, so stale heap entries can be skipped.
-    gen: u64,
     /// CPU time used, the CFS virtual runtime that orders tasks sharing a CPU.
     vruntime: u64,
-    /// The gen of the task's pending heap entry (u64::MAX once it has run): the entry is
-    /// live while this equals `gen`.
-    live_gen: u64,
+    /// Inside a step (its coroutine suspended within it), on its CPU or sleeping.
+    in_step: bool,
+    /// Holds its CPU, since `ran_from`.
+    on_cpu: bool,
+    ran_from: u64,
+    /// Its kernel context while another task runs.
+    exec: crate::kernel::Exec,
+    /// The touches of its current operation.
+    touches: Vec<Touch>,
 }
+
+/// A task's CPU is taken until its step ends.
+const CPU_RUNNING: u64 = u64::MAX;
 
 /// Per workload phase measurements.
 #[derive(Default)]
@@ -120,28 +134,26 @@ struct Wl {
     cfg: WorkloadConfig,
 }
 
+/// Not `Unpin`, like `Kernel`: suspended tasks hold `&mut Engine` in their frames.
 struct Engine {
     k: Kernel,
     p: Box<dyn Policy>,
     kswapd: Vec<Kswapd>,
     tasks: Vec<Task>,
     wls: Vec<Wl>,
-    heap: BinaryHeap<Reverse<(u64, usize, u64)>>,
+    /// Per CPU: when it is free, or CPU_RUNNING while a task's step holds it.
     cpu_free: Vec<u64>,
     end_ns: Option<u64>,
     steps: u64,
     samples: Vec<Sample>,
     sample_every: Option<u64>,
     next_sample: u64,
-    touches: Vec<Touch>,
     accesses: u64,
     /// The `[[event]]` commands (as written, parsed) and how they ended.
     events: Vec<(String, Vec<LruGenCmd>)>,
     event_results: Vec<EventResult>,
     /// The flusher's task id.
     flusher: usize,
-    /// Operations of threads blocked on writeback, by task id, to resume.
-    resume: BTreeMap<usize, Resume>,
     /// Per CPU, the tasks waiting for it in arrival order: a CPU shared by several
     /// tasks runs their steps round-robin.
     cpu_queue: Vec<Vec<usize>>,
@@ -149,17 +161,10 @@ struct Engine {
     min_vruntime: Vec<u64>,
     /// When the flusher's last step ended.
     flusher_end: u64,
+    _pin: std::marker::PhantomPinned,
 }
 
-/// The rest of an operation that blocked (reclaim throttled on writeback): its
-/// touches from the one that blocked, and its accounting.
-struct Resume {
-    touches: Vec<Touch>,
-    phase: u8,
-    bytes: u32,
-    start: u64,
-    rel: u64,
-}
+type TaskCoroutine = Coroutine<(), Yield, ()>;
 
 /// Run one scenario (a variant already merged into it) and collect its results.
 pub fn run(
@@ -168,23 +173,79 @@ pub fn run(
     mut opts: RunOptions,
 ) -> Result<VariantResult, SimError> {
     let wall = std::time::Instant::now();
-    let mut e = Engine::new(scenario)?;
+    let engine = Box::into_raw(Box::new(Engine::new(scenario)?));
+    // SAFETY: just made; no task runs yet.
+    let nr_tasks = unsafe { (*engine).tasks.len() };
+    let mut coros: Vec<TaskCoroutine> =
+        (0..nr_tasks).map(|id| task_coroutine(engine, id)).collect();
+    let ran = drive(engine, &mut coros, &mut opts);
+    // Tasks still inside a step unwind before the engine they point to goes.
+    drop(coros);
+    // SAFETY: from Box::into_raw above, and no coroutine refers to it any more.
+    let e = unsafe { Box::from_raw(engine) };
+    ran?;
+    if let Some(f) = opts.progress.as_deref_mut() {
+        f(1.0);
+    }
+    let mut r = e.results(variant);
+    r.wall_s = wall.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+/// A task's coroutine: its steps one after another, each begun when the engine resumes
+/// it with the CPU (`Engine::admit`).
+fn task_coroutine(engine: *mut Engine, id: usize) -> TaskCoroutine {
+    Coroutine::new(move |y: &TaskYielder, ()| loop {
+        // SAFETY: the engine outlives every task's coroutine (`run` drops them first) and
+        // only the running coroutine, or the engine between resumes, touches it.
+        let e = unsafe { &mut *engine };
+        e.k.sched.set_yielder(y);
+        let clock = e.k.cur.clock;
+        e.step(id, clock);
+        e.k.sched.suspend(Yield::StepDone);
+    })
+}
+
+/// Resumes the task due earliest until none is left or the scenario's duration ends.
+fn drive(
+    engine: *mut Engine,
+    coros: &mut [TaskCoroutine],
+    opts: &mut RunOptions,
+) -> Result<(), SimError> {
     let mut last_progress = 0.0;
-    while let Some(Reverse((clock, id, gen))) = e.heap.pop() {
-        if gen != e.tasks[id].gen {
-            continue;
-        }
-        e.tasks[id].live_gen = u64::MAX;
+    loop {
+        // SAFETY: between resumes no task runs; see task_coroutine.
+        let e = unsafe { &mut *engine };
+        let Some((clock, id)) = e.k.sched.pop() else {
+            break;
+        };
         if e.end_ns.is_some_and(|end| clock >= end) {
             break;
         }
-        e.step(id, clock);
+        if !e.tasks[id].on_cpu && !e.admit(id, clock) {
+            continue;
+        }
+        e.k.cur = std::mem::take(&mut e.tasks[id].exec);
+        e.k.cur.clock = clock;
+        e.tasks[id].clock = clock;
+        if e.k.sched.current != id {
+            e.p.switch_task(e.k.sched.current, id);
+            e.k.sched.current = id;
+        }
+        let why = match coros[id].resume(()) {
+            CoroutineResult::Yield(why) => why,
+            CoroutineResult::Return(()) => unreachable!("a task's coroutine never returns"),
+        };
+        // SAFETY: as above; the task is suspended again.
+        let e = unsafe { &mut *engine };
+        e.k.sched.set_yielder(std::ptr::null());
+        e.switched(id, why);
+        e.wake_flusher();
         e.steps += 1;
         if opts.check && e.steps % CHECK_EVERY == 0 {
             e.check()?;
         }
         if e.steps % 1024 == 0 {
-            e.prune_locks();
             if let Some(f) = opts.progress.as_deref_mut() {
                 let frac = e.progress();
                 if frac - last_progress >= 0.01 {
@@ -194,18 +255,18 @@ pub fn run(
             }
         }
     }
+    // SAFETY: as above.
+    let e = unsafe { &mut *engine };
+    if e.end_ns.is_none() {
+        e.check_no_deadlock()?;
+    }
     // Writes whose completion falls inside the run complete.
     let end = e.end_ns.unwrap_or_else(|| e.now());
     crate::kernel::writeback::complete_until(&mut e.k, e.p.as_mut(), end);
     if opts.check {
         e.check()?;
     }
-    if let Some(f) = opts.progress.as_deref_mut() {
-        f(1.0);
-    }
-    let mut r = e.results(variant);
-    r.wall_s = wall.elapsed().as_secs_f64();
-    Ok(r)
+    Ok(())
 }
 
 /// Host bytes a scenario will need, for refusing machines larger than this host: the
@@ -258,9 +319,7 @@ impl Engine {
                 cpu,
                 kind: Kind::Kswapd { node },
                 state: State::Waiting,
-                gen: 0,
-                vruntime: 0,
-                live_gen: u64::MAX,
+                ..Default::default()
             });
             kswapd.push(Kswapd::new(node));
         }
@@ -318,9 +377,7 @@ impl Engine {
                     cpu: cpu_list[t % cpu_list.len()],
                     kind: Kind::Thread { w: wi, t },
                     state: State::Waiting,
-                    gen: 0,
-                    vruntime: 0,
-                    live_gen: u64::MAX,
+                    ..Default::default()
                 });
             }
             let phases = gen.phases();
@@ -357,9 +414,7 @@ impl Engine {
                 cpu: ev.cpu.unwrap_or(tasks[node].cpu),
                 kind: Kind::Event { e: i },
                 state: State::Runnable,
-                gen: 0,
-                vruntime: 0,
-                live_gen: u64::MAX,
+                ..Default::default()
             });
             events.push((ev.command.clone(), cmds));
         }
@@ -370,22 +425,20 @@ impl Engine {
             kswapd,
             tasks,
             wls,
-            heap: BinaryHeap::new(),
             cpu_free: vec![0; cpus as usize],
             end_ns: s.duration.map(|d| d.0),
             steps: 0,
             samples: Vec::new(),
             sample_every,
             next_sample: 0,
-            touches: Vec::new(),
             accesses: 0,
             events,
             event_results: Vec::new(),
             flusher: usize::MAX,
-            resume: BTreeMap::new(),
             cpu_queue: vec![Vec::new(); cpus as usize],
             min_vruntime: vec![0; cpus as usize],
             flusher_end: 0,
+            _pin: std::marker::PhantomPinned,
         };
         e.add_flusher(s);
         for id in 0..e.tasks.len() {
@@ -404,11 +457,8 @@ impl Engine {
     }
 
     fn schedule(&mut self, id: usize, clock: u64) {
-        let t = &mut self.tasks[id];
-        t.clock = clock;
-        t.gen += 1;
-        t.live_gen = t.gen;
-        self.heap.push(Reverse((clock, id, t.gen)));
+        self.tasks[id].clock = clock;
+        self.k.sched.push(id, clock);
     }
 
     fn start_workload(&mut self, wi: usize, at: u64) {
@@ -425,23 +475,27 @@ impl Engine {
         }
     }
 
-    fn step(&mut self, id: usize, clock: u64) {
+    /// Whether `id`, due at `clock` and not on its CPU, may take it now. A CPU runs one
+    /// task at a time: tasks waiting for it run in order of the CPU time they have used,
+    /// as CFS picks the smallest vruntime (ties by id), and a task joining the queue
+    /// starts no lower than the CPU's min_vruntime (place_entity). The others wait in the
+    /// CPU's queue until the CPU is free.
+    fn admit(&mut self, id: usize, clock: u64) -> bool {
+        debug_assert!(!self.tasks[id].on_cpu);
         let cpu = self.tasks[id].cpu as usize;
+        let running = self.cpu_free[cpu] == CPU_RUNNING;
         // A thread stopped or parked while it waited in its CPU's queue does not run.
-        if matches!(self.tasks[id].kind, Kind::Thread { .. })
+        if !self.tasks[id].in_step
+            && matches!(self.tasks[id].kind, Kind::Thread { .. })
             && self.tasks[id].state != State::Runnable
         {
             self.cpu_queue[cpu].retain(|&t| t != id);
-            if !self.cpu_queue[cpu].is_empty() {
+            if !self.cpu_queue[cpu].is_empty() && !running {
                 let next = self.pick_next(cpu);
-                let t = self.cpu_free[cpu].max(clock);
-                self.schedule(next, t);
+                self.schedule(next, self.cpu_free[cpu].max(clock));
             }
-            return;
+            return false;
         }
-        // A CPU runs one task at a time. Tasks waiting for it run in order of the CPU
-        // time they have used, as CFS picks the smallest vruntime (ties by id); a task
-        // joining the queue starts no lower than the CPU's min_vruntime (place_entity).
         let floor = self.min_vruntime[cpu];
         let t = &mut self.tasks[id];
         t.vruntime = t.vruntime.max(floor);
@@ -452,13 +506,43 @@ impl Engine {
             }
             let best = self.pick_next(cpu);
             if best != id || busy {
-                self.tasks[id].gen += 1;
-                let t = self.cpu_free[cpu].max(clock);
-                self.schedule(best, t);
-                return;
+                // A running step serves the queue when it ends.
+                if !running {
+                    self.schedule(best, self.cpu_free[cpu].max(clock));
+                }
+                return false;
             }
             self.cpu_queue[cpu].retain(|&t| t != id);
         }
+        let t = &mut self.tasks[id];
+        t.on_cpu = true;
+        t.ran_from = clock;
+        self.cpu_free[cpu] = CPU_RUNNING;
+        true
+    }
+
+    /// A task's coroutine handed back control.
+    fn switched(&mut self, id: usize, why: Yield) {
+        let end = self.k.cur.clock;
+        match why {
+            Yield::Sync | Yield::Block => {}
+            Yield::Sleep(until) => {
+                if until != sched::NEVER {
+                    self.schedule(id, until);
+                }
+                self.off_cpu(id, end);
+            }
+            Yield::StepDone => {
+                self.tasks[id].in_step = false;
+                self.off_cpu(id, end);
+            }
+        }
+        self.tasks[id].exec = std::mem::take(&mut self.k.cur);
+    }
+
+    /// One step of a task, on its CPU.
+    fn step(&mut self, id: usize, clock: u64) {
+        self.tasks[id].in_step = true;
         self.take_samples(clock);
         crate::kernel::writeback::complete_until(&mut self.k, self.p.as_mut(), clock);
         match self.tasks[id].kind {
@@ -467,14 +551,19 @@ impl Engine {
             Kind::Event { e } => self.event_step(id, e, clock),
             Kind::Flusher => self.flusher_step(id, clock),
         }
-        self.wake_kswapds(clock);
-        self.wake_flusher();
-        let free = self.cpu_free[cpu].max(clock);
+    }
+
+    /// `id` leaves its CPU at `end` (its step ended, or it went to sleep): it and the
+    /// tasks waiting for the CPU compete, the least vruntime goes next.
+    fn off_cpu(&mut self, id: usize, end: u64) {
+        let cpu = self.tasks[id].cpu as usize;
         let t = &mut self.tasks[id];
-        t.vruntime += free - clock;
-        // When this step ends, the task (if it runs on at once) and those waiting for
-        // the CPU compete: the least vruntime goes next.
-        let continuing = t.live_gen == t.gen && t.clock <= free;
+        debug_assert!(t.on_cpu);
+        t.on_cpu = false;
+        let free = end.max(t.ran_from);
+        self.cpu_free[cpu] = free;
+        t.vruntime += free - t.ran_from;
+        let continuing = self.k.sched.is_queued(id) && t.clock <= free;
         if continuing {
             self.cpu_queue[cpu].push(id);
         }
@@ -485,7 +574,7 @@ impl Engine {
                 self.cpu_queue[cpu].retain(|&t| t != id);
             } else {
                 if continuing {
-                    self.tasks[id].gen += 1;
+                    self.k.sched.cancel(id);
                 }
                 self.schedule(next, free);
             }
@@ -511,9 +600,7 @@ impl Engine {
             cpu: s.kernel.flusher_cpu.unwrap_or(0),
             kind: Kind::Flusher,
             state: State::Waiting,
-            gen: 0,
-            vruntime: 0,
-            live_gen: u64::MAX,
+            ..Default::default()
         });
     }
 
@@ -523,20 +610,19 @@ impl Engine {
         let cpu = self.tasks[id].cpu;
         if self.end_ns.is_none() && self.wls.iter().all(|w| w.done) {
             self.k.wb.park();
-            self.tasks[id].gen += 1;
+            self.k.sched.cancel(id);
             return;
         }
         self.k.cur = crate::kernel::Exec::new(clock, cpu, false, None);
         let next = crate::kernel::writeback::flusher_step(&mut self.k, self.p.as_mut());
         let end = self.k.cur.clock;
-        self.cpu_free[cpu as usize] = end;
         self.flusher_end = end;
         match next {
             crate::kernel::writeback::FlusherNext::Run => self.schedule(id, end),
             crate::kernel::writeback::FlusherNext::SleepUntil(t) => self.schedule(id, t.max(end)),
             crate::kernel::writeback::FlusherNext::Sleep => {
                 self.tasks[id].clock = end;
-                self.tasks[id].gen += 1;
+                self.k.sched.cancel(id);
             }
         }
     }
@@ -553,6 +639,10 @@ impl Engine {
     fn kswapd_step(&mut self, id: usize, node: usize, clock: u64) {
         let cpu = self.tasks[id].cpu;
         self.k.cur = crate::kernel::Exec::new(clock, cpu, true, None);
+        if self.k.nodes[node].kswapd_wake {
+            // wakeup_kswapd() queued it now.
+            self.kswapd[node].wake(&mut self.k);
+        }
         let next = match self.kswapd[node].state {
             KswapdState::Napping { until } if clock >= until => {
                 self.kswapd[node].nap_over(&mut self.k)
@@ -562,13 +652,12 @@ impl Engine {
             KswapdState::Balancing { .. } => self.kswapd[node].step(&mut self.k, self.p.as_mut()),
         };
         let end = self.k.cur.clock;
-        self.cpu_free[cpu as usize] = end;
         match next {
             Next::Run => self.schedule(id, end),
             Next::NapUntil(t) => self.schedule(id, t.max(end)),
             Next::Sleep => {
                 self.tasks[id].clock = end;
-                self.tasks[id].gen += 1;
+                self.k.sched.cancel(id);
             }
         }
     }
@@ -579,7 +668,6 @@ impl Engine {
         self.k.cur = crate::kernel::Exec::new(clock, cpu, false, None);
         let r = self.p.lru_gen_write(&mut self.k, &self.events[e].1);
         let end = self.k.cur.clock;
-        self.cpu_free[cpu as usize] = end;
         self.event_results.push(EventResult {
             time_s: clock as f64 / 1e9,
             command: self.events[e].0.clone(),
@@ -588,7 +676,7 @@ impl Engine {
         let t = &mut self.tasks[id];
         t.state = State::Done;
         t.clock = end;
-        t.gen += 1;
+        self.k.sched.cancel(id);
     }
 
     /// Per memcg path, the MGLRU state of its lruvec on each node, if the policy has one.
@@ -608,26 +696,6 @@ impl Engine {
         out
     }
 
-    /// Wakes the kswapd of every node an allocation asked for (wakeup_kswapd).
-    fn wake_kswapds(&mut self, clock: u64) {
-        for node in 0..self.k.nr_nodes() {
-            if !self.k.nodes[node].kswapd_wake {
-                continue;
-            }
-            self.k.nodes[node].kswapd_wake = false;
-            if matches!(self.kswapd[node].state, KswapdState::Balancing { .. }) {
-                continue;
-            }
-            // kswapd tasks are the first ids, one per node. A napping kswapd's clock is
-            // its nap's end; the wakeup happens now.
-            let id = node;
-            let at = clock;
-            self.k.cur.clock = at;
-            self.kswapd[node].wake(&mut self.k);
-            self.schedule(id, at);
-        }
-    }
-
     fn thread_step(&mut self, id: usize, wi: usize, t: usize, clock: u64) {
         let cpu = self.tasks[id].cpu;
         let mm = self.wls[wi].thread_mm[t];
@@ -635,56 +703,19 @@ impl Engine {
             self.thread_done(id, wi, clock);
             return;
         }
-        let mut touches = std::mem::take(&mut self.touches);
+        let mut touches = std::mem::take(&mut self.tasks[id].touches);
         touches.clear();
-        // An operation that blocked on writeback resumes at the touch that blocked.
-        let (step, op_start, rel, resumed) = match self.resume.remove(&id) {
-            Some(r) => {
-                touches.extend_from_slice(&r.touches);
-                let step = Step::Op {
-                    phase: r.phase,
-                    bytes: r.bytes,
-                };
-                (step, r.start, r.rel, true)
-            }
-            None => {
-                let rel = clock - self.wls[wi].start_ns;
-                (
-                    self.wls[wi].gen.next(t, rel, &mut touches),
-                    clock,
-                    rel,
-                    false,
-                )
-            }
-        };
+        let rel = clock - self.wls[wi].start_ns;
+        let step = self.wls[wi].gen.next(t, rel, &mut touches);
         self.k.cur = crate::kernel::Exec::new(clock, cpu, false, mm);
         match step {
             Step::Op { phase, bytes } => {
-                if !resumed {
-                    self.accesses += touches
-                        .iter()
-                        .filter(|t| !matches!(t, Touch::Cpu { .. } | Touch::Unmap { .. }))
-                        .count() as u64;
-                }
-                let res = self.run_touches(wi, mm, &touches, !resumed);
+                self.accesses += touches
+                    .iter()
+                    .filter(|t| !matches!(t, Touch::Cpu { .. } | Touch::Unmap { .. }))
+                    .count() as u64;
+                let killed = self.run_touches(wi, mm, &touches).is_err();
                 let end = self.k.cur.clock;
-                self.cpu_free[cpu as usize] = end;
-                if let (Err(i), Some(until)) = (res, self.k.cur.blocked_until) {
-                    self.resume.insert(
-                        id,
-                        Resume {
-                            touches: touches[i..].to_vec(),
-                            phase,
-                            bytes,
-                            start: op_start,
-                            rel,
-                        },
-                    );
-                    self.schedule(id, until.max(end));
-                    self.touches = touches;
-                    return;
-                }
-                let killed = res.is_err();
                 // balance_dirty_pages() may pause the task after its work, off the CPU.
                 let done = end + self.k.cur.sleep;
                 let w = &mut self.wls[wi];
@@ -692,9 +723,9 @@ impl Engine {
                     let s = &mut w.stats[phase as usize];
                     s.ops += 1;
                     s.bytes += bytes as u64;
-                    s.first_ns.get_or_insert(op_start);
+                    s.first_ns.get_or_insert(clock);
                     s.last_ns = s.last_ns.max(done);
-                    s.latency.record(done - op_start);
+                    s.latency.record(done - clock);
                 }
                 if killed {
                     self.thread_done(id, wi, end);
@@ -705,7 +736,7 @@ impl Engine {
             Step::Barrier => {
                 self.tasks[id].state = State::Barrier;
                 self.tasks[id].clock = clock;
-                self.tasks[id].gen += 1;
+                self.k.sched.cancel(id);
                 self.maybe_release_barrier(wi);
             }
             Step::Sleep { until_ns } => {
@@ -714,24 +745,20 @@ impl Engine {
             }
             Step::Done => self.thread_done(id, wi, clock),
         }
-        self.touches = touches;
+        self.tasks[id].touches = touches;
     }
 
-    /// Runs an operation's touches; `Err(i)` when touch `i` failed (the task was killed,
-    /// or it blocked and will retry from touch `i`).
+    /// Runs an operation's touches; an error when the task was killed.
     fn run_touches(
         &mut self,
         wi: usize,
         mm: Option<u32>,
         touches: &[Touch],
-        first: bool,
-    ) -> Result<(), usize> {
+    ) -> Result<(), fault::Killed> {
         let (k, p) = (&mut self.k, self.p.as_mut());
         let w = &self.wls[wi];
-        if first {
-            k.spend(w.op_cost, Cat::Other);
-        }
-        for (i, &touch) in touches.iter().enumerate() {
+        k.spend(w.op_cost, Cat::Other);
+        for &touch in touches {
             match touch {
                 Touch::Mem {
                     region,
@@ -758,11 +785,11 @@ impl Engine {
                         k.spend(k.costs.access_hit, Cat::Other);
                     } else {
                         let vpn = vma.start + page;
-                        fault::handle_mm_fault(k, p, m, vpn, write).map_err(|_| i)?;
+                        fault::handle_mm_fault(k, p, m, vpn, write)?;
                     }
                 }
                 Touch::Read { file, index } => {
-                    fault::filemap_read(k, p, w.memcg, w.file_base + file, index).map_err(|_| i)?
+                    fault::filemap_read(k, p, w.memcg, w.file_base + file, index)?
                 }
                 Touch::Unmap { region } => {
                     fault::zap_vma(k, p, mm.expect("unmap needs a process"), region as usize)
@@ -807,7 +834,11 @@ impl Engine {
     fn thread_done(&mut self, id: usize, wi: usize, clock: u64) {
         self.tasks[id].state = State::Done;
         self.tasks[id].clock = clock;
-        self.tasks[id].gen += 1;
+        // A thread stopped inside a step finishes it (it may hold a lock or isolated
+        // folios) and then runs no more.
+        if !self.tasks[id].in_step {
+            self.k.sched.cancel(id);
+        }
         let w = &self.wls[wi];
         if w.done || !w.tasks.iter().all(|&t| self.tasks[t].state == State::Done) {
             // Others may be waiting at a barrier for this one.
@@ -852,20 +883,35 @@ impl Engine {
         }
     }
 
-    fn prune_locks(&mut self) {
-        let min = self
-            .heap
-            .iter()
-            .map(|Reverse((c, _, _))| *c)
-            .min()
-            .unwrap_or(0);
-        for l in &mut self.k.locks {
-            l.prune(min);
+    /// With nothing left to run, no task may still be inside a step: one waiting for a
+    /// lock or a wake-up that never comes is a bug of the model.
+    fn check_no_deadlock(&self) -> Result<(), SimError> {
+        let stuck: Vec<String> = (0..self.tasks.len())
+            .filter(|&id| self.tasks[id].in_step)
+            .map(|id| {
+                let owns: Vec<usize> = (0..self.k.locks.len())
+                    .filter(|&l| self.k.locks[l].owner == Some(id))
+                    .collect();
+                let waits: Vec<usize> = (0..self.k.locks.len())
+                    .filter(|&l| self.k.locks[l].waiters.contains(&id))
+                    .collect();
+                format!(
+                    "task {id} ({:?}) holds locks {owns:?}, waits for {waits:?}",
+                    self.tasks[id].kind
+                )
+            })
+            .collect();
+        if stuck.is_empty() {
+            return Ok(());
         }
+        Err(SimError::Invariant {
+            time_s: self.now() as f64 / 1e9,
+            what: format!("tasks stuck inside a step: {}", stuck.join("; ")),
+        })
     }
 
     fn progress(&self) -> f64 {
-        let now = self.heap.peek().map_or(0, |Reverse((c, _, _))| *c);
+        let now = self.k.sched.min_clock().unwrap_or(0);
         if let Some(end) = self.end_ns {
             return (now as f64 / end as f64).min(1.0);
         }
@@ -879,7 +925,12 @@ impl Engine {
     }
 
     fn check(&self) -> Result<(), SimError> {
-        check::check(&self.k, self.p.as_ref()).map_err(|what| SimError::Invariant {
+        let checked = if self.tasks.iter().any(|t| t.in_step) {
+            check::check_running(&self.k, self.p.as_ref())
+        } else {
+            check::check(&self.k, self.p.as_ref())
+        };
+        checked.map_err(|what| SimError::Invariant {
             time_s: self.now() as f64 / 1e9,
             what,
         })

@@ -49,6 +49,7 @@ pub fn folio_add_lru(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn, in_fault: boo
         f.set(pg::ACTIVE);
     }
     f.set(pg::IN_LRU_ADD);
+    f.clear(pg::HELD);
     add(k, p, BatchKind::LruAdd, pfn);
 }
 
@@ -84,8 +85,7 @@ pub fn folio_rotate_reclaimable(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
 /// Models folio_batch_move_lru(): moves every folio of a batch under its lruvec's
 /// lock, relocking only when consecutive folios belong to different lock domains.
 pub fn flush(k: &mut Kernel, p: &mut dyn Policy, cpu: usize, kind: BatchKind) {
-    let folios = std::mem::take(batch(k, cpu, kind));
-    if folios.is_empty() {
+    if batch(k, cpu, kind).is_empty() {
         return;
     }
     let saved_cpu = k.cur.cpu;
@@ -97,8 +97,10 @@ pub fn flush(k: &mut Kernel, p: &mut dyn Policy, cpu: usize, kind: BatchKind) {
         BatchKind::MoveTail => LockSite::MoveTail,
         BatchKind::Activate => LockSite::Activate,
     };
-    for &pfn in &folios {
-        let is_move = kind != BatchKind::LruAdd;
+    let is_move = kind != BatchKind::LruAdd;
+    // Folios leave the batch one at a time, so the rest stay in it while this flush
+    // waits for a lock (and a drain from another CPU takes only what is left).
+    while let Some(pfn) = take_first(k, cpu, kind) {
         if is_move {
             k.folios[pfn as usize].unpin();
             if clear_first {
@@ -109,12 +111,16 @@ pub fn flush(k: &mut Kernel, p: &mut dyn Policy, cpu: usize, kind: BatchKind) {
                     continue;
                 }
             }
+        } else {
+            k.folios[pfn as usize].set(pg::HELD);
         }
         let lv = k.folio_lruvec(pfn);
         if !k.holds_lock_of(lv) {
             k.lock_site = site;
         }
+        k.batches[cpu].in_hand.push(pfn);
         k.relock_lruvec(lv);
+        k.batches[cpu].in_hand.retain(|&f| f != pfn);
         k.spend(k.costs.list_op, Cat::ListOps);
         // <= 5.10 (pagevec_lru_move_fn under pgdat->lru_lock): the move functions
         // checked PageLRU themselves, under the node lock, with a plain load.
@@ -135,13 +141,12 @@ pub fn flush(k: &mut Kernel, p: &mut dyn Policy, cpu: usize, kind: BatchKind) {
     }
     k.unlock_if_held();
     k.cur.cpu = saved_cpu;
-    let mut v = folios;
-    v.clear();
-    // Give the allocation back so steady-state flushing does not allocate.
+}
+
+/// The batch's oldest folio, taken out of it.
+fn take_first(k: &mut Kernel, cpu: usize, kind: BatchKind) -> Option<Pfn> {
     let b = batch(k, cpu, kind);
-    if b.is_empty() {
-        *b = v;
-    }
+    (!b.is_empty()).then(|| b.remove(0))
 }
 
 /// lru_add(): the folio joins its list at the head.

@@ -14,19 +14,22 @@ use crate::kernel::swap::SwapSlot;
 use crate::kernel::vmscan::{self, MAX_RECLAIM_RETRIES};
 use crate::kernel::{Kernel, OomKillEvent};
 
-/// The running task was OOM-killed, or no memory could be found for it; or, when
-/// `k.cur.blocked_until` is set, it must wait for writeback and retry the operation.
+/// The running task was OOM-killed, or no memory could be found for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Killed;
 
-/// Models wakeup_kswapd(): asks the node's kswapd to run unless it has given up
-/// (kswapd_failures >= MAX_RECLAIM_RETRIES) or the node is already balanced.
+/// Models wakeup_kswapd(): wakes the node's kswapd now, unless it is not waiting on
+/// kswapd_wait (already balancing), has given up (kswapd_failures >=
+/// MAX_RECLAIM_RETRIES), or the node is already balanced.
 pub fn wakeup_kswapd(k: &mut Kernel, node: usize) {
     let n = &mut k.nodes[node];
-    if n.kswapd_failures >= MAX_RECLAIM_RETRIES || n.balanced() {
+    if !n.kswapd_waiting || n.kswapd_failures >= MAX_RECLAIM_RETRIES || n.balanced() {
         return;
     }
     n.kswapd_wake = true;
+    n.kswapd_waiting = false;
+    // kswapd tasks are the first task ids, one per node.
+    k.sched.push(node, k.cur.clock);
 }
 
 /// Allocates and charges one page for `memcg`: try_charge (with memcg reclaim and memcg
@@ -34,7 +37,10 @@ pub fn wakeup_kswapd(k: &mut Kernel, node: usize) {
 /// kswapd, retry at min), direct reclaim, and finally the global OOM killer.
 pub fn alloc_folio(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<Pfn, Killed> {
     try_charge(k, p, memcg)?;
-    match alloc_page(k, p) {
+    k.memcgs.cgs[memcg as usize].precharged += 1;
+    let page = alloc_page(k, p);
+    k.memcgs.cgs[memcg as usize].precharged -= 1;
+    match page {
         Ok(pfn) => {
             k.folios[pfn as usize].memcg = memcg;
             k.spend(k.costs.charge, Cat::Other);
@@ -53,9 +59,12 @@ pub fn alloc_folio(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result
 fn try_charge(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<(), Killed> {
     let mut retries = MAX_RECLAIM_RETRIES;
     let mut drained = false;
+    // page_counter_try_charge() reads usage that other CPUs change.
+    k.sync();
     while let Some(over) = k.memcgs.over_limit(memcg, 1) {
         k.memcgs.cgs[over as usize].events.max += 1;
         let reclaimed = vmscan::try_to_free_mem_cgroup_pages(k, p, over, 1);
+        k.sync();
         // One retry after drain_all_stock() (per-CPU charge stocks are not modelled, the
         // retry and its reclaim are), then retries while reclaim makes progress.
         if reclaimed > 0 || !drained {
@@ -63,8 +72,8 @@ fn try_charge(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<(), 
             continue;
         }
         if let Some(until) = crate::kernel::writeback::throttle_on_writeback(k, Some(over)) {
-            k.cur.blocked_until = Some(until);
-            return Err(Killed);
+            k.sleep_until(until);
+            continue;
         }
         if retries > 0 {
             retries -= 1;
@@ -114,6 +123,8 @@ fn zonelist(k: &Kernel) -> impl Iterator<Item = usize> {
 fn alloc_page(k: &mut Kernel, p: &mut dyn Policy) -> Result<Pfn, Killed> {
     let mut no_progress = 0;
     loop {
+        // The free counts and watermarks are the other CPUs' too.
+        k.sync();
         for n in zonelist(k) {
             if k.nodes[n]
                 .zone
@@ -142,8 +153,8 @@ fn alloc_page(k: &mut Kernel, p: &mut dyn Policy) -> Result<Pfn, Killed> {
             continue;
         }
         if let Some(until) = crate::kernel::writeback::throttle_on_writeback(k, None) {
-            k.cur.blocked_until = Some(until);
-            return Err(Killed);
+            k.sleep_until(until);
+            continue;
         }
         no_progress += 1;
         if no_progress > MAX_RECLAIM_RETRIES {
@@ -197,8 +208,8 @@ pub fn handle_mm_fault(
     let kind = m.vmas[v].kind;
     k.count(Vm::Pgfault, memcg, 1);
     k.spend(k.costs.fault, Cat::Other);
-    if let Some(slot) = pte.swap_slot() {
-        return do_swap_page(k, p, mm, v, idx, slot, write);
+    if pte.swap_slot().is_some() {
+        return do_swap_page(k, p, mm, v, idx, pte, write);
     }
     match kind {
         VmaKind::Anon => {
@@ -208,6 +219,10 @@ pub fn handle_mm_fault(
             }
             let pfn = alloc_folio(k, p, memcg)?;
             k.spend(k.costs.page_zero, Cat::Io);
+            if pte_changed(k, mm, v, idx, pte) {
+                k.free_folio(pfn);
+                return Ok(());
+            }
             let f = &mut k.folios[pfn as usize];
             f.set(pg::ANON | pg::SWAPBACKED);
             f.owner = mm;
@@ -223,6 +238,9 @@ pub fn handle_mm_fault(
             // installed writable and dirty and the folio dirtied
             // (fault_dirty_shared_page). A read installs it write-protected.
             let pfn = find_or_read_page(k, p, memcg, file, idx as u64, true)?;
+            if pte_changed(k, mm, v, idx, pte) {
+                return Ok(());
+            }
             k.folios[pfn as usize].mapcount += 1;
             k.mms[mm as usize].vmas[v].ptes[idx] = Pte::present(pfn, true, write);
             if write {
@@ -231,6 +249,22 @@ pub fn handle_mm_fault(
         }
     }
     Ok(())
+}
+
+/// Whether the PTE changed while the fault waited (allocation and the lru lock are sync
+/// points where other threads of the process run): the kernel's pte_same() check under
+/// the PTE lock, after which the fault backs out. The access then goes through the PTE
+/// the other thread installed, if it is present.
+fn pte_changed(k: &mut Kernel, mm: u32, v: usize, idx: usize, orig: Pte) -> bool {
+    let vma = &mut k.mms[mm as usize].vmas[v];
+    let pte = &mut vma.ptes[idx];
+    if *pte == orig {
+        return false;
+    }
+    if pte.pfn().is_some() {
+        pte.mkyoung();
+    }
+    true
 }
 
 /// Models fault_dirty_shared_page(): dirty the folio (folio_mark_dirty) and let
@@ -267,39 +301,38 @@ fn do_swap_page(
     mm: u32,
     v: usize,
     idx: usize,
-    slot: u32,
+    orig: Pte,
     write: bool,
 ) -> Result<(), Killed> {
     let memcg = k.mms[mm as usize].memcg;
-    let entry = k.swap.as_ref().expect("swap entry without swap").slots[slot as usize];
-    let pfn = match entry.as_cached() {
+    let slot = orig.swap_slot().expect("a swap PTE");
+    let cached = |k: &Kernel| {
+        k.swap.as_ref().expect("swap entry without swap").slots[slot as usize].as_cached()
+    };
+    let pfn = match cached(k) {
         Some(pfn) => pfn,
         None => {
-            let pfn = alloc_folio(k, p, memcg)?;
-            match k.swap.as_ref().unwrap().device {
-                crate::scenario::config::SwapDevice::Zram => {
-                    k.spend(k.costs.zram_decompress, Cat::Compression)
-                }
-                crate::scenario::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
+            let new = alloc_folio(k, p, memcg)?;
+            // Another thread swapped the page in while this one allocated.
+            if pte_changed(k, mm, v, idx, orig) {
+                k.free_folio(new);
+                return Ok(());
             }
-            k.count(Vm::Pswpin, memcg, 1);
-            k.count(Vm::Pgmajfault, memcg, 1);
-            k.vm.add(Vm::Pgpgin, 4);
-            let vpn = k.mms[mm as usize].vmas[v].start + idx as u64;
-            let f = &mut k.folios[pfn as usize];
-            f.set(pg::ANON | pg::SWAPBACKED | pg::SWAPCACHE);
-            f.owner = mm;
-            f.index = vpn as u32;
-            k.folio_swap[pfn as usize] = slot;
-            k.swap.as_mut().unwrap().slots[slot as usize] = SwapSlot::cached(pfn);
-            k.spend(k.costs.swap_slot, Cat::Other);
-            if let Some(shadow) = entry.shadow() {
-                p.refault(k, pfn, shadow, true);
+            // Or it is reading it in now: swapcache_prepare() fails, and the lookup
+            // finds its folio in the swap cache.
+            if let Some(pfn) = cached(k) {
+                k.free_folio(new);
+                pfn
+            } else {
+                swap_read_folio(k, p, mm, v, idx, slot, new);
+                new
             }
-            batch::folio_add_lru(k, p, pfn, true);
-            pfn
         }
     };
+    // Another thread mapped the swap-cache folio while this one waited on the lru lock.
+    if pte_changed(k, mm, v, idx, orig) {
+        return Ok(());
+    }
     let m = &mut k.mms[mm as usize];
     m.vmas[v].ptes[idx] = Pte::present(pfn, true, write);
     m.anon_rss += 1;
@@ -309,6 +342,43 @@ fn do_swap_page(
         folio_free_swap(k, pfn);
     }
     Ok(())
+}
+
+/// Models swap_read_folio() into a new swap-cache folio (__read_swap_cache_async): the
+/// device read, the major-fault counts, the swap-cache insertion and the refault check.
+fn swap_read_folio(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    mm: u32,
+    v: usize,
+    idx: usize,
+    slot: u32,
+    pfn: Pfn,
+) {
+    let memcg = k.mms[mm as usize].memcg;
+    match k.swap.as_ref().unwrap().device {
+        crate::scenario::config::SwapDevice::Zram => {
+            k.spend(k.costs.zram_decompress, Cat::Compression)
+        }
+        crate::scenario::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
+    }
+    k.count(Vm::Pswpin, memcg, 1);
+    k.count(Vm::Pgmajfault, memcg, 1);
+    k.vm.add(Vm::Pgpgin, 4);
+    let vpn = k.mms[mm as usize].vmas[v].start + idx as u64;
+    let f = &mut k.folios[pfn as usize];
+    f.set(pg::ANON | pg::SWAPBACKED | pg::SWAPCACHE);
+    f.owner = mm;
+    f.index = vpn as u32;
+    k.folio_swap[pfn as usize] = slot;
+    let sw = k.swap.as_mut().unwrap();
+    let shadow = sw.slots[slot as usize].shadow();
+    sw.slots[slot as usize] = SwapSlot::cached(pfn);
+    k.spend(k.costs.swap_slot, Cat::Other);
+    if let Some(shadow) = shadow {
+        p.refault(k, pfn, shadow, true);
+    }
+    batch::folio_add_lru(k, p, pfn, true);
 }
 
 /// Models folio_free_swap(): drops the swap-cache copy; the folio is now the only copy.
@@ -340,6 +410,13 @@ fn find_or_read_page(
         return Ok(pfn);
     }
     let pfn = alloc_folio(k, p, memcg)?;
+    // Another task read the page in while this one allocated: filemap_add_folio() finds
+    // it there (-EEXIST) and the lookup is retried.
+    if let Some(cached) = k.files[file as usize].slots[index as usize].as_page() {
+        k.free_folio(pfn);
+        return Ok(cached);
+    }
+    let slot = k.files[file as usize].slots[index as usize];
     if k.files[file as usize].sparse {
         k.spend(k.costs.page_zero, Cat::Io);
     } else {
@@ -428,20 +505,26 @@ fn free_swap_entry(k: &mut Kernel, p: &mut dyn Policy, slot: u32) {
     }
 }
 
-/// The last reference to an anon folio is gone: off its list and back to the allocator.
+/// The mapping's reference to an anon folio is gone (folios_put): off its list and back
+/// to the allocator, unless another task holds it (reclaim isolated it, or a batch waits
+/// to move it). Then that holder has the last reference and frees it
+/// (`vmscan::orphaned`).
 fn release_folio(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
-    if k.folios[pfn as usize].test(pg::LRU) {
-        let lv = k.folio_lruvec(pfn);
-        k.lock_site = crate::engine::lock::LockSite::Free;
-        k.lock_lruvec(lv);
+    if !k.folios[pfn as usize].test(pg::LRU) {
+        return;
+    }
+    let lv = k.folio_lruvec(pfn);
+    k.lock_site = crate::engine::lock::LockSite::Free;
+    k.lock_lruvec(lv);
+    // It may have been isolated while this task waited for the lock.
+    let f: Folio = k.folios[pfn as usize];
+    let ours = f.test(pg::LRU) && f.pins() == 0;
+    if ours {
         p.del_folio(k, pfn);
-        k.unlock();
         k.folios[pfn as usize].clear(pg::LRU);
     }
-    let f: Folio = k.folios[pfn as usize];
-    debug_assert!(
-        !f.test(pg::IN_LRU_ADD),
-        "batches are drained before teardown"
-    );
-    k.free_folio(pfn);
+    k.unlock();
+    if ours {
+        k.free_folio(pfn);
+    }
 }

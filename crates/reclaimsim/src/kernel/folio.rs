@@ -33,10 +33,15 @@ pub mod pg {
     /// MGLRU refs counter (2 bits, LRU_REFS_WIDTH).
     pub const REFS_SHIFT: u32 = 16;
     pub const REFS_MASK: u32 = 0b11 << REFS_SHIFT;
-    /// References held by per-CPU move batches (activate, move_tail): the 14 top bits.
+    /// Model-only: the frame is on no list (free list, LRU list) and in no lru_add
+    /// batch, because a task holds it (just allocated, isolated for reclaim, on its way
+    /// back or out). Lists clear it when they take the frame and set it when they give it
+    /// up, so the checker can tell a held frame from a lost one at any sync point.
+    pub const HELD: u32 = 1 << 18;
+    /// References held by per-CPU move batches (activate, move_tail): the 13 top bits.
     /// A folio may be queued once per batch slot, so the scenario loader keeps
     /// 2 * pagevec_size * cpus below MAX_PINS.
-    pub const PINS_SHIFT: u32 = 18;
+    pub const PINS_SHIFT: u32 = 19;
     pub const PINS_MASK: u32 = !0 << PINS_SHIFT;
     pub const MAX_PINS: u32 = PINS_MASK >> PINS_SHIFT;
 }

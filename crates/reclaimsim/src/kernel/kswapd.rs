@@ -64,6 +64,7 @@ impl Kswapd {
         let n = &k.nodes[self.node];
         if n.balanced() || n.kswapd_failures >= MAX_RECLAIM_RETRIES {
             self.state = KswapdState::Sleeping;
+            k.nodes[self.node].kswapd_waiting = true;
             return Next::Sleep;
         }
         k.vm.add(Vm::KswapdHighWmarkHitQuickly, 1);
@@ -74,6 +75,7 @@ impl Kswapd {
     fn start(&mut self, k: &mut Kernel) {
         k.vm.add(Vm::Pageoutrun, 1);
         k.nodes[self.node].kswapd_wake = false;
+        k.nodes[self.node].kswapd_waiting = false;
         let mut sc = ScanControl::new(0, None, true);
         sc.priority = DEF_PRIORITY;
         self.state = KswapdState::Balancing { sc };
@@ -125,6 +127,7 @@ impl Kswapd {
             n.dirty = false;
             n.writeback = false;
             n.congested = false;
+            n.kswapd_waiting = true;
             let until = k.cur.clock + NAP_NS;
             self.state = KswapdState::Napping { until };
             return Next::NapUntil(until);

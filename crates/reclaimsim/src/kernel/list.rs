@@ -1,7 +1,7 @@
 //! Intrusive doubly linked lists of frames (`struct list_head` on folio->lru). Head is the
 //! newest end, tail the reclaim end, as on the kernel's LRU lists.
 
-use crate::kernel::folio::{Folio, Pfn, NIL};
+use crate::kernel::folio::{pg, Folio, Pfn, NIL};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct List {
@@ -26,6 +26,7 @@ impl List {
     }
 
     pub fn push_head(&mut self, a: &mut [Folio], p: Pfn) {
+        a[p as usize].clear(pg::HELD);
         a[p as usize].prev = NIL;
         a[p as usize].next = self.head;
         if self.head != NIL {
@@ -38,6 +39,7 @@ impl List {
     }
 
     pub fn push_tail(&mut self, a: &mut [Folio], p: Pfn) {
+        a[p as usize].clear(pg::HELD);
         a[p as usize].next = NIL;
         a[p as usize].prev = self.tail;
         if self.tail != NIL {
@@ -63,6 +65,7 @@ impl List {
         }
         a[p as usize].prev = NIL;
         a[p as usize].next = NIL;
+        a[p as usize].set(pg::HELD);
         self.len -= 1;
     }
 

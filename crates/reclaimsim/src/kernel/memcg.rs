@@ -23,6 +23,9 @@ pub struct Memcg {
     pub children: Vec<MemcgId>,
     /// Pages charged to this memcg and its descendants (page_counter usage).
     pub usage: u64,
+    /// Model-only: pages charged by allocations still looking for their frame (the
+    /// allocator may wait at sync points between the charge and the frame).
+    pub precharged: u64,
     /// Swap slots charged (memory.swap.current), hierarchical.
     pub swap_usage: u64,
     pub max: u64,
@@ -46,6 +49,7 @@ impl Memcg {
             parent,
             children: Vec::new(),
             usage: 0,
+            precharged: 0,
             swap_usage: 0,
             max: u64::MAX,
             high: u64::MAX,

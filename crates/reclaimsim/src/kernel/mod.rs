@@ -21,6 +21,7 @@ pub mod writeback;
 
 use crate::engine::cost::CostTable;
 use crate::engine::lock::Lock;
+use crate::engine::sched::{Sched, Yield};
 use crate::kernel::folio::{pg, Folio, Pfn, NIL};
 use crate::kernel::memcg::{MemcgId, MemcgTree};
 use crate::kernel::mm::Mm;
@@ -56,6 +57,9 @@ pub struct CpuBatches {
     pub lru_add: Vec<Pfn>,
     pub move_tail: Vec<Pfn>,
     pub activate: Vec<Pfn>,
+    /// Folios a flush of these batches has taken out and not yet moved (5.11+: PG_lru
+    /// already test-and-cleared, the folio still on its list) while it waits for a lock.
+    pub in_hand: Vec<Pfn>,
 }
 
 /// Who is running now: the task's CPU and virtual clock.
@@ -71,9 +75,6 @@ pub struct Exec {
     /// Time the task sleeps after this step without using its CPU (balance_dirty_pages'
     /// pause).
     pub sleep: u64,
-    /// The step could not finish: the task blocks until this time (reclaim throttled on
-    /// writeback) and then retries the operation that blocked.
-    pub blocked_until: Option<u64>,
 }
 
 impl Exec {
@@ -86,7 +87,6 @@ impl Exec {
             mm,
             held: None,
             sleep: 0,
-            blocked_until: None,
         }
     }
 }
@@ -100,7 +100,13 @@ pub struct OomKillEvent {
     pub victim_mm: u32,
 }
 
+/// The kernel's state. Not `Unpin` (the marker below): the paths of a task suspended at a
+/// sync point keep `&mut Kernel` while other tasks change it, so such references must not
+/// carry the noalias promise that lets the compiler cache kernel state across the switch.
 pub struct Kernel {
+    /// The run queue in virtual time and the running task.
+    pub sched: Sched,
+    _pin: std::marker::PhantomPinned,
     pub cfg: KernelConfig,
     pub costs: CostTable,
     pub lru_gen_enabled: bool,
@@ -197,6 +203,8 @@ impl Kernel {
         };
         let cpus = m.cpus.max(1) as usize;
         Kernel {
+            sched: Sched::default(),
+            _pin: std::marker::PhantomPinned,
             cfg: s.kernel.clone(),
             costs: s.costs.clone(),
             lru_gen_enabled: s.kernel.policy == PolicyKind::Mglru,
@@ -281,12 +289,53 @@ impl Kernel {
         }
     }
 
-    /// spin_lock_irq(&lruvec->lru_lock): waits until the lock is free in virtual time.
+    /// A point where the running task meets the others: if another task is due before
+    /// it, it waits its turn, so that what it does next to shared state happens in
+    /// virtual-time order. Not a kernel function: the kernel's tasks really run at once.
+    #[inline]
+    pub fn sync(&mut self) {
+        if !self.sched.in_task() {
+            return;
+        }
+        let me = (self.cur.clock, self.sched.current);
+        if self.sched.peek().is_some_and(|other| other < me) {
+            self.sched.push(me.1, me.0);
+            self.sched.suspend(Yield::Sync);
+        }
+    }
+
+    /// Sleeps off the CPU until `until` (schedule_timeout), or until another task wakes
+    /// it earlier by queueing it; returns the time it woke.
+    pub fn sleep_until(&mut self, until: u64) -> u64 {
+        assert!(self.cur.held.is_none(), "sleeping with an lru lock held");
+        let until = until.max(self.cur.clock);
+        if self.sched.in_task() {
+            self.sched.suspend(Yield::Sleep(until));
+        } else {
+            self.cur.clock = until;
+        }
+        self.cur.clock
+    }
+
+    /// spin_lock_irq(&lruvec->lru_lock): spins until the lock is the running task's.
     pub fn lock_lruvec(&mut self, lv: usize) {
         let id = self.lruvec_lock_id(lv);
         debug_assert!(self.cur.held.is_none(), "lru_lock taken twice");
+        self.sync();
         let t = self.cur.clock;
-        let start = self.locks[id].free_at(t);
+        let me = self.sched.current;
+        let l = &mut self.locks[id];
+        let start = if l.owner.is_some() && self.sched.in_task() {
+            l.waiters.push_back(me);
+            self.sched.suspend(Yield::Block);
+            // The holder handed the lock over and queued this task at that time.
+            debug_assert_eq!(self.locks[id].owner, Some(me));
+            self.cur.clock
+        } else {
+            l.owner = Some(me);
+            l.free_at.max(t)
+        };
+        self.cur.clock = t;
         self.spend(start - t, Cat::LockWait);
         let mut hold = self.costs.lock_acquire;
         if self.locks[id].last_cpu.is_some_and(|c| c != self.cur.cpu) {
@@ -296,28 +345,19 @@ impl Kernel {
         self.spend(hold, Cat::ListOps);
     }
 
-    /// spin_unlock_irq(): records the hold in the lock's calendar.
-    ///
-    /// A step runs ahead of other tasks' clocks, so a critical section that started in
-    /// a free gap of the lock's calendar may run into a hold recorded earlier by a task
-    /// further ahead. Two holds never overlap: the section is then moved to the first
-    /// gap long enough for it, and the task waits (spins) for the difference.
+    /// spin_unlock_irq(): counts the hold and hands the lock to the first task spinning
+    /// on it, which goes on at this instant.
     pub fn unlock(&mut self) {
         let (id, start, waited) = self.cur.held.take().expect("unlock without lock");
         let site = std::mem::take(&mut self.lock_site);
-        let cpu = self.cur.cpu;
-        let len = self.cur.clock - start;
-        let slot = self.locks[id].free_slot(start, len);
-        let shift = slot - start;
-        if shift > 0 {
-            self.spend(shift, Cat::LockWait);
-        }
+        let now = self.cur.clock;
         let l = &mut self.locks[id];
-        l.record(slot, slot + len, waited + shift, cpu);
-        let st = &mut l.sites[site as usize];
-        st.acquisitions += 1;
-        st.wait_ns += waited + shift;
-        st.hold_ns += len;
+        l.record(now - start, waited, site, self.cur.cpu);
+        l.free_at = now;
+        l.owner = l.waiters.pop_front();
+        if let Some(next) = l.owner {
+            self.sched.push(next, now);
+        }
     }
 
     /// folio_lruvec_relock_irq(): keeps the held lock if it covers `lv`, else switches.
@@ -384,8 +424,8 @@ impl Kernel {
             .expect("caller checked free pages");
         n.zone.free -= 1;
         let f = &mut self.folios[pfn as usize];
-        debug_assert!(f.flags == 0);
-        f.flags = pg::ALLOCATED;
+        debug_assert!(f.flags == pg::HELD);
+        f.flags = pg::ALLOCATED | pg::HELD;
         self.vm.add(Vm::Pgalloc, 1);
         self.spend(self.costs.page_alloc, Cat::Other);
         pfn
@@ -393,6 +433,8 @@ impl Kernel {
 
     /// Frees a frame that is on no list, unmapped and unreferenced, and uncharges it.
     pub fn free_folio(&mut self, pfn: Pfn) {
+        // Others watch the free counts (watermarks): the page is free from now on.
+        self.sync();
         let f = self.folios[pfn as usize];
         debug_assert!(
             !f.test(pg::LRU) && !f.test(pg::IN_LRU_ADD) && f.pins() == 0 && f.mapcount == 0

@@ -36,6 +36,8 @@ pub struct Node {
     pub kswapd_failures: u32,
     /// kswapd has been asked to run (wakeup_kswapd) and not yet picked it up.
     pub kswapd_wake: bool,
+    /// kswapd sleeps or naps on kswapd_wait (waitqueue_active): a wakeup reaches it.
+    pub kswapd_waiting: bool,
     /// PGDAT_DIRTY / PGDAT_WRITEBACK, set by kswapd's shrink_node.
     pub dirty: bool,
     pub writeback: bool,
@@ -90,6 +92,7 @@ impl Node {
             free_list,
             kswapd_failures: 0,
             kswapd_wake: false,
+            kswapd_waiting: true,
             dirty: false,
             writeback: false,
             congested: false,

@@ -187,6 +187,10 @@ fn shrink_one(
     stat: &mut ReclaimStat,
     file_lru: bool,
 ) -> Fate {
+    if orphaned(k, pfn) {
+        k.free_folio(pfn);
+        return Fate::Freed;
+    }
     let f = k.folios[pfn as usize];
     if f.test(pg::UNEVICTABLE) {
         return Fate::Activate;
@@ -216,6 +220,11 @@ fn shrink_one(
         return Fate::Activate;
     }
     let verdict = p.check_references(k, pfn, sc);
+    // Its process may have exited while the rmap walk waited for a lock.
+    if orphaned(k, pfn) {
+        k.free_folio(pfn);
+        return Fate::Freed;
+    }
     match verdict {
         Verdict::Activate => return Fate::Activate,
         Verdict::Keep => {
@@ -266,6 +275,18 @@ fn shrink_one(
     remove_mapping(k, p, pfn, sc.root());
     k.free_folio(pfn);
     Fate::Freed
+}
+
+/// An anon folio whose process exited (OOM kill) while this reclaimer held it: the
+/// reclaimer's is the last reference, so the folio is freed without I/O, as
+/// __remove_mapping frees a folio only its isolator still references.
+fn orphaned(k: &Kernel, pfn: Pfn) -> bool {
+    let f = &k.folios[pfn as usize];
+    f.test(pg::ANON)
+        && !f.mapped()
+        && !f.test(pg::SWAPCACHE)
+        && f.pins() == 0
+        && k.mms[f.owner as usize].dead
 }
 
 /// Models add_to_swap(): gives an anon folio a swap slot and puts it in the swap cache.

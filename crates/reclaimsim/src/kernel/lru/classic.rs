@@ -27,12 +27,14 @@ pub enum ScanBalance {
 pub struct Classic {
     /// Per lruvec: the five lists, head newest.
     lists: Vec<[List; lru::NR_LRU_LISTS]>,
+    _pin: std::marker::PhantomPinned,
 }
 
 impl Classic {
     pub fn new(k: &Kernel) -> Self {
         Classic {
             lists: vec![Default::default(); k.lruvecs.len()],
+            _pin: std::marker::PhantomPinned,
         }
     }
 }

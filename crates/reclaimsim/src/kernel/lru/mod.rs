@@ -54,6 +54,10 @@ pub trait Policy {
     fn lru_gen_write(&mut self, _k: &mut Kernel, _cmds: &[LruGenCmd]) -> Result<(), &'static str> {
         Err("ENOENT")
     }
+    /// The engine switches tasks: the running task's own reclaim state (what the kernel
+    /// keeps in current->reclaim_state or on the reclaimer's stack) is put aside under
+    /// `from` and task `to`'s taken back.
+    fn switch_task(&mut self, _from: usize, _to: usize) {}
     /// Host bytes of the policy's own state (lists, per-frame bookkeeping, filters), for
     /// the model's memory figure.
     fn host_bytes(&self) -> u64;

@@ -10,6 +10,7 @@
 
 use super::gen::*;
 use super::Mglru;
+use crate::engine::sched::{TaskId, NEVER};
 use crate::kernel::folio::{pg, Pfn, NIL};
 use crate::kernel::memcg::MemcgId;
 use crate::kernel::mm::PTRS_PER_PTE;
@@ -98,6 +99,12 @@ pub struct MmState {
     tail: Option<usize>,
     pub filters: BloomFilters,
     pub stats: [[u64; NR_MM_STATS]; NR_HIST_GENS],
+    /// The last mm handed to a walker in the round for max_seq = seq + 1 (None: the
+    /// round has not started), and how many the round has handed out.
+    head: Option<u32>,
+    pos: usize,
+    /// Tasks waiting for max_seq to grow (mm_state->wait, 6.1's wait_event_killable).
+    pub waiters: Vec<TaskId>,
 }
 
 impl Default for MmState {
@@ -106,6 +113,9 @@ impl Default for MmState {
             seq: MIN_NR_GENS,
             tail: None,
             filters: BloomFilters::default(),
+            head: None,
+            pos: 0,
+            waiters: Vec::new(),
             stats: [[0; NR_MM_STATS]; NR_HIST_GENS],
         }
     }
@@ -175,9 +185,11 @@ fn should_skip_mm(k: &Kernel, mm: u32, walk: &MmWalk) -> bool {
 }
 
 impl Mglru {
-    /// Models try_to_inc_max_seq() (6.1): unless another walk already finished this
-    /// round, walk the memcg's mm list and then inc_max_seq. Returns whether max_seq
-    /// moved past `max_seq`.
+    /// Models try_to_inc_max_seq() (6.1): unless another walker has finished this round,
+    /// walk the memcg's mm list with any other walkers; the one that completes the round
+    /// runs inc_max_seq and wakes the tasks waiting for it. A caller that did not get the round waits for
+    /// max_seq to grow when `wait` (6.1 at priority <= DEF_PRIORITY - 2; 6.2 dropped the
+    /// wait). Returns whether max_seq moved past `max_seq`.
     pub fn try_to_inc_max_seq(
         &mut self,
         k: &mut Kernel,
@@ -185,60 +197,85 @@ impl Mglru {
         max_seq: u64,
         can_swap: bool,
         force_scan: bool,
+        wait: bool,
     ) -> bool {
         debug_assert!(max_seq <= self.lrugen[lv].max_seq);
-        if max_seq <= self.mm_state[lv].seq {
+        let st = &mut self.mm_state[lv];
+        let success = if max_seq <= st.seq {
+            false
+        } else if !self.walks {
+            // iterate_mm_list_nowalk(): the round completes without walking any mm.
+            st.seq += 1;
+            true
+        } else {
+            self.alloc_mm_walk();
+            let mut walk = self.walk.take().expect("just allocated");
+            walk.lruvec = lv;
+            walk.max_seq = max_seq;
+            walk.can_swap = can_swap;
+            walk.force_scan = force_scan;
+            let success = self.walk_mm_list(k, lv, &mut walk);
+            self.walk = Some(walk);
+            success
+        };
+        if !success {
+            while wait && k.sched.in_task() && max_seq >= self.lrugen[lv].max_seq {
+                self.mm_state[lv].waiters.push(k.sched.current);
+                k.sleep_until(NEVER);
+            }
             return max_seq < self.lrugen[lv].max_seq;
         }
-        if !self.walks {
-            // iterate_mm_list_nowalk(): the round completes without walking any mm.
-            self.mm_state[lv].seq += 1;
-            self.inc_max_seq(k, lv, can_swap);
-            return true;
-        }
-        self.alloc_mm_walk();
-        let mut walk = self.walk.take().expect("just allocated");
-        walk.lruvec = lv;
-        walk.max_seq = max_seq;
-        walk.can_swap = can_swap;
-        walk.force_scan = force_scan;
-        self.walk_mm_list(k, lv, &mut walk);
-        self.walk = Some(walk);
         self.inc_max_seq(k, lv, can_swap);
+        let now = k.cur.clock;
+        for t in std::mem::take(&mut self.mm_state[lv].waiters) {
+            k.sched.push(t, now);
+        }
         true
     }
 
-    /// Models a whole round of iterate_mm_list() + walk_mm(): every live mm of the
-    /// lruvec's memcg, in list order, unless should_skip_mm. Those at or past the
-    /// previous round's tail are force-scanned (every mm on the first round), and the
-    /// Bloom filter of the next generation is cleared when the first mm is found.
-    fn walk_mm_list(&mut self, k: &mut Kernel, lv: usize, walk: &mut MmWalk) {
+    /// Models iterate_mm_list() + walk_mm() for one walker: take the round's next mm
+    /// (live, of the lruvec's memcg) and walk it unless should_skip_mm, until the list
+    /// ends or another walker has ended this round. Walkers share the round: each mm goes
+    /// to one of them. Mms at or past the previous round's tail are force-scanned (every
+    /// mm on the first round); the first mm of a round clears the next generation's
+    /// Bloom filter. The walker that reaches the end completes the round (true).
+    fn walk_mm_list(&mut self, k: &mut Kernel, lv: usize, walk: &mut MmWalk) -> bool {
         let memcg = k.lruvecs[lv].memcg;
-        let mms: Vec<u32> = (0..k.mms.len() as u32)
-            .filter(|&m| k.mms[m as usize].memcg == memcg && !k.mms[m as usize].dead)
-            .collect();
-        let mut first = true;
-        for (pos, &mm) in mms.iter().enumerate() {
+        let done = loop {
+            // The round is shared under mm_list->lock.
+            k.sync();
             let st = &mut self.mm_state[lv];
-            if st.tail.is_none() || st.tail == Some(pos) {
-                st.tail = Some(pos + 1);
+            if walk.max_seq <= st.seq {
+                break false;
+            }
+            let from = st.head.map_or(0, |h| h + 1);
+            let next = (from..k.mms.len() as u32)
+                .find(|&m| k.mms[m as usize].memcg == memcg && !k.mms[m as usize].dead);
+            let Some(mm) = next else {
+                st.head = None;
+                st.pos = 0;
+                st.seq += 1;
+                break true;
+            };
+            if st.head.is_none() {
+                st.filters.reset(walk.max_seq + 1);
+            }
+            st.head = Some(mm);
+            if st.tail.is_none() || st.tail == Some(st.pos) {
+                st.tail = Some(st.pos + 1);
                 walk.force_scan = true;
             }
-            if should_skip_mm(k, mm, walk) {
-                continue;
+            st.pos += 1;
+            if !should_skip_mm(k, mm, walk) {
+                self.walk_mm(k, lv, mm, walk);
             }
-            if first {
-                first = false;
-                self.mm_state[lv].filters.reset(walk.max_seq + 1);
-            }
-            self.walk_mm(k, lv, mm, walk);
-        }
+        };
         let st = &mut self.mm_state[lv];
         let hist = lru_hist_from_seq(walk.max_seq);
         for (s, w) in st.stats[hist].iter_mut().zip(walk.mm_stats.iter_mut()) {
             *s += std::mem::take(w);
         }
-        st.seq += 1;
+        done
     }
 
     /// Models walk_mm() with walk_pmd_range() for one mm: each PTE table of each VMA the
@@ -329,7 +366,12 @@ impl Mglru {
 
     /// Models reset_batch_size() under the lru lock: apply the walk's deferred sizes.
     pub(super) fn reset_batch_size_locked(&mut self, k: &mut Kernel, lv: usize, walk: &mut MmWalk) {
+        // While this task waits for the lock, its walk goes back where a task switch
+        // parks it (and the checker counts its deferred sizes).
+        debug_assert!(self.walk.is_none());
+        self.walk = Some(std::mem::take(walk));
         k.lock_lruvec(lv);
+        *walk = self.walk.take().expect("the running task's walk");
         walk.batched = 0;
         self.lrugen[lv].apply_deltas(k, lv, &mut walk.nr_pages);
         k.unlock();

@@ -175,7 +175,7 @@ impl Mglru {
         if !force_scan && g.min_seq[usize::from(!can_swap)] + MAX_NR_GENS - 1 <= max_seq {
             return Err("ERANGE");
         }
-        self.try_to_inc_max_seq(k, lv, max_seq, can_swap, force_scan);
+        self.try_to_inc_max_seq(k, lv, max_seq, can_swap, force_scan, false);
         Ok(())
     }
 

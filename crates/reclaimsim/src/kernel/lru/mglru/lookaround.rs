@@ -7,6 +7,7 @@ use super::aging::{get_pfn_folio, pmd_item, propagate_dirty, suitable_to_scan};
 use super::gen::*;
 use super::Mglru;
 use crate::kernel::batch;
+use crate::kernel::folio::Pfn;
 use crate::kernel::mm::PTRS_PER_PTE;
 use crate::kernel::stats::Cat;
 use crate::kernel::Kernel;
@@ -69,7 +70,7 @@ impl Mglru {
             if old_gen < 0 {
                 f.set(crate::kernel::folio::pg::REFERENCED);
             } else if old_gen as usize != new_gen {
-                promote.push(pfn);
+                promote.push((i, pfn));
             }
         }
         if suitable_to_scan(end - start, young) {
@@ -77,9 +78,18 @@ impl Mglru {
                 .filters
                 .update(max_seq, pmd_item(mm, addr));
         }
+        // The kernel holds the PTE table's lock throughout, so the folios its PTEs map
+        // stay; here a lock or a batch flush lets other tasks run, so a folio counts only
+        // while its PTE still maps it.
+        let still_mapped = |k: &Kernel, i: usize, pfn: Pfn| {
+            k.mms[mm as usize].vmas[vma].ptes[i].pfn() == Some(pfn)
+                && get_pfn_folio(k, pfn, memcg, node, can_swap)
+        };
         if self.walk.is_none() && (promote.len() as u64) < u64::from(k.cfg.pagevec_size) {
-            for pfn in promote {
-                batch::folio_activate(k, self, pfn);
+            for (i, pfn) in promote {
+                if still_mapped(k, i, pfn) {
+                    batch::folio_activate(k, self, pfn);
+                }
             }
             return;
         }
@@ -90,7 +100,10 @@ impl Mglru {
         } else {
             new_gen
         };
-        for pfn in promote {
+        for (i, pfn) in promote {
+            if !still_mapped(k, i, pfn) {
+                continue;
+            }
             let f = &mut k.folios[pfn as usize];
             let t = f.lru_type();
             let old = folio_update_gen(f, new_gen);

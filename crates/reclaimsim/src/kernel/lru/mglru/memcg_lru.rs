@@ -380,7 +380,7 @@ impl Mglru {
         if !need_aging || sc.priority == DEF_PRIORITY {
             return nr_to_scan;
         }
-        if self.try_to_inc_max_seq(k, lv, max_seq, can_swap, false) {
+        if self.try_to_inc_max_seq(k, lv, max_seq, can_swap, false, false) {
             -1
         } else {
             0

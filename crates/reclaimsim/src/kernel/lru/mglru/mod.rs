@@ -71,6 +71,9 @@ pub struct Mglru {
     pub memcg_lru: Vec<MemcgLru>,
     /// evict_folios()'s need_swapping (6.1): set when an eviction took anon folios.
     need_swapping: bool,
+    /// Per task: `walk`, `walk_node` and `need_swapping` while the task is switched out.
+    parked: Vec<(Option<MmWalk>, Option<usize>, bool)>,
+    _pin: std::marker::PhantomPinned,
 }
 
 const LIST_NAMES: [[&str; 2]; MAX_NR_GENS as usize] = [
@@ -106,6 +109,8 @@ impl Mglru {
             memcg_reclaim: k.cfg.memcg_reclaim,
             memcg_lru: Vec::new(),
             need_swapping: false,
+            parked: Vec::new(),
+            _pin: std::marker::PhantomPinned,
         };
         if p.memcg_reclaim == MemcgReclaim::MemcgLru {
             let nr = k.memcgs.cgs.len();
@@ -270,7 +275,8 @@ impl Mglru {
             if sc.kswapd {
                 return (0, Some(true));
             }
-            if self.try_to_inc_max_seq(k, lv, max_seq, can_swap, false) {
+            let wait = sc.priority <= DEF_PRIORITY - 2;
+            if self.try_to_inc_max_seq(k, lv, max_seq, can_swap, false, wait) {
                 return (nr_to_scan, Some(true));
             }
         }
@@ -374,7 +380,8 @@ impl Mglru {
             }
         }
         if need_aging {
-            self.try_to_inc_max_seq(k, lv, max_seq, swappiness != 0, false);
+            let wait = sc.priority <= DEF_PRIORITY - 2;
+            self.try_to_inc_max_seq(k, lv, max_seq, swappiness != 0, false, wait);
         }
         true
     }
@@ -430,6 +437,15 @@ impl Mglru {
 }
 
 impl Policy for Mglru {
+    fn switch_task(&mut self, from: usize, to: usize) {
+        let n = from.max(to) + 1;
+        if self.parked.len() < n {
+            self.parked.resize_with(n, Default::default);
+        }
+        self.parked[from] = (self.walk.take(), self.walk_node.take(), self.need_swapping);
+        (self.walk, self.walk_node, self.need_swapping) = std::mem::take(&mut self.parked[to]);
+    }
+
     fn add_folio(&mut self, k: &mut Kernel, pfn: Pfn, tail: bool) {
         let lv = k.folio_lruvec(pfn);
         if k.folios[pfn as usize].test(pg::UNEVICTABLE) {
@@ -600,10 +616,21 @@ impl Policy for Mglru {
                 }
             }
         }
-        let pending = match &self.walk {
-            Some(w) if w.lruvec == lv => w.nr_pages,
-            _ => [[0; 2]; MAX_NR_GENS as usize],
-        };
+        // Deltas that walks, the running one or parked ones, have not applied yet.
+        let mut pending = [[0i64; 2]; MAX_NR_GENS as usize];
+        let walks = self
+            .walk
+            .iter()
+            .chain(self.parked.iter().filter_map(|p| p.0.as_ref()));
+        for w in walks.filter(|w| w.lruvec == lv) {
+            for (p, d) in pending
+                .iter_mut()
+                .flatten()
+                .zip(w.nr_pages.iter().flatten())
+            {
+                *p += d;
+            }
+        }
         let mut compat = [0i64; 4];
         for gen in 0..MAX_NR_GENS as usize {
             for t in [ANON, FILE] {
@@ -614,7 +641,8 @@ impl Policy for Mglru {
                         by_field[gen][t]
                     ));
                 }
-                compat[2 * t + usize::from(g.is_active(gen))] += by_field[gen][t];
+                // The compat counters follow nr_pages: a walk's deltas reach both later.
+                compat[2 * t + usize::from(g.is_active(gen))] += g.nr_pages[gen][t];
             }
         }
         for (l, &n) in compat.iter().enumerate() {

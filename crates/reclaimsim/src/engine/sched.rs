@@ -1,0 +1,130 @@
+//! The run queue in virtual time, and the points where tasks meet.
+//!
+//! Every task (workload thread, kswapd, flusher, debugfs event) is a stackful coroutine
+//! running the kernel's paths as plain sequential code. A task runs on alone while what it
+//! touches is its own (its PTEs on a hit, its private list of isolated folios, its scan
+//! control); before it touches what another task can see or contend on (an lru lock, a
+//! watermark, a memcg's usage, the free list) it calls `Kernel::sync`, which suspends it
+//! if some other task is due earlier, so that shared state changes in virtual-time order
+//! (ties by task id). A task that must wait (a held lock, a throttle, a sleep) is parked
+//! and woken at the virtual time its wait ends.
+
+use corosensei::Yielder;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+pub type TaskId = usize;
+
+/// A sleep with no timeout: only a wake-up (another task queueing the sleeper) ends it.
+pub const NEVER: u64 = u64::MAX;
+
+/// Why a task's coroutine handed control back to the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Yield {
+    /// At a sync point, another task was due earlier; the task stays on its CPU and is
+    /// queued at its clock.
+    Sync,
+    /// Spinning on a lock another task holds: it stays on its CPU, and the holder queues
+    /// it when it hands the lock over.
+    Block,
+    /// Sleeping off its CPU until this virtual time (a reclaim throttle).
+    Sleep(u64),
+    /// The task's step (one operation, one balance_pgdat iteration, ...) is over.
+    StepDone,
+}
+
+pub type TaskYielder = Yielder<(), Yield>;
+
+/// Tasks due to run, earliest virtual time first. Not `Unpin`: a suspended task's frames
+/// hold `&mut` to the kernel that other tasks change meanwhile, so references to it must
+/// not be marked noalias (see `Kernel`).
+#[derive(Default)]
+pub struct Sched {
+    heap: BinaryHeap<Reverse<(u64, TaskId, u64)>>,
+    /// Per task: the generation of its live queue entry; older entries are stale.
+    gen: Vec<u64>,
+    /// Per task: whether it has a live entry.
+    queued: Vec<bool>,
+    /// The task running now.
+    pub current: TaskId,
+    /// The running coroutine's yielder; null outside any task (the engine between
+    /// resumes, tests that call kernel paths directly), where nothing runs concurrently.
+    yielder: *const TaskYielder,
+    /// Suspensions at sync points, lock hand-overs and sleeps: the engine's switches.
+    pub switches: u64,
+    _pin: std::marker::PhantomPinned,
+}
+
+impl Sched {
+    /// Queues `id` to run at `clock`, replacing any entry it had.
+    pub fn push(&mut self, id: TaskId, clock: u64) {
+        if id >= self.gen.len() {
+            self.gen.resize(id + 1, 0);
+            self.queued.resize(id + 1, false);
+        }
+        self.gen[id] += 1;
+        self.queued[id] = true;
+        self.heap.push(Reverse((clock, id, self.gen[id])));
+    }
+
+    /// Drops `id`'s entry, if it has one.
+    pub fn cancel(&mut self, id: TaskId) {
+        if id < self.gen.len() {
+            self.gen[id] += 1;
+            self.queued[id] = false;
+        }
+    }
+
+    pub fn is_queued(&self, id: TaskId) -> bool {
+        self.queued.get(id).copied().unwrap_or(false)
+    }
+
+    /// Takes the earliest live entry.
+    pub fn pop(&mut self) -> Option<(u64, TaskId)> {
+        self.drop_stale();
+        let Reverse((clock, id, _)) = self.heap.pop()?;
+        self.queued[id] = false;
+        Some((clock, id))
+    }
+
+    /// The earliest live entry.
+    pub fn peek(&mut self) -> Option<(u64, TaskId)> {
+        self.drop_stale();
+        self.heap.peek().map(|&Reverse((c, id, _))| (c, id))
+    }
+
+    fn drop_stale(&mut self) {
+        while let Some(&Reverse((_, id, g))) = self.heap.peek() {
+            if g == self.gen[id] && self.queued[id] {
+                break;
+            }
+            self.heap.pop();
+        }
+    }
+
+    /// Entries, live or stale (a lower bound of virtual time for progress reports).
+    pub fn min_clock(&self) -> Option<u64> {
+        self.heap.peek().map(|&Reverse((c, _, _))| c)
+    }
+
+    pub fn in_task(&self) -> bool {
+        !self.yielder.is_null()
+    }
+
+    /// Entering a task's coroutine (or leaving it, with null).
+    pub fn set_yielder(&mut self, y: *const TaskYielder) {
+        self.yielder = y;
+    }
+
+    /// Hands control back to the engine. Only from inside a task.
+    pub fn suspend(&mut self, why: Yield) {
+        let y = self.yielder;
+        assert!(!y.is_null(), "suspend outside a task");
+        self.switches += 1;
+        // SAFETY: `y` is the running coroutine's yielder, set by the engine when it
+        // resumed this coroutine; the coroutine outlives this call.
+        unsafe { (*y).suspend(why) };
+        // Other tasks ran meanwhile and left the engine's between-tasks null here.
+        self.yielder = y;
+    }
+}
