@@ -11,6 +11,7 @@ use crate::kernel::node::{WMARK_LOW, WMARK_MIN};
 use crate::kernel::pagecache::Slot;
 use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::swap::SwapSlot;
+use crate::kernel::throttle::{self, Reason, Sleep};
 use crate::kernel::vmscan::{self, MAX_RECLAIM_RETRIES};
 use crate::kernel::{Kernel, OomKillEvent};
 
@@ -72,7 +73,7 @@ fn try_charge(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<(), 
             continue;
         }
         if let Some(until) = crate::kernel::writeback::throttle_on_writeback(k, Some(over)) {
-            k.sleep_until(until);
+            throttle::sleep(k, Sleep::Reclaim(Reason::Writeback), until);
             continue;
         }
         if retries > 0 {
@@ -89,25 +90,58 @@ fn try_charge(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<(), 
     Ok(())
 }
 
-/// Models mem_cgroup_handle_over_high(): usage above memory.high is reclaimed on the
-/// way back to user space (the allocation delay penalty is not modelled).
+/// Models mem_cgroup_handle_over_high() (6.1), on the way back to user space after a
+/// charge left the memcg or an ancestor above memory.high: reclaim a charge batch, then
+/// while the penalty (calculate_high_delay) is above HZ/100, reclaim again, 32 pages a
+/// time, as long as that makes progress or retries remain; then sleep the penalty.
 fn handle_over_high(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) {
-    let over: Vec<(MemcgId, u64)> = k
-        .memcgs
-        .ancestors(memcg)
-        .filter_map(|m| {
-            let c = &k.memcgs.cgs[m as usize];
-            (m != ROOT && c.usage > c.high).then(|| (m, c.usage - c.high))
-        })
-        .collect();
-    for (m, excess) in over {
-        k.memcgs.cgs[m as usize].events.high += 1;
-        vmscan::try_to_free_mem_cgroup_pages(k, p, m, excess);
+    let over = |k: &Kernel| {
+        k.memcgs
+            .ancestors(memcg)
+            .any(|m| m != ROOT && k.memcgs.cgs[m as usize].usage > k.memcgs.cgs[m as usize].high)
+    };
+    if !over(k) {
+        return;
+    }
+    let nr_pages = throttle::MEMCG_CHARGE_BATCH;
+    let mut retries = MAX_RECLAIM_RETRIES;
+    let mut batch = nr_pages;
+    loop {
+        let reclaimed = reclaim_high(k, p, memcg, batch);
+        let penalty = throttle::high_delay(k, memcg, nr_pages);
+        if penalty <= throttle::HZ / 100 * throttle::JIFFY_NS {
+            return;
+        }
+        if reclaimed > 0 || retries > 0 {
+            if reclaimed == 0 {
+                retries -= 1;
+            }
+            batch = vmscan::SWAP_CLUSTER_MAX;
+            continue;
+        }
+        let until = k.cur.clock + penalty;
+        throttle::sleep(k, Sleep::MemcgHigh, until);
+        return;
     }
 }
 
+/// Models reclaim_high(): reclaim `nr` pages from the memcg and each ancestor below the
+/// root that is above memory.high (a `high` event each).
+fn reclaim_high(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId, nr: u64) -> u64 {
+    let mut reclaimed = 0;
+    for m in k.memcgs.ancestors(memcg).collect::<Vec<_>>() {
+        let c = &k.memcgs.cgs[m as usize];
+        if m == ROOT || c.usage <= c.high {
+            continue;
+        }
+        k.memcgs.cgs[m as usize].events.high += 1;
+        reclaimed += vmscan::try_to_free_mem_cgroup_pages(k, p, m, nr);
+    }
+    reclaimed
+}
+
 /// The running task has been OOM-killed (fatal_signal_pending() after a kill).
-fn current_killed(k: &Kernel) -> bool {
+pub fn current_killed(k: &Kernel) -> bool {
     k.cur.mm.is_some_and(|m| k.mms[m as usize].dead)
 }
 
@@ -153,7 +187,7 @@ fn alloc_page(k: &mut Kernel, p: &mut dyn Policy) -> Result<Pfn, Killed> {
             continue;
         }
         if let Some(until) = crate::kernel::writeback::throttle_on_writeback(k, None) {
-            k.sleep_until(until);
+            throttle::sleep(k, Sleep::Reclaim(Reason::Writeback), until);
             continue;
         }
         no_progress += 1;

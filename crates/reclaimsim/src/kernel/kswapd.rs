@@ -5,6 +5,7 @@
 use crate::kernel::lru::Policy;
 use crate::kernel::memcg::ROOT;
 use crate::kernel::stats::Vm;
+use crate::kernel::throttle;
 use crate::kernel::vmscan::{
     self, ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX,
 };
@@ -101,6 +102,7 @@ impl Kswapd {
         sc.nr_scanned = 0;
         let reclaimed0 = sc.nr_reclaimed;
         vmscan::shrink_node(k, p, node, sc);
+        throttle::wake_pfmemalloc(k, node, false);
         let enough_scanned = sc.nr_scanned >= sc.nr_to_reclaim;
         if !enough_scanned || sc.nr_reclaimed == reclaimed0 {
             sc.priority -= 1;
@@ -126,8 +128,10 @@ impl Kswapd {
         if n.balanced() || n.kswapd_failures >= MAX_RECLAIM_RETRIES {
             n.dirty = false;
             n.writeback = false;
-            n.congested = false;
             n.kswapd_waiting = true;
+            let root = k.lruvec(ROOT, node);
+            k.lruvecs[root].congested = false;
+            throttle::wake_pfmemalloc(k, node, true);
             let until = k.cur.clock + NAP_NS;
             self.state = KswapdState::Napping { until };
             return Next::NapUntil(until);

@@ -15,6 +15,7 @@ pub mod pagecache;
 pub mod rmap;
 pub mod stats;
 pub mod swap;
+pub mod throttle;
 pub mod vmscan;
 pub mod workingset;
 pub mod writeback;
@@ -49,6 +50,9 @@ pub struct Lruvec {
     pub refaults: [u64; 2],
     /// WORKINGSET_ACTIVATE_{ANON,FILE} of this lruvec alone.
     pub workingset_activate: [u64; 2],
+    /// LRUVEC_CONGESTED: every dirty folio reclaim met here was already under writeback
+    /// for reclaim (set by kswapd on the root lruvec, by cgroup reclaim on its target's).
+    pub congested: bool,
 }
 
 /// Per-CPU folio batches (struct cpu_fbatches).

@@ -42,7 +42,15 @@ pub struct Node {
     pub dirty: bool,
     pub writeback: bool,
     /// LRUVEC_NODE_CONGESTED of the root lruvec, set by kswapd's shrink_node.
-    pub congested: bool,
+    /// reclaim_wait[]: tasks in reclaim_throttle(), per reason.
+    pub reclaim_wait: [Vec<crate::engine::sched::TaskId>; crate::kernel::throttle::NR_REASONS],
+    /// Tasks in throttle_direct_reclaim() (pfmemalloc_wait).
+    pub pfmemalloc_wait: Vec<crate::engine::sched::TaskId>,
+    /// Tasks sleeping on WRITEBACK, and NR_THROTTLED_WRITTEN at the first one's start and
+    /// now (acct_reclaim_writeback).
+    pub nr_writeback_throttled: u64,
+    pub nr_reclaim_start: u64,
+    pub nr_throttled_written: u64,
     /// NR_ISOLATED_ANON / NR_ISOLATED_FILE.
     pub nr_isolated: [u64; 2],
 }
@@ -95,7 +103,11 @@ impl Node {
             kswapd_waiting: true,
             dirty: false,
             writeback: false,
-            congested: false,
+            reclaim_wait: Default::default(),
+            pfmemalloc_wait: Vec::new(),
+            nr_writeback_throttled: 0,
+            nr_reclaim_start: 0,
+            nr_throttled_written: 0,
             nr_isolated: [0; 2],
         }
     }

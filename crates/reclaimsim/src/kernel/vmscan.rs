@@ -9,6 +9,7 @@ use crate::kernel::pagecache::Slot;
 use crate::kernel::rmap;
 use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::swap::SwapSlot;
+use crate::kernel::throttle::{self, Reason};
 use crate::kernel::Kernel;
 
 pub const SWAP_CLUSTER_MAX: u64 = 32;
@@ -358,14 +359,23 @@ pub fn shrink_node(k: &mut Kernel, p: &mut dyn Policy, node: usize, sc: &mut Sca
         if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {
             n.writeback = true;
         }
-        if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
+        // 6.1 sets PGDAT_DIRTY also when no file folio was taken (0 == 0).
+        if sc.nr.unqueued_dirty == sc.nr.file_taken {
             n.dirty = true;
         }
-        // LRUVEC_NODE_CONGESTED: every dirty folio met was already queued for I/O and
-        // marked for reclaim. Only direct reclaim throttling reads it (not modelled).
-        if sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
-            n.congested = true;
+        // Folios under writeback for reclaim came back: wait for some of it to finish.
+        if sc.nr.immediate > 0 {
+            throttle::reclaim_throttle(k, node, Reason::Writeback);
         }
+    }
+    // LRUVEC_CONGESTED: every dirty folio met was already queued for I/O and marked for
+    // reclaim; then direct and cgroup reclaim on this lruvec wait a jiffy.
+    let target = k.lruvec(sc.root(), node);
+    if (sc.kswapd || sc.cgroup_reclaim()) && sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
+        k.lruvecs[target].congested = true;
+    }
+    if !sc.kswapd && k.lruvecs[target].congested {
+        throttle::reclaim_throttle(k, node, Reason::Congested);
     }
     if reclaimable {
         k.nodes[node].kswapd_failures = 0;
@@ -408,6 +418,7 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
             for i in 0..nodes {
                 shrink_node(k, p, (local + i) % nodes, sc);
             }
+            throttle::consider_reclaim_throttle(k, local, sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
             }
@@ -418,6 +429,10 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
         }
         for node in 0..k.nr_nodes() {
             p.snapshot_refaults(k, sc.root(), node);
+            if sc.cgroup_reclaim() {
+                let lv = k.lruvec(sc.root(), node);
+                k.lruvecs[lv].congested = false;
+            }
         }
         if sc.nr_reclaimed > 0 {
             return sc.nr_reclaimed;
@@ -441,6 +456,12 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
 /// Records the time it took in `k.alloc_stall`.
 pub fn try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy) -> u64 {
     let start = k.cur.clock;
+    let local = k.cpu_node[k.cur.cpu as usize] as usize;
+    if throttle::throttle_direct_reclaim(k, local) {
+        // Killed while throttled: report progress so the allocation does not OOM.
+        k.alloc_stall.record(k.cur.clock - start);
+        return 1;
+    }
     let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, None, false);
     let reclaimed = do_try_to_free_pages(k, p, &mut sc);
     k.alloc_stall.record(k.cur.clock - start);

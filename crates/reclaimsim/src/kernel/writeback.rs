@@ -402,6 +402,8 @@ pub fn folio_end_writeback(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
     k.wb.nr_writeback -= 1;
     k.wb.memcg_writeback[memcg as usize] -= 1;
     k.count(Vm::NrWritten, memcg, 1);
+    let node = k.node_of(pfn);
+    crate::kernel::throttle::acct_reclaim_writeback(k, node);
 }
 
 /// Runs every I/O completion due at or before `t`, each at its own time on the CPU that
@@ -490,6 +492,7 @@ pub fn balance_dirty_pages_ratelimited(k: &mut Kernel) {
         let pause = ((dirty - setpoint) * per_page).min(MAX_PAUSE_NS);
         k.cur.sleep += pause;
         k.vm.add(Vm::DirtyThrottle, 1);
+        k.vm.add(Vm::DirtyThrottleNs, pause);
     }
 }
 
@@ -528,7 +531,6 @@ pub fn throttle_on_writeback(k: &mut Kernel, memcg: Option<MemcgId>) -> Option<u
         let (_, nth, _) = times.select_nth_unstable(n - 1);
         (*nth).clamp(now + 1, now + THROTTLE_WRITEBACK_NS)
     };
-    k.vm.add(Vm::ReclaimThrottleWriteback, 1);
     Some(until)
 }
 

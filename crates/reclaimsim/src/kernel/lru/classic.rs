@@ -8,6 +8,7 @@ use crate::kernel::list::List;
 use crate::kernel::memcg::{MemcgId, ROOT};
 use crate::kernel::rmap;
 use crate::kernel::stats::{Cat, Vm};
+use crate::kernel::throttle;
 use crate::kernel::vmscan::{self, ReclaimStat, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::kernel::workingset::{Shadow, EVICTION_MASK};
 use crate::kernel::Kernel;
@@ -288,6 +289,18 @@ impl Classic {
         let t = list / 2;
         let memcg = k.lruvecs[lv].memcg;
         let node = k.lruvecs[lv].node as usize;
+        // Too many folios isolated on the node already: wait once, then give up.
+        let mut stalled = false;
+        while throttle::too_many_isolated(k, node, t == FILE, sc) {
+            if stalled {
+                return 0;
+            }
+            stalled = true;
+            throttle::reclaim_throttle(k, node, throttle::Reason::Isolated);
+            if crate::kernel::fault::current_killed(k) {
+                return vmscan::SWAP_CLUSTER_MAX;
+            }
+        }
         batch::lru_add_drain(k, self);
         k.lock_site = crate::engine::lock::LockSite::Isolate;
         k.lock_lruvec(lv);

@@ -221,7 +221,7 @@ impl Mglru {
         if !success {
             while wait && k.sched.in_task() && max_seq >= self.lrugen[lv].max_seq {
                 self.mm_state[lv].waiters.push(k.sched.current);
-                k.sleep_until(NEVER);
+                crate::kernel::throttle::sleep(k, crate::kernel::throttle::Sleep::Aging, NEVER);
             }
             return max_seq < self.lrugen[lv].max_seq;
         }
