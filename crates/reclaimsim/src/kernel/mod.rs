@@ -501,3 +501,122 @@ impl Kernel {
         self.swap.as_ref().is_some_and(|s| s.total() > 0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::sched::{TaskYielder, Yield};
+    use corosensei::{Coroutine, CoroutineResult};
+
+    const MACHINE: &str = r#"
+name = "t"
+[machine]
+memory = "16MiB"
+cpus = 2
+[kernel]
+lru_lock = "node"
+[[workload]]
+name = "idle"
+[workload.anon]
+size = "4KiB"
+"#;
+
+    type Body = Box<dyn FnOnce(&mut Kernel)>;
+
+    /// A minimal engine: each body is a task on its own CPU starting at its time; the
+    /// earliest task runs, suspending at sync points and lock waits as in the engine.
+    /// Returns each task's clock when its body returned.
+    fn run_tasks(k: &mut Kernel, tasks: Vec<(u64, Body)>) -> Vec<u64> {
+        let kp: *mut Kernel = k;
+        let mut execs: Vec<Exec> = (0..tasks.len())
+            .map(|i| Exec::new(tasks[i].0, i as u32, false, None))
+            .collect();
+        let mut coros: Vec<Coroutine<(), Yield, ()>> = Vec::new();
+        for (id, (start, body)) in tasks.into_iter().enumerate() {
+            k.sched.push(id, start);
+            coros.push(Coroutine::new(move |y: &TaskYielder, ()| {
+                // SAFETY: the kernel outlives the coroutines; one runs at a time.
+                let k = unsafe { &mut *kp };
+                k.sched.set_yielder(y);
+                body(k);
+            }));
+        }
+        let mut ends = vec![0; coros.len()];
+        while let Some((clock, id)) = k.sched.pop() {
+            k.cur = std::mem::take(&mut execs[id]);
+            k.cur.clock = clock;
+            k.sched.current = id;
+            let r = coros[id].resume(());
+            k.sched.set_yielder(std::ptr::null());
+            match r {
+                CoroutineResult::Yield(Yield::Sync | Yield::Block) => {}
+                CoroutineResult::Return(()) => ends[id] = k.cur.clock,
+                other => panic!("unexpected {other:?}"),
+            }
+            execs[id] = std::mem::take(&mut k.cur);
+        }
+        ends
+    }
+
+    #[test]
+    fn a_lock_waiter_spins_for_the_holders_remaining_hold() {
+        let s = crate::scenario::parse(MACHINE, "t.toml", &[], None)
+            .unwrap()
+            .base;
+        let mut k = Kernel::new(&s);
+        let (acquire, bounce) = (k.costs.lock_acquire, k.costs.lock_bounce);
+        // A started first but works alone until 1000 before it asks for the lock; B asks
+        // at 500 and holds it for 1000 ns, so A waits for B although A started earlier.
+        let a: Body = Box::new(|k| {
+            k.spend(1000, Cat::Other);
+            k.lock_lruvec(0);
+            k.unlock();
+        });
+        let b: Body = Box::new(|k| {
+            k.lock_lruvec(0);
+            k.spend(1000, Cat::Other);
+            k.unlock();
+        });
+        let ends = run_tasks(&mut k, vec![(0, a), (500, b)]);
+        let b_release = 500 + acquire + 1000;
+        assert_eq!(ends[1], b_release);
+        let l = &k.locks[0];
+        assert_eq!((l.acquisitions, l.contended), (2, 1));
+        assert_eq!(
+            l.wait_ns,
+            b_release - 1000,
+            "A spins for B's remaining hold"
+        );
+        assert_eq!(
+            ends[0],
+            b_release + acquire + bounce,
+            "A's hold starts at B's release"
+        );
+    }
+
+    #[test]
+    fn shared_state_changes_in_virtual_time_order() {
+        let s = crate::scenario::parse(MACHINE, "t.toml", &[], None)
+            .unwrap()
+            .base;
+        let mut k = Kernel::new(&s);
+        // Both count an event at a sync point: A at 900, B at 400. B's comes first,
+        // although A's task was resumed first.
+        let a: Body = Box::new(|k| {
+            k.spend(900, Cat::Other);
+            k.sync();
+            let first = k.vm.get(Vm::Pgfault) == 0;
+            k.vm.add(Vm::Pgfault, 1);
+            assert!(!first, "B's event at 400 came before A's at 900");
+        });
+        let b: Body = Box::new(|k| {
+            k.spend(400, Cat::Other);
+            k.sync();
+            assert_eq!(k.vm.get(Vm::Pgfault), 0);
+            k.vm.add(Vm::Pgfault, 1);
+        });
+        let ends = run_tasks(&mut k, vec![(0, a), (0, b)]);
+        assert_eq!(ends, vec![900, 400]);
+        assert_eq!(k.vm.get(Vm::Pgfault), 2);
+    }
+}
