@@ -161,3 +161,33 @@ fn direct_reclaim_is_allowed_above_half_the_min_watermark() {
     s.k.nodes[0].kswapd_failures = 16;
     assert!(allow_direct_reclaim(&mut s.k, 0));
 }
+
+/// A writer dirtying a shared file mapping faster than the flusher writes: between the
+/// freerun point and the dirty limit balance_dirty_pages() paces it with short pauses
+/// (pos_ratio), well before it would have to stop at the limit.
+#[test]
+fn dirtiers_are_paced_above_the_freerun_point() {
+    let r = run_checked(
+        r#"
+name = "dirty"
+duration = "200ms"
+[machine]
+memory = "256MiB"
+cpus = 2
+[[workload]]
+name = "pf3"
+cpus = [0]
+[workload.page_fault3]
+tasks = 1
+size = "128MiB"
+runtime = "200ms"
+"#,
+    );
+    let pauses = vmstat(&r, "balance_dirty_pages_pause");
+    assert!(pauses > 10, "{pauses} pauses");
+    let mean = vmstat(&r, "balance_dirty_pages_pause_ns") / pauses;
+    assert!(
+        mean < 1_000_000,
+        "gradual pauses, not MAX_PAUSE stops: {mean} ns"
+    );
+}

@@ -716,21 +716,19 @@ impl Engine {
                     .count() as u64;
                 let killed = self.run_touches(wi, mm, &touches).is_err();
                 let end = self.k.cur.clock;
-                // balance_dirty_pages() may pause the task after its work, off the CPU.
-                let done = end + self.k.cur.sleep;
                 let w = &mut self.wls[wi];
                 if w.gen.measured(phase, rel) {
                     let s = &mut w.stats[phase as usize];
                     s.ops += 1;
                     s.bytes += bytes as u64;
                     s.first_ns.get_or_insert(clock);
-                    s.last_ns = s.last_ns.max(done);
-                    s.latency.record(done - clock);
+                    s.last_ns = s.last_ns.max(end);
+                    s.latency.record(end - clock);
                 }
                 if killed {
                     self.thread_done(id, wi, end);
                 } else {
-                    self.schedule(id, done);
+                    self.schedule(id, end);
                 }
             }
             Step::Barrier => {

@@ -76,9 +76,6 @@ pub struct Exec {
     pub mm: Option<u32>,
     /// The lru lock held, with when its hold started and how long taking it waited.
     held: Option<(usize, u64, u64)>,
-    /// Time the task sleeps after this step without using its CPU (balance_dirty_pages'
-    /// pause).
-    pub sleep: u64,
 }
 
 impl Exec {
@@ -90,7 +87,6 @@ impl Exec {
             kswapd,
             mm,
             held: None,
-            sleep: 0,
         }
     }
 }

@@ -40,6 +40,8 @@ pub enum Sleep {
     MemcgHigh,
     /// MGLRU 6.1: waiting in try_to_inc_max_seq() for another walker's aging.
     Aging,
+    /// balance_dirty_pages()'s pause.
+    Dirty,
 }
 
 impl Sleep {
@@ -53,6 +55,7 @@ impl Sleep {
             Sleep::Reclaim(Reason::Congested) => (Vm::ThrottleCongested, Vm::ThrottleCongestedNs),
             Sleep::MemcgHigh => (Vm::ThrottleMemcgHigh, Vm::ThrottleMemcgHighNs),
             Sleep::Aging => (Vm::ThrottleAging, Vm::ThrottleAgingNs),
+            Sleep::Dirty => (Vm::DirtyThrottle, Vm::DirtyThrottleNs),
         }
     }
 }

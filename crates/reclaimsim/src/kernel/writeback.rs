@@ -462,37 +462,56 @@ fn over_bg_thresh(k: &Kernel) -> bool {
     k.wb.nr_dirty > dirty_limits(k).0
 }
 
-/// Models balance_dirty_pages_ratelimited() after a page was dirtied, every
-/// RATELIMIT_PAGES dirtied pages: above the freerun ceiling (halfway between the
-/// background threshold and the limit) background writeback is started if the flusher
-/// is not running; above the dirty limit the dirtier pauses (sleeps, off its CPU) for
-/// the time the flusher needs, at its CPU-bound rate, to bring dirty plus writeback
-/// pages back to the setpoint (halfway between freerun and the limit), at most MAX_PAUSE
-/// (200 ms). The kernel's gradual throttling between freerun and the limit (pos_ratio,
-/// the dirty ratelimit) is not modelled.
+/// Models balance_dirty_pages_ratelimited() and balance_dirty_pages() for one writeback
+/// device (no memcg domain, no strictlimit), every RATELIMIT_PAGES dirtied pages. At or
+/// below the freerun point (halfway between the background threshold and the limit) the
+/// dirtier runs free. Above it, background writeback is started if the flusher is idle,
+/// and the dirtier is paced at task_ratelimit = write bandwidth * pos_ratio pages/s,
+/// with pos_ratio = 1 + ((setpoint - dirty) / (limit - setpoint))^3 (the global control
+/// line of wb_position_ratio; the per-wb line is 1 for one device): it sleeps
+/// RATELIMIT_PAGES / task_ratelimit, at most MAX_PAUSE, and at the limit (pos_ratio 0)
+/// sleeps MAX_PAUSE until dirty pages fall below it. The write bandwidth is the
+/// flusher's CPU-bound rate here, standing for wb->avg_write_bandwidth, and the dirty
+/// ratelimit is taken equal to it (one dirtier).
 pub fn balance_dirty_pages_ratelimited(k: &mut Kernel) {
     k.wb.ratelimit += 1;
     if k.wb.ratelimit < RATELIMIT_PAGES {
         return;
     }
     k.wb.ratelimit = 0;
-    let (bg, thresh) = dirty_limits(k);
-    let dirty = k.wb.nr_dirty + k.wb.nr_writeback;
-    let freerun = (bg + thresh) / 2;
-    if dirty <= freerun {
-        return;
-    }
-    if k.wb.state != FlusherState::Running {
-        let now = k.cur.clock;
-        k.wb.wakeup(now);
-    }
-    if dirty > thresh {
-        let setpoint = (freerun + thresh) / 2;
-        let per_page = k.costs.writeback_page + k.costs.page_copy;
-        let pause = ((dirty - setpoint) * per_page).min(MAX_PAUSE_NS);
-        k.cur.sleep += pause;
-        k.vm.add(Vm::DirtyThrottle, 1);
-        k.vm.add(Vm::DirtyThrottleNs, pause);
+    loop {
+        // The dirty and writeback counts are every CPU's.
+        k.sync();
+        let (bg, limit) = dirty_limits(k);
+        let dirty = k.wb.nr_dirty + k.wb.nr_writeback;
+        let freerun = (bg + limit) / 2;
+        if dirty <= freerun {
+            return;
+        }
+        if k.wb.state != FlusherState::Running {
+            let now = k.cur.clock;
+            k.wb.wakeup(now);
+        }
+        let setpoint = (freerun + limit) / 2;
+        let pos_ratio = if dirty >= limit {
+            0.0
+        } else {
+            let x = (setpoint as f64 - dirty as f64) / (limit - setpoint).max(1) as f64;
+            (1.0 + x * x * x).clamp(0.0, 2.0)
+        };
+        let ns_per_page = (k.costs.writeback_page + k.costs.page_copy).max(1) as f64;
+        let task_ratelimit = pos_ratio / ns_per_page; // pages per ns
+        let pause = if task_ratelimit > 0.0 {
+            (f64::from(RATELIMIT_PAGES) / task_ratelimit) as u64
+        } else {
+            MAX_PAUSE_NS
+        }
+        .min(MAX_PAUSE_NS);
+        let until = k.cur.clock + pause;
+        crate::kernel::throttle::sleep(k, crate::kernel::throttle::Sleep::Dirty, until);
+        if pos_ratio > 0.0 {
+            return;
+        }
     }
 }
 
