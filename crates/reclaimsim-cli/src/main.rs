@@ -143,7 +143,7 @@ fn bench(json: Option<&std::path::Path>) -> Result<(), Failure> {
         "{:<10} {:>8} {:>10} {:>14} {:>16} {:>12}",
         "bench", "wall s", "virtual s", "page accesses", "accesses/wall s", "bytes/frame"
     );
-    for r in &results {
+    for r in &results.cases {
         println!(
             "{:<10} {:>8.2} {:>10.3} {:>14} {:>14.1}M {:>12.1}",
             r.name,
@@ -154,6 +154,7 @@ fn bench(json: Option<&std::path::Path>) -> Result<(), Failure> {
             r.bytes_per_frame
         );
     }
+    println!("task switch at a sync point: {:.1} ns", results.switch_ns);
     if let Some(path) = json {
         let text =
             serde_json::to_string_pretty(&results).map_err(|e| Failure::Run(e.to_string()))?;

@@ -128,3 +128,37 @@ impl Sched {
         self.yielder = y;
     }
 }
+
+/// Host ns per switch between tasks at sync points (queue push and pop, suspend and
+/// resume): two tasks that each suspend `rounds` times, alternating. For `bench`.
+pub fn switch_cost_ns(rounds: u64) -> f64 {
+    let sched: *mut Sched = Box::into_raw(Box::default());
+    let mut coros: Vec<corosensei::Coroutine<(), Yield, ()>> = (0..2)
+        .map(|id: TaskId| {
+            corosensei::Coroutine::new(move |y: &TaskYielder, ()| {
+                // SAFETY: the Sched outlives the coroutines; one of them runs at a time.
+                let s = unsafe { &mut *sched };
+                s.set_yielder(y);
+                for i in 1..=rounds {
+                    s.push(id, 2 * i + id as u64);
+                    s.suspend(Yield::Sync);
+                }
+            })
+        })
+        .collect();
+    // SAFETY: as above; no coroutine runs while the driver uses it.
+    let s = unsafe { &mut *sched };
+    s.push(0, 0);
+    s.push(1, 1);
+    let start = std::time::Instant::now();
+    while let Some((_, id)) = unsafe { &mut *sched }.pop() {
+        unsafe { &mut *sched }.current = id;
+        let _ = coros[id].resume(());
+        unsafe { &mut *sched }.set_yielder(std::ptr::null());
+    }
+    let ns = start.elapsed().as_nanos() as f64 / (2 * rounds) as f64;
+    drop(coros);
+    // SAFETY: from Box::into_raw above; the coroutines are gone.
+    drop(unsafe { Box::from_raw(sched) });
+    ns
+}

@@ -1,6 +1,7 @@
 //! Benchmarks of the model itself (`reclaimsim bench`): simulated page accesses per wall
-//! second, host bytes per simulated frame, and wall time of the demo scenario. Targets
-//! (issue 2): >= 15 M accesses/s on a hit-heavy workload, <= 32 B per frame, demo < 10 s.
+//! second, host bytes per simulated frame, wall time of the demo scenario, and the host
+//! time of one task switch at a sync point. Targets (issue 2): >= 15 M accesses/s on a
+//! hit-heavy workload, <= 32 B per frame, demo < 10 s; (issue 9) tens of ns per switch.
 
 use crate::engine::{self, RunOptions};
 use crate::scenario;
@@ -37,12 +38,21 @@ ops_per_step = 64
 /// The README's demo scenario.
 pub const DEMO: &str = include_str!("../../../../scenarios/demo.toml");
 
+/// The benchmarks' figures, and the engine's cost of switching tasks at a sync point.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Bench {
+    pub cases: Vec<BenchResult>,
+    pub switch_ns: f64,
+}
+
 /// Runs the benchmarks, each once (they are deterministic; wall time is what varies).
-pub fn run_all() -> Result<Vec<BenchResult>, String> {
-    [("hit-heavy", HIT_HEAVY), ("demo", DEMO)]
+pub fn run_all() -> Result<Bench, String> {
+    let cases = [("hit-heavy", HIT_HEAVY), ("demo", DEMO)]
         .into_iter()
         .map(|(name, text)| bench_one(name, text))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    let switch_ns = crate::engine::sched::switch_cost_ns(2_000_000);
+    Ok(Bench { cases, switch_ns })
 }
 
 fn bench_one(name: &str, text: &str) -> Result<BenchResult, String> {
