@@ -49,6 +49,16 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
             }
         }
     }
+    for (i, pcp) in k.pcp.iter().enumerate() {
+        for &pfn in &pcp.list {
+            put(pfn, 1, &mut place)?;
+            if k.folios[pfn as usize].flags != 0 || k.node_of(pfn) != i % k.nodes.len() {
+                return Err(format!(
+                    "pfn {pfn} on per-CPU list {i} is not a free page of its node"
+                ));
+            }
+        }
+    }
     for lv in 0..k.lruvecs.len() {
         let mut err = None;
         p.check(k, lv, &mut |pfn, list| {

@@ -4,8 +4,30 @@
 //! spin are exact: a waiter gets the lock when its holder releases it, and spins for the
 //! holder's remaining hold.
 
-use crate::engine::sched::TaskId;
+use crate::engine::sched::{TaskId, Yield};
+use crate::kernel::stats::Cat;
+use crate::kernel::Kernel;
 use std::collections::VecDeque;
+
+/// One of the model's spinlocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockRef {
+    /// An lru_lock: the lruvec's (5.11+) or the node's (<= 5.10), `Kernel::locks[i]`.
+    Lru(usize),
+    /// zone->lock of a node's zone (the buddy lists behind the per-CPU page lists).
+    Zone(usize),
+    /// A file's mapping->i_pages (the page cache's xarray lock).
+    IPages(u32),
+}
+
+/// A lock the running task holds: since when, after spinning how long, taken by whom.
+#[derive(Clone, Copy, Debug)]
+pub struct Held {
+    pub lock: LockRef,
+    pub start: u64,
+    pub waited: u64,
+    pub site: LockSite,
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct Lock {
@@ -50,9 +72,17 @@ pub enum LockSite {
     NoteCost,
     /// Freeing LRU folios (folios_put / release_pages).
     Free,
+    /// zone->lock: refilling a per-CPU page list from the buddy lists (rmqueue_bulk).
+    RmqueueBulk,
+    /// zone->lock: returning per-CPU pages to the buddy lists (free_pcppages_bulk).
+    FreePcpBulk,
+    /// i_pages: a folio enters the page cache (filemap_add_folio).
+    FilemapAdd,
+    /// i_pages: reclaim takes a folio out of the page cache (__remove_mapping).
+    RemoveMapping,
 }
 
-pub const NR_SITES: usize = 8;
+pub const NR_SITES: usize = 12;
 pub const SITE_NAMES: [&str; NR_SITES] = [
     "other",
     "lru_add",
@@ -62,6 +92,10 @@ pub const SITE_NAMES: [&str; NR_SITES] = [
     "putback",
     "note_cost",
     "free",
+    "rmqueue_bulk",
+    "free_pcppages_bulk",
+    "filemap_add",
+    "remove_mapping",
 ];
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -85,5 +119,83 @@ impl Lock {
         st.acquisitions += 1;
         st.wait_ns += waited;
         st.hold_ns += hold;
+    }
+}
+
+impl Kernel {
+    fn lock_of(&mut self, l: LockRef) -> &mut Lock {
+        match l {
+            LockRef::Lru(i) => &mut self.locks[i],
+            LockRef::Zone(n) => &mut self.nodes[n].lock,
+            LockRef::IPages(f) => &mut self.files[f as usize].i_pages,
+        }
+    }
+
+    /// Every lock of the model, with its name in results.
+    pub fn all_locks(&self) -> impl Iterator<Item = (&'static str, &Lock)> {
+        let lru = self.locks.iter().map(|l| ("lru_lock", l));
+        let zone = self.nodes.iter().map(|n| ("zone_lock", &n.lock));
+        let i_pages = self.files.iter().map(|f| ("i_pages", &f.i_pages));
+        lru.chain(zone).chain(i_pages)
+    }
+
+    /// spin_lock(): at a sync point, take the lock or spin (FIFO) until its holder
+    /// hands it over; then pay the acquisition, and the cacheline transfer when another
+    /// CPU held it last.
+    pub fn spin_lock(&mut self, l: LockRef, site: LockSite) {
+        debug_assert!(
+            self.cur.held.iter().all(|h| h.lock != l),
+            "{l:?} taken twice"
+        );
+        self.sync();
+        let t = self.cur.clock;
+        let me = self.sched.current;
+        let in_task = self.sched.in_task();
+        let lock = self.lock_of(l);
+        let start = if lock.owner.is_some() && in_task {
+            lock.waiters.push_back(me);
+            self.sched.suspend(Yield::Block);
+            // The holder handed the lock over and queued this task at that time.
+            debug_assert_eq!(self.lock_of(l).owner, Some(me));
+            self.cur.clock
+        } else {
+            lock.owner = Some(me);
+            lock.free_at.max(t)
+        };
+        self.cur.clock = t;
+        self.spend(start - t, Cat::LockWait);
+        let mut hold = self.costs.lock_acquire;
+        let cpu = self.cur.cpu;
+        if self.lock_of(l).last_cpu.is_some_and(|c| c != cpu) {
+            hold += self.costs.lock_bounce;
+        }
+        let waited = start - t;
+        self.cur.held.push(Held {
+            lock: l,
+            start,
+            waited,
+            site,
+        });
+        self.spend(hold, Cat::ListOps);
+    }
+
+    /// spin_unlock(): counts the hold and hands the lock to the first task spinning on
+    /// it, which goes on at this instant.
+    pub fn spin_unlock(&mut self, l: LockRef) {
+        let i = self
+            .cur
+            .held
+            .iter()
+            .rposition(|h| h.lock == l)
+            .expect("unlock of a lock not held");
+        let h = self.cur.held.remove(i);
+        let (now, cpu) = (self.cur.clock, self.cur.cpu);
+        let lock = self.lock_of(l);
+        lock.record(now - h.start, h.waited, h.site, cpu);
+        lock.free_at = now;
+        lock.owner = lock.waiters.pop_front();
+        if let Some(next) = lock.owner {
+            self.sched.push(next, now);
+        }
     }
 }

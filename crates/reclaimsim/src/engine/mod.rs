@@ -887,14 +887,16 @@ impl Engine {
         let stuck: Vec<String> = (0..self.tasks.len())
             .filter(|&id| self.tasks[id].in_step)
             .map(|id| {
-                let owns: Vec<usize> = (0..self.k.locks.len())
-                    .filter(|&l| self.k.locks[l].owner == Some(id))
+                let owns: Vec<&str> = (self.k.all_locks())
+                    .filter(|(_, l)| l.owner == Some(id))
+                    .map(|(name, _)| name)
                     .collect();
-                let waits: Vec<usize> = (0..self.k.locks.len())
-                    .filter(|&l| self.k.locks[l].waiters.contains(&id))
+                let waits: Vec<&str> = (self.k.all_locks())
+                    .filter(|(_, l)| l.waiters.contains(&id))
+                    .map(|(name, _)| name)
                     .collect();
                 format!(
-                    "task {id} ({:?}) holds locks {owns:?}, waits for {waits:?}",
+                    "task {id} ({:?}) holds {owns:?}, waits for {waits:?}",
                     self.tasks[id].kind
                 )
             })
@@ -1067,31 +1069,33 @@ impl Engine {
                 );
             }
         }
-        let mut lock = LockResult {
-            instances: k.locks.len() as u64,
-            ..Default::default()
-        };
-        for l in &k.locks {
-            lock.acquisitions += l.acquisitions;
-            lock.contended += l.contended;
-            lock.wait_ns += l.wait_ns;
-            lock.hold_ns += l.hold_ns;
-            lock.relocks += l.relocks;
-            lock.max_wait_ns = lock.max_wait_ns.max(l.wait_ns);
-            for (name, st) in crate::engine::lock::SITE_NAMES.iter().zip(&l.sites) {
+        let mut locks: BTreeMap<String, LockResult> = BTreeMap::new();
+        for (name, l) in k.all_locks() {
+            let r = locks.entry(name.to_string()).or_default();
+            r.instances += 1;
+            r.acquisitions += l.acquisitions;
+            r.contended += l.contended;
+            r.wait_ns += l.wait_ns;
+            r.hold_ns += l.hold_ns;
+            r.relocks += l.relocks;
+            r.max_wait_ns = r.max_wait_ns.max(l.wait_ns);
+            for (site, st) in crate::engine::lock::SITE_NAMES.iter().zip(&l.sites) {
                 if st.acquisitions > 0 {
-                    let r = lock.sites.entry(name.to_string()).or_default();
-                    r.acquisitions += st.acquisitions;
-                    r.wait_ns += st.wait_ns;
-                    r.hold_ns += st.hold_ns;
+                    let s = r.sites.entry(site.to_string()).or_default();
+                    s.acquisitions += st.acquisitions;
+                    s.wait_ns += st.wait_ns;
+                    s.hold_ns += st.hold_ns;
                 }
             }
         }
-        lock.spin_share = if k.cpu_time > 0 {
-            lock.wait_ns as f64 / k.cpu_time as f64
-        } else {
-            0.0
-        };
+        locks.retain(|name, r| name == "lru_lock" || r.acquisitions > 0);
+        for r in locks.values_mut() {
+            r.spin_share = if k.cpu_time > 0 {
+                r.wait_ns as f64 / k.cpu_time as f64
+            } else {
+                0.0
+            };
+        }
         let profile = Profile {
             total_ns: k.kswapd_profile.iter().sum(),
             categories: CAT_NAMES
@@ -1124,7 +1128,7 @@ impl Engine {
             vmstat,
             memcgs,
             workloads,
-            locks: BTreeMap::from([("lru_lock".to_string(), lock)]),
+            locks,
             kswapd_profile: profile,
             oom_kills,
             page_accesses: self.accesses,

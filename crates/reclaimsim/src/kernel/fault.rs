@@ -152,31 +152,37 @@ fn zonelist(k: &Kernel) -> impl Iterator<Item = usize> {
     (0..n).map(move |i| (local + i) % n)
 }
 
+/// Models get_page_from_freelist() for order 0: a page from the first node of the
+/// zonelist whose free pages are above `mark` (NR_FREE_PAGES: the per-CPU lists do not
+/// count).
+fn get_page_from_freelist(k: &mut Kernel, mark: usize) -> Option<Pfn> {
+    for n in zonelist(k) {
+        let zone = &k.nodes[n].zone;
+        if zone.watermark_ok(zone.wmark[mark]) {
+            if let Some(pfn) = k.take_free_page(n) {
+                return Some(pfn);
+            }
+        }
+    }
+    None
+}
+
 /// Models __alloc_pages() for order 0: get_page_from_freelist() at the low watermark,
 /// then __alloc_pages_slowpath() (wake kswapd, min watermark, direct reclaim, OOM).
 fn alloc_page(k: &mut Kernel, p: &mut dyn Policy) -> Result<Pfn, Killed> {
     let mut no_progress = 0;
+    let mut drained = false;
     loop {
         // The free counts and watermarks are the other CPUs' too.
         k.sync();
-        for n in zonelist(k) {
-            if k.nodes[n]
-                .zone
-                .watermark_ok(k.nodes[n].zone.wmark[WMARK_LOW])
-            {
-                return Ok(k.take_free_page(n));
-            }
+        if let Some(pfn) = get_page_from_freelist(k, WMARK_LOW) {
+            return Ok(pfn);
         }
         for n in zonelist(k) {
             wakeup_kswapd(k, n);
         }
-        for n in zonelist(k) {
-            if k.nodes[n]
-                .zone
-                .watermark_ok(k.nodes[n].zone.wmark[WMARK_MIN])
-            {
-                return Ok(k.take_free_page(n));
-            }
+        if let Some(pfn) = get_page_from_freelist(k, WMARK_MIN) {
+            return Ok(pfn);
         }
         let progress = vmscan::try_to_free_pages(k, p);
         if current_killed(k) {
@@ -184,6 +190,16 @@ fn alloc_page(k: &mut Kernel, p: &mut dyn Policy) -> Result<Pfn, Killed> {
         }
         if progress > 0 {
             no_progress = 0;
+            // __alloc_pages_direct_reclaim(): what reclaim freed may sit on per-CPU
+            // lists; if the allocation still fails, drain them once and retry.
+            let min_ok = zonelist(k).any(|n| {
+                let zone = &k.nodes[n].zone;
+                zone.watermark_ok(zone.wmark[WMARK_MIN])
+            });
+            if !drained && !min_ok {
+                k.drain_all_pages();
+                drained = true;
+            }
             continue;
         }
         if let Some(until) = crate::kernel::writeback::throttle_on_writeback(k, None) {
@@ -444,13 +460,25 @@ fn find_or_read_page(
         return Ok(pfn);
     }
     let pfn = alloc_folio(k, p, memcg)?;
-    // Another task read the page in while this one allocated: filemap_add_folio() finds
-    // it there (-EEXIST) and the lookup is retried.
-    if let Some(cached) = k.files[file as usize].slots[index as usize].as_page() {
+    // filemap_add_folio(), under the mapping's i_pages lock: another task may have read
+    // the page in while this one allocated (-EEXIST), and the lookup finds its folio.
+    let lock = crate::engine::lock::LockRef::IPages(file);
+    k.spin_lock(lock, crate::engine::lock::LockSite::FilemapAdd);
+    let slot = k.files[file as usize].slots[index as usize];
+    if let Some(cached) = slot.as_page() {
+        k.spin_unlock(lock);
         k.free_folio(pfn);
         return Ok(cached);
     }
-    let slot = k.files[file as usize].slots[index as usize];
+    let f = &mut k.folios[pfn as usize];
+    f.owner = file;
+    f.index = index as u32;
+    let fl = &mut k.files[file as usize];
+    fl.slots[index as usize] = Slot::page(pfn);
+    fl.nr_cached += 1;
+    k.spend(k.costs.xarray, Cat::Other);
+    k.spin_unlock(lock);
+    // The read into the new folio (a sparse file's hole is zero-filled).
     if k.files[file as usize].sparse {
         k.spend(k.costs.page_zero, Cat::Io);
     } else {
@@ -460,13 +488,6 @@ fn find_or_read_page(
     if in_fault {
         k.count(Vm::Pgmajfault, memcg, 1);
     }
-    let f = &mut k.folios[pfn as usize];
-    f.owner = file;
-    f.index = index as u32;
-    let fl = &mut k.files[file as usize];
-    fl.slots[index as usize] = Slot::page(pfn);
-    fl.nr_cached += 1;
-    k.spend(k.costs.xarray, Cat::Other);
     if let Some(shadow) = slot.as_shadow() {
         p.refault(k, pfn, shadow, in_fault);
     }

@@ -11,6 +11,7 @@ pub mod lru;
 pub mod memcg;
 pub mod mm;
 pub mod node;
+pub mod page_alloc;
 pub mod pagecache;
 pub mod rmap;
 pub mod stats;
@@ -21,7 +22,7 @@ pub mod workingset;
 pub mod writeback;
 
 use crate::engine::cost::CostTable;
-use crate::engine::lock::Lock;
+use crate::engine::lock::{Lock, LockRef};
 use crate::engine::sched::{Sched, Yield};
 use crate::kernel::folio::{pg, Folio, Pfn, NIL};
 use crate::kernel::memcg::{MemcgId, MemcgTree};
@@ -74,8 +75,8 @@ pub struct Exec {
     pub kswapd: bool,
     /// The mm of the running task, if it has one (an OOM kill of it ends its step).
     pub mm: Option<u32>,
-    /// The lru lock held, with when its hold started and how long taking it waited.
-    held: Option<(usize, u64, u64)>,
+    /// The spinlocks held, innermost last.
+    pub held: Vec<crate::engine::lock::Held>,
 }
 
 impl Exec {
@@ -86,7 +87,7 @@ impl Exec {
             cpu,
             kswapd,
             mm,
-            held: None,
+            held: Vec::new(),
         }
     }
 }
@@ -120,6 +121,8 @@ pub struct Kernel {
     pub files: Vec<File>,
     pub swap: Option<Swap>,
     pub batches: Vec<CpuBatches>,
+    /// Per CPU and node (cpu * nodes + node): the zone's per-CPU free page list.
+    pub pcp: Vec<page_alloc::Pcp>,
     pub cpu_node: Vec<u16>,
     pub locks: Vec<Lock>,
     pub vm: VmStat,
@@ -202,6 +205,7 @@ impl Kernel {
             LruLockKind::Lruvec => nr_lruvecs,
         };
         let cpus = m.cpus.max(1) as usize;
+        let pcp = page_alloc::pcp_lists(&nodes, cpus);
         Kernel {
             sched: Sched::default(),
             _pin: std::marker::PhantomPinned,
@@ -220,6 +224,7 @@ impl Kernel {
                 .as_ref()
                 .map(|sw| Swap::new(sw.device, sw.size.pages())),
             batches: vec![CpuBatches::default(); cpus],
+            pcp,
             cpu_node: (0..cpus)
                 .map(|c| (c as u64 * nr_nodes / cpus as u64) as u16)
                 .collect(),
@@ -307,7 +312,7 @@ impl Kernel {
     /// Sleeps off the CPU until `until` (schedule_timeout), or until another task wakes
     /// it earlier by queueing it; returns the time it woke.
     pub fn sleep_until(&mut self, until: u64) -> u64 {
-        assert!(self.cur.held.is_none(), "sleeping with an lru lock held");
+        assert!(self.cur.held.is_empty(), "sleeping with a spinlock held");
         let until = until.max(self.cur.clock);
         if self.sched.in_task() {
             self.sched.suspend(Yield::Sleep(until));
@@ -317,70 +322,52 @@ impl Kernel {
         self.cur.clock
     }
 
-    /// spin_lock_irq(&lruvec->lru_lock): spins until the lock is the running task's.
+    /// spin_lock_irq(&lruvec->lru_lock), for the site in `lock_site`.
     pub fn lock_lruvec(&mut self, lv: usize) {
-        let id = self.lruvec_lock_id(lv);
-        debug_assert!(self.cur.held.is_none(), "lru_lock taken twice");
-        self.sync();
-        let t = self.cur.clock;
-        let me = self.sched.current;
-        let l = &mut self.locks[id];
-        let start = if l.owner.is_some() && self.sched.in_task() {
-            l.waiters.push_back(me);
-            self.sched.suspend(Yield::Block);
-            // The holder handed the lock over and queued this task at that time.
-            debug_assert_eq!(self.locks[id].owner, Some(me));
-            self.cur.clock
-        } else {
-            l.owner = Some(me);
-            l.free_at.max(t)
-        };
-        self.cur.clock = t;
-        self.spend(start - t, Cat::LockWait);
-        let mut hold = self.costs.lock_acquire;
-        if self.locks[id].last_cpu.is_some_and(|c| c != self.cur.cpu) {
-            hold += self.costs.lock_bounce;
-        }
-        self.cur.held = Some((id, start, start - t));
-        self.spend(hold, Cat::ListOps);
-    }
-
-    /// spin_unlock_irq(): counts the hold and hands the lock to the first task spinning
-    /// on it, which goes on at this instant.
-    pub fn unlock(&mut self) {
-        let (id, start, waited) = self.cur.held.take().expect("unlock without lock");
+        debug_assert!(self.held_lru().is_none(), "lru_lock taken twice");
         let site = std::mem::take(&mut self.lock_site);
-        let now = self.cur.clock;
-        let l = &mut self.locks[id];
-        l.record(now - start, waited, site, self.cur.cpu);
-        l.free_at = now;
-        l.owner = l.waiters.pop_front();
-        if let Some(next) = l.owner {
-            self.sched.push(next, now);
-        }
+        self.spin_lock(LockRef::Lru(self.lruvec_lock_id(lv)), site);
     }
 
-    /// folio_lruvec_relock_irq(): keeps the held lock if it covers `lv`, else switches.
+    /// spin_unlock_irq() of the lru lock held.
+    pub fn unlock(&mut self) {
+        let id = self.held_lru().expect("unlock without an lru lock");
+        self.spin_unlock(LockRef::Lru(id));
+    }
+
+    /// The lru lock held, if any.
+    fn held_lru(&self) -> Option<usize> {
+        self.cur.held.iter().find_map(|h| match h.lock {
+            LockRef::Lru(id) => Some(id),
+            _ => None,
+        })
+    }
+
+    /// folio_lruvec_relock_irq(): keeps the held lock if it covers `lv`, else switches
+    /// (for the same call site).
     pub fn relock_lruvec(&mut self, lv: usize) {
         let id = self.lruvec_lock_id(lv);
-        match self.cur.held {
-            Some((h, _, _)) if h == id => {}
-            Some(_) => {
-                let site = self.lock_site;
-                self.unlock();
-                self.lock_site = site;
-                self.lock_lruvec(lv);
+        match self.held_lru() {
+            Some(h) if h == id => {}
+            Some(h) => {
+                let site = self
+                    .cur
+                    .held
+                    .iter()
+                    .find(|x| x.lock == LockRef::Lru(h))
+                    .unwrap()
+                    .site;
+                self.spin_unlock(LockRef::Lru(h));
+                self.spin_lock(LockRef::Lru(id), site);
                 self.locks[id].relocks += 1;
             }
             None => self.lock_lruvec(lv),
         }
     }
 
-    /// Whether the lock held now (if any) covers `lv`.
+    /// Whether the lru lock held now (if any) covers `lv`.
     pub fn holds_lock_of(&self, lv: usize) -> bool {
-        self.cur
-            .held
-            .is_some_and(|(h, _, _)| h == self.lruvec_lock_id(lv))
+        self.held_lru() == Some(self.lruvec_lock_id(lv))
     }
 
     /// The 5.11+ protocol of Alex Shi's series: PG_lru is test-and-cleared before the
@@ -410,47 +397,9 @@ impl Kernel {
     }
 
     pub fn unlock_if_held(&mut self) {
-        if self.cur.held.is_some() {
+        if self.held_lru().is_some() {
             self.unlock();
         }
-    }
-
-    /// Takes a frame off a node's free list (the buddy allocator, order 0).
-    pub fn take_free_page(&mut self, node: usize) -> Pfn {
-        let n = &mut self.nodes[node];
-        let pfn = n
-            .free_list
-            .pop_head(&mut self.folios)
-            .expect("caller checked free pages");
-        n.zone.free -= 1;
-        let f = &mut self.folios[pfn as usize];
-        debug_assert!(f.flags == pg::HELD);
-        f.flags = pg::ALLOCATED | pg::HELD;
-        self.vm.add(Vm::Pgalloc, 1);
-        self.spend(self.costs.page_alloc, Cat::Other);
-        pfn
-    }
-
-    /// Frees a frame that is on no list, unmapped and unreferenced, and uncharges it.
-    pub fn free_folio(&mut self, pfn: Pfn) {
-        // Others watch the free counts (watermarks): the page is free from now on.
-        self.sync();
-        let f = self.folios[pfn as usize];
-        debug_assert!(
-            !f.test(pg::LRU) && !f.test(pg::IN_LRU_ADD) && f.pins() == 0 && f.mapcount == 0
-        );
-        self.memcgs.uncharge(f.memcg, 1);
-        self.folios[pfn as usize] = Folio {
-            prev: NIL,
-            next: NIL,
-            ..Default::default()
-        };
-        self.folio_swap[pfn as usize] = NIL;
-        let node = self.node_of(pfn);
-        self.nodes[node].free_list.push_head(&mut self.folios, pfn);
-        self.nodes[node].zone.free += 1;
-        self.vm.add(Vm::Pgfree, 1);
-        self.spend(self.costs.page_free, Cat::Other);
     }
 
     /// Free pages over all nodes.

@@ -33,6 +33,8 @@ pub struct Node {
     /// Free frames, linked through the frames themselves and used as a stack (the pcp
     /// lists hand out the most recently freed page first).
     pub free_list: List,
+    /// zone->lock, guarding the free list (the per-CPU lists refill and drain under it).
+    pub lock: crate::engine::lock::Lock,
     pub kswapd_failures: u32,
     /// kswapd has been asked to run (wakeup_kswapd) and not yet picked it up.
     pub kswapd_wake: bool,
@@ -98,6 +100,7 @@ impl Node {
             start_pfn,
             end_pfn,
             free_list,
+            lock: Default::default(),
             kswapd_failures: 0,
             kswapd_wake: false,
             kswapd_waiting: true,

@@ -38,6 +38,8 @@ pub struct File {
     /// VMAs mapping this file (i_mmap): (mm id, vma index).
     pub mappings: Vec<(u32, u32)>,
     pub nr_cached: u64,
+    /// mapping->i_pages' lock (the xarray's), taken to insert and delete folios.
+    pub i_pages: crate::engine::lock::Lock,
 }
 
 impl File {
@@ -48,6 +50,7 @@ impl File {
             slots: vec![Slot::EMPTY; pages as usize],
             mappings: Vec::new(),
             nr_cached: 0,
+            i_pages: Default::default(),
         }
     }
 }

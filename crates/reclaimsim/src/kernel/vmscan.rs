@@ -2,6 +2,7 @@
 //! shrink_node and its memcg walk, direct reclaim and memcg limit reclaim. kswapd's
 //! balance_pgdat lives in `kswapd`.
 
+use crate::engine::lock::{LockRef, LockSite};
 use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::lru::{Policy, Verdict};
 use crate::kernel::memcg::{MemcgId, ROOT};
@@ -269,11 +270,10 @@ fn shrink_one(
             return Fate::Keep;
         }
     }
-    if k.folios[pfn as usize].pins() > 0 {
-        // A per-CPU batch holds a reference: __remove_mapping's refcount freeze fails.
+    // A per-CPU batch or a new mapping holds a reference: the refcount freeze fails.
+    if !remove_mapping(k, p, pfn, sc.root()) {
         return Fate::Keep;
     }
-    remove_mapping(k, p, pfn, sc.root());
     k.free_folio(pfn);
     Fate::Freed
 }
@@ -327,21 +327,35 @@ fn pageout(k: &mut Kernel, pfn: Pfn) {
     k.folios[pfn as usize].clear(pg::DIRTY | pg::RECLAIM);
 }
 
-/// Models __remove_mapping(): takes the folio out of the page cache or swap cache and
-/// leaves a shadow entry (workingset_eviction) in its slot.
-fn remove_mapping(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn, target: MemcgId) {
+/// Models __remove_mapping(): takes the folio out of the page cache (under the mapping's
+/// i_pages lock) or the swap cache and leaves a shadow entry (workingset_eviction) in its
+/// slot. False when a fault mapped the folio while this task waited for the lock: the
+/// kernel's refcount freeze fails and the folio is kept.
+fn remove_mapping(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn, target: MemcgId) -> bool {
     let f = k.folios[pfn as usize];
-    let shadow = p.eviction(k, pfn, target);
-    k.spend(k.costs.xarray, Cat::Other);
-    if f.test(pg::SWAPCACHE) {
-        let slot = k.folio_swap[pfn as usize];
-        k.swap.as_mut().unwrap().slots[slot as usize] = SwapSlot::used(shadow);
-        k.folios[pfn as usize].clear(pg::SWAPCACHE);
-    } else if !f.test(pg::ANON) {
-        let file = &mut k.files[f.owner as usize];
-        file.slots[f.index as usize] = Slot::shadow(shadow);
-        file.nr_cached -= 1;
+    let lock = (!f.test(pg::ANON) && !f.test(pg::SWAPCACHE)).then_some(LockRef::IPages(f.owner));
+    if let Some(l) = lock {
+        k.spin_lock(l, LockSite::RemoveMapping);
     }
+    let f = k.folios[pfn as usize];
+    let frozen = !f.mapped() && f.pins() == 0;
+    if frozen {
+        let shadow = p.eviction(k, pfn, target);
+        k.spend(k.costs.xarray, Cat::Other);
+        if f.test(pg::SWAPCACHE) {
+            let slot = k.folio_swap[pfn as usize];
+            k.swap.as_mut().unwrap().slots[slot as usize] = SwapSlot::used(shadow);
+            k.folios[pfn as usize].clear(pg::SWAPCACHE);
+        } else {
+            let file = &mut k.files[f.owner as usize];
+            file.slots[f.index as usize] = Slot::shadow(shadow);
+            file.nr_cached -= 1;
+        }
+    }
+    if let Some(l) = lock {
+        k.spin_unlock(l);
+    }
+    frozen
 }
 
 /// Models shrink_node(): one pass over the memcgs of the reclaim root on a node.

@@ -1,0 +1,193 @@
+//! The page allocator's order-0 path (mm/page_alloc.c): each CPU keeps a list of free
+//! pages per zone (struct per_cpu_pages) in front of the zone's buddy free list, which
+//! only zone->lock guards. An allocation takes from its CPU's list and refills it a
+//! batch at a time under the lock; a free goes to the list and, past `high`, a batch
+//! goes back. Pages on the per-CPU lists are not in NR_FREE_PAGES, so the watermarks do
+//! not see them until they are drained.
+
+use crate::engine::lock::{LockRef, LockSite};
+use crate::kernel::folio::{pg, Folio, Pfn, NIL};
+use crate::kernel::node::{Node, WMARK_LOW};
+use crate::kernel::stats::{Cat, Vm};
+use crate::kernel::Kernel;
+
+/// struct per_cpu_pages of one CPU for one zone.
+#[derive(Clone, Debug, Default)]
+pub struct Pcp {
+    /// The free pages, the most recently freed (hottest) last.
+    pub list: Vec<Pfn>,
+    pub high: u64,
+    pub batch: u64,
+    /// Doubles the bulk free after consecutive frees with no allocation between.
+    free_factor: u32,
+}
+
+/// Models zone_batchsize() (6.1): about a quarter of a thousandth of the zone, at most
+/// 64 pages before the last step, rounded to 2^n - 1 (63 for zones of 1 GiB and up).
+pub fn zone_batchsize(managed: u64) -> u64 {
+    let batch = ((managed >> 10).min(256) / 4).max(1);
+    let b = batch + batch / 2;
+    (1u64 << (63 - b.leading_zeros())) - 1
+}
+
+/// Models zone_highsize() (6.1, percpu_pagelist_high_fraction = 0): the zone's low
+/// watermark split over the node's CPUs, at least four batches.
+pub fn zone_highsize(low_wmark: u64, node_cpus: u64, batch: u64) -> u64 {
+    (low_wmark / node_cpus.max(1)).max(batch << 2)
+}
+
+/// The per-CPU lists of every CPU for every node, indexed cpu * nodes + node.
+pub fn pcp_lists(nodes: &[Node], cpus: usize) -> Vec<Pcp> {
+    let node_cpus = (cpus / nodes.len()).max(1) as u64;
+    (0..cpus)
+        .flat_map(|_| nodes.iter())
+        .map(|n| {
+            // zone_set_pageset_high_and_batch(): at least one page.
+            let batch = zone_batchsize(n.zone.managed).max(1);
+            let high = zone_highsize(n.zone.wmark[WMARK_LOW], node_cpus, batch);
+            Pcp {
+                list: Vec::new(),
+                high,
+                batch,
+                free_factor: 0,
+            }
+        })
+        .collect()
+}
+
+impl Kernel {
+    fn pcp_index(&self, cpu: u32, node: usize) -> usize {
+        cpu as usize * self.nodes.len() + node
+    }
+
+    /// Models rmqueue_pcplist() for order 0: a page from the running CPU's list for
+    /// `node`, refilled from the buddy list when empty; None when the zone has none left
+    /// (others took them between the caller's watermark check and now).
+    pub fn take_free_page(&mut self, node: usize) -> Option<Pfn> {
+        let i = self.pcp_index(self.cur.cpu, node);
+        self.pcp[i].free_factor >>= 1;
+        if self.pcp[i].list.is_empty() {
+            self.rmqueue_bulk(node, i);
+        }
+        let pfn = self.pcp[i].list.pop()?;
+        let f = &mut self.folios[pfn as usize];
+        debug_assert!(f.flags == 0);
+        f.flags = pg::ALLOCATED | pg::HELD;
+        self.vm.add(Vm::Pgalloc, 1);
+        self.spend(self.costs.page_alloc, Cat::Other);
+        Some(pfn)
+    }
+
+    /// Models rmqueue_bulk(): a batch of buddy pages to per-CPU list `i`, under
+    /// zone->lock.
+    fn rmqueue_bulk(&mut self, node: usize, i: usize) {
+        self.spin_lock(LockRef::Zone(node), LockSite::RmqueueBulk);
+        for _ in 0..self.pcp[i].batch {
+            let Some(pfn) = self.nodes[node].free_list.pop_head(&mut self.folios) else {
+                break;
+            };
+            self.nodes[node].zone.free -= 1;
+            self.folios[pfn as usize].clear(pg::HELD);
+            self.pcp[i].list.push(pfn);
+            self.spend(self.costs.list_op, Cat::ListOps);
+        }
+        self.spin_unlock(LockRef::Zone(node));
+    }
+
+    /// Models free_unref_page() for a frame that is on no list, unmapped and
+    /// unreferenced: uncharge it and put it on the running CPU's list; past the list's
+    /// high mark, give a batch back to the buddy list.
+    pub fn free_folio(&mut self, pfn: Pfn) {
+        // The memcg's usage is every CPU's: it drops from now on.
+        self.sync();
+        let f = self.folios[pfn as usize];
+        debug_assert!(
+            !f.test(pg::LRU) && !f.test(pg::IN_LRU_ADD) && f.pins() == 0 && f.mapcount == 0
+        );
+        self.memcgs.uncharge(f.memcg, 1);
+        self.folios[pfn as usize] = Folio {
+            prev: NIL,
+            next: NIL,
+            ..Default::default()
+        };
+        self.folio_swap[pfn as usize] = NIL;
+        let node = self.node_of(pfn);
+        let i = self.pcp_index(self.cur.cpu, node);
+        self.pcp[i].list.push(pfn);
+        self.vm.add(Vm::Pgfree, 1);
+        self.spend(self.costs.page_free, Cat::Other);
+        let high = self.pcp_high(node, i);
+        if self.pcp[i].list.len() as u64 >= high {
+            let n = self.nr_pcp_free(i, high);
+            self.free_pcppages_bulk(node, i, n);
+        }
+    }
+
+    /// Models nr_pcp_high() (6.1): while kswapd reclaims the zone (ZONE_RECLAIM_ACTIVE),
+    /// a list keeps at most four batches, so freed pages reach the buddy list sooner.
+    fn pcp_high(&self, node: usize, i: usize) -> u64 {
+        let p = &self.pcp[i];
+        if self.nodes[node].kswapd_waiting {
+            p.high
+        } else {
+            p.high.min(p.batch << 2)
+        }
+    }
+
+    /// Models nr_pcp_free() (6.1): a batch, doubled for each further free that found the
+    /// list full with no allocation between, between one batch and high - batch.
+    fn nr_pcp_free(&mut self, i: usize, high: u64) -> u64 {
+        let p = &mut self.pcp[i];
+        if high < p.batch {
+            return 1;
+        }
+        let (min, max) = (p.batch, high - p.batch);
+        let batch = p.batch << p.free_factor;
+        if batch < max {
+            p.free_factor += 1;
+        }
+        batch.clamp(min, max.max(min))
+    }
+
+    /// Models free_pcppages_bulk(): the `n` oldest pages of per-CPU list `i` go back to
+    /// the buddy list under zone->lock, and count as free for the watermarks.
+    fn free_pcppages_bulk(&mut self, node: usize, i: usize, n: u64) {
+        self.spin_lock(LockRef::Zone(node), LockSite::FreePcpBulk);
+        let n = (n as usize).min(self.pcp[i].list.len());
+        let pages: Vec<Pfn> = self.pcp[i].list.drain(..n).collect();
+        for pfn in pages {
+            self.nodes[node].free_list.push_head(&mut self.folios, pfn);
+            self.nodes[node].zone.free += 1;
+            self.spend(self.costs.list_op, Cat::ListOps);
+        }
+        self.spin_unlock(LockRef::Zone(node));
+    }
+
+    /// Models drain_all_pages(): every CPU's lists back to the buddy lists (the kernel
+    /// runs it on each CPU; here the caller does the work and waits for it).
+    pub fn drain_all_pages(&mut self) {
+        for i in 0..self.pcp.len() {
+            let n = self.pcp[i].list.len() as u64;
+            if n > 0 {
+                self.free_pcppages_bulk(i % self.nodes.len(), i, n);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_and_high_follow_6_1() {
+        // 4 GiB zone: 1M pages >> 10 = 1024, capped 256, / 4 = 64, 96 -> 64 - 1.
+        assert_eq!(zone_batchsize(1 << 20), 63);
+        // 256 MiB: 64 / 4 = 16, 24 -> 16 - 1.
+        assert_eq!(zone_batchsize(1 << 16), 15);
+        // Tiny zones keep one page.
+        assert_eq!(zone_batchsize(1000), 0);
+        assert_eq!(zone_highsize(10_000, 4, 63), 2500);
+        assert_eq!(zone_highsize(1000, 104, 63), 252);
+    }
+}

@@ -1,0 +1,89 @@
+//! The locks behind the lru_lock: zone->lock under the per-CPU page lists, and the page
+//! cache's i_pages lock.
+
+mod common;
+
+use common::Sys;
+use reclaimsim::engine::lock::LockSite;
+
+const MACHINE: &str = "[machine]\nmemory = \"256MiB\"\ncpus = 2\n";
+
+/// A page from the allocator, charged to the root memcg as alloc_folio would.
+fn take(s: &mut Sys) -> u32 {
+    let pfn = s.k.take_free_page(0).expect("free pages");
+    s.k.memcgs.charge(0, 1);
+    pfn
+}
+
+fn site(s: &Sys, name: &str, site: LockSite) -> u64 {
+    s.k.all_locks()
+        .filter(|(n, _)| *n == name)
+        .map(|(_, l)| l.sites[site as usize].acquisitions)
+        .sum()
+}
+
+/// An allocation refills its CPU's list a batch at a time under zone->lock; the pages on
+/// the list are not free for the watermarks; frees go back to the list until it passes
+/// its high mark, then a batch returns to the buddy list; drain_all_pages empties them.
+#[test]
+fn per_cpu_lists_refill_and_drain_a_batch_at_a_time_under_the_zone_lock() {
+    let mut s = Sys::new(MACHINE);
+    let batch = s.k.pcp[0].batch;
+    let high = s.k.pcp[0].high;
+    assert_eq!(batch, 15, "zone_batchsize of a 256 MiB zone");
+    let free0 = s.k.free_pages();
+    let pfn = take(&mut s);
+    assert_eq!(site(&s, "zone_lock", LockSite::RmqueueBulk), 1);
+    assert_eq!(s.k.pcp[0].list.len() as u64, batch - 1);
+    assert_eq!(
+        s.k.free_pages(),
+        free0 - batch,
+        "the list's pages left NR_FREE_PAGES"
+    );
+    let more: Vec<_> = (0..batch - 1).map(|_| take(&mut s)).collect();
+    assert_eq!(
+        site(&s, "zone_lock", LockSite::RmqueueBulk),
+        1,
+        "served from the list"
+    );
+    s.k.free_folio(pfn);
+    for p in more {
+        s.k.free_folio(p);
+    }
+    assert_eq!(s.k.pcp[0].list.len() as u64, batch);
+    assert_eq!(
+        site(&s, "zone_lock", LockSite::FreePcpBulk),
+        0,
+        "below high"
+    );
+    // Fill the list to its high mark: one bulk free of a batch.
+    let taken: Vec<_> = (0..high).map(|_| take(&mut s)).collect();
+    for p in taken {
+        s.k.free_folio(p);
+    }
+    assert_eq!(site(&s, "zone_lock", LockSite::FreePcpBulk), 1);
+    assert!(s.k.pcp[0].list.len() as u64 >= high - batch);
+    s.check();
+    s.k.drain_all_pages();
+    assert!(s.k.pcp.iter().all(|p| p.list.is_empty()));
+    assert_eq!(s.k.free_pages(), free0);
+    s.check();
+}
+
+/// Reading a page into the page cache inserts it under the mapping's i_pages lock.
+#[test]
+fn page_cache_inserts_take_the_i_pages_lock() {
+    let mut s = Sys::new(MACHINE);
+    let memcg = s.memcg("/");
+    let file = s.file(64);
+    for index in 0..8 {
+        s.read(memcg, file, index);
+    }
+    s.read(memcg, file, 0);
+    assert_eq!(
+        site(&s, "i_pages", LockSite::FilemapAdd),
+        8,
+        "hits take no lock"
+    );
+    assert_eq!(s.k.files[file as usize].i_pages.acquisitions, 8);
+}
