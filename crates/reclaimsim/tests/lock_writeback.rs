@@ -527,3 +527,22 @@ fn instance_errors_point_at_the_template() {
         "{e}"
     );
 }
+
+/// The series as posted in v16 (`lru_lock = "lruvec-v16"`) tested PageLRU after its own
+/// TestClearPageLRU in the move batches: every tail move after writeback is dropped, so
+/// pgrotated stays 0 although pages are written; the merged form rotates them.
+#[test]
+fn lruvec_v16_drops_the_rotations_the_fix_makes() {
+    let text = include_str!("../../../scenarios/writeback.toml");
+    let sets = |lock: &str| vec![format!("kernel.lru_lock={lock}")];
+    let r = |lock: &str| {
+        let s = scenario::parse(text, "writeback.toml", &sets(lock), None)
+            .unwrap()
+            .base;
+        run(&s, lock)
+    };
+    let (v16, fixed) = (r("lruvec-v16"), r("lruvec"));
+    assert!(v16.vmstat["nr_written"] > 0);
+    assert_eq!(v16.vmstat["pgrotated"], 0, "v16 drops every rotation");
+    assert!(fixed.vmstat["pgrotated"] > 0);
+}

@@ -11,6 +11,7 @@ use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::lru::Policy;
 use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::Kernel;
+use crate::scenario::config::LruLockKind;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BatchKind {
@@ -127,7 +128,11 @@ pub fn flush(k: &mut Kernel, p: &mut dyn Policy, cpu: usize, kind: BatchKind) {
         if is_move && !clear_first && !k.folios[pfn as usize].test(pg::LRU) {
             continue;
         }
+        // v16 kept that check after clearing PageLRU itself: it always fails, the move
+        // is dropped, and PageLRU is set back below.
+        let v16_drops = is_move && k.cfg.lru_lock == LruLockKind::LruvecV16;
         match kind {
+            _ if v16_drops => {}
             BatchKind::LruAdd => lru_add(k, p, pfn),
             BatchKind::MoveTail => lru_move_tail(k, p, pfn),
             BatchKind::Activate => lru_activate(k, p, pfn),

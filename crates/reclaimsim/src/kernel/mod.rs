@@ -202,7 +202,7 @@ impl Kernel {
             .collect();
         let nr_locks = match s.kernel.lru_lock {
             LruLockKind::Node => nodes.len(),
-            LruLockKind::Lruvec => nr_lruvecs,
+            LruLockKind::Lruvec | LruLockKind::LruvecV16 => nr_lruvecs,
         };
         let cpus = m.cpus.max(1) as usize;
         let pcp = page_alloc::pcp_lists(&nodes, cpus);
@@ -290,7 +290,7 @@ impl Kernel {
     pub fn lruvec_lock_id(&self, lv: usize) -> usize {
         match self.cfg.lru_lock {
             LruLockKind::Node => self.lruvecs[lv].node as usize,
-            LruLockKind::Lruvec => lv,
+            LruLockKind::Lruvec | LruLockKind::LruvecV16 => lv,
         }
     }
 
@@ -376,7 +376,7 @@ impl Kernel {
     /// the node lock and tested under it.
     #[inline]
     pub fn lru_clear_before_lock(&self) -> bool {
-        self.cfg.lru_lock == LruLockKind::Lruvec
+        self.cfg.lru_lock != LruLockKind::Node
     }
 
     /// Isolation's claim on a folio found on an LRU list, lruvec lock held
@@ -386,7 +386,7 @@ impl Kernel {
     pub fn isolate_lru_flag(&mut self, pfn: Pfn) -> bool {
         self.spend(self.costs.lru_flag_atomic, Cat::ListOps);
         let f = &mut self.folios[pfn as usize];
-        if self.cfg.lru_lock == LruLockKind::Lruvec {
+        if self.cfg.lru_lock != LruLockKind::Node {
             f.test_clear(pg::LRU)
         } else if f.test(pg::LRU) {
             f.clear(pg::LRU);

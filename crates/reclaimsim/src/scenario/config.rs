@@ -104,6 +104,11 @@ pub enum LruLockKind {
     Node,
     /// One lru_lock per memcg and node (Linux 5.11+, `lruvec->lru_lock`).
     Lruvec,
+    /// The per-memcg lru_lock series as posted in v16: the move batches still tested
+    /// PageLRU after TestClearPageLRU had cleared it, so activations and tail moves
+    /// were silently dropped (the bug Hugh Dickins found; fixed before the merge).
+    #[serde(rename = "lruvec-v16")]
+    LruvecV16,
 }
 
 /// How MGLRU reclaims from many memcgs under global pressure (spec section 8).
