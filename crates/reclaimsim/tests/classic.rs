@@ -838,9 +838,9 @@ swap = { device = "zram", size = "64KiB" }
     }
     assert_eq!(s.k.lruvecs[lv].nr[..4], [50, 150, 0, 0]);
     if fill_swap {
-        let sw = s.k.swap.as_mut().expect("swap");
-        while let Some(slot) = sw.alloc(ROOT) {
-            sw.slots[slot as usize] = reclaimsim::kernel::swap::SwapSlot::used(0);
+        while let Some(slot) = s.k.get_swap_slot(ROOT) {
+            s.k.swap.as_mut().unwrap().slots[slot as usize] =
+                reclaimsim::kernel::swap::SwapSlot::used(0);
         }
         assert!(!s.k.can_swap());
     }

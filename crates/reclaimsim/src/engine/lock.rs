@@ -18,6 +18,8 @@ pub enum LockRef {
     Zone(usize),
     /// A file's mapping->i_pages (the page cache's xarray lock).
     IPages(u32),
+    /// The swap device's si->lock (its swap map).
+    SwapInfo,
 }
 
 /// A lock the running task holds: since when, after spinning how long, taken by whom.
@@ -80,9 +82,13 @@ pub enum LockSite {
     FilemapAdd,
     /// i_pages: reclaim takes a folio out of the page cache (__remove_mapping).
     RemoveMapping,
+    /// si->lock: a CPU's swap slot cache refills (get_swap_pages).
+    GetSwapPages,
+    /// si->lock: freed slots go back to the swap map (swapcache_free_entries).
+    SwapcacheFreeEntries,
 }
 
-pub const NR_SITES: usize = 12;
+pub const NR_SITES: usize = 14;
 pub const SITE_NAMES: [&str; NR_SITES] = [
     "other",
     "lru_add",
@@ -96,6 +102,8 @@ pub const SITE_NAMES: [&str; NR_SITES] = [
     "free_pcppages_bulk",
     "filemap_add",
     "remove_mapping",
+    "get_swap_pages",
+    "swapcache_free_entries",
 ];
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -128,6 +136,7 @@ impl Kernel {
             LockRef::Lru(i) => &mut self.locks[i],
             LockRef::Zone(n) => &mut self.nodes[n].lock,
             LockRef::IPages(f) => &mut self.files[f as usize].i_pages,
+            LockRef::SwapInfo => &mut self.swap.as_mut().expect("swap").lock,
         }
     }
 
@@ -136,7 +145,8 @@ impl Kernel {
         let lru = self.locks.iter().map(|l| ("lru_lock", l));
         let zone = self.nodes.iter().map(|n| ("zone_lock", &n.lock));
         let i_pages = self.files.iter().map(|f| ("i_pages", &f.i_pages));
-        lru.chain(zone).chain(i_pages)
+        let swap = self.swap.iter().map(|s| ("swap_info", &s.lock));
+        lru.chain(zone).chain(i_pages).chain(swap)
     }
 
     /// spin_lock(): at a sync point, take the lock or spin (FIFO) until its holder

@@ -434,12 +434,13 @@ fn swap_read_folio(
 /// Models folio_free_swap(): drops the swap-cache copy; the folio is now the only copy.
 pub fn folio_free_swap(k: &mut Kernel, pfn: Pfn) {
     let slot = k.folio_swap[pfn as usize];
-    let memcg = k.swap.as_mut().unwrap().free(slot);
-    k.memcgs.swap_charge(memcg, -1);
     k.folio_swap[pfn as usize] = NIL;
     let f = &mut k.folios[pfn as usize];
     f.clear(pg::SWAPCACHE);
     f.set(pg::DIRTY);
+    // The folio is out of the swap cache before the slot's return may wait for si->lock.
+    let memcg = k.put_swap_slot(slot);
+    k.memcgs.swap_charge(memcg, -1);
     k.spend(k.costs.swap_slot, Cat::Other);
 }
 
@@ -547,16 +548,16 @@ pub fn zap_vma(k: &mut Kernel, p: &mut dyn Policy, mm: u32, v: usize) {
 
 /// swap_free() of a PTE's swap entry: frees the slot and its swap-cache folio, if any.
 fn free_swap_entry(k: &mut Kernel, p: &mut dyn Policy, slot: u32) {
-    let sw = k.swap.as_mut().unwrap();
-    let cached = sw.slots[slot as usize].as_cached();
-    let memcg = sw.free(slot);
-    k.memcgs.swap_charge(memcg, -1);
+    let cached = k.swap.as_ref().unwrap().slots[slot as usize].as_cached();
+    // Out of the swap cache before the slot's return may wait for si->lock.
     if let Some(pfn) = cached {
         k.folio_swap[pfn as usize] = NIL;
         k.folios[pfn as usize].clear(pg::SWAPCACHE);
-        if !k.folios[pfn as usize].mapped() {
-            release_folio(k, p, pfn);
-        }
+    }
+    let memcg = k.put_swap_slot(slot);
+    k.memcgs.swap_charge(memcg, -1);
+    if let Some(pfn) = cached.filter(|&pfn| !k.folios[pfn as usize].mapped()) {
+        release_folio(k, p, pfn);
     }
 }
 

@@ -123,6 +123,8 @@ pub struct Kernel {
     pub batches: Vec<CpuBatches>,
     /// Per CPU and node (cpu * nodes + node): the zone's per-CPU free page list.
     pub pcp: Vec<page_alloc::Pcp>,
+    /// Per CPU: the swap slots cache.
+    pub swap_slots: Vec<crate::kernel::swap::SwapSlotsCache>,
     pub cpu_node: Vec<u16>,
     pub locks: Vec<Lock>,
     pub vm: VmStat,
@@ -225,6 +227,7 @@ impl Kernel {
                 .map(|sw| Swap::new(sw.device, sw.size.pages())),
             batches: vec![CpuBatches::default(); cpus],
             pcp,
+            swap_slots: vec![Default::default(); cpus],
             cpu_node: (0..cpus)
                 .map(|c| (c as u64 * nr_nodes / cpus as u64) as u16)
                 .collect(),

@@ -1,7 +1,10 @@
 //! The swap device: slots, the swap cache, and the device cost model (mm/swapfile.c,
 //! mm/swap_state.c, drivers/block/zram, drivers/block/brd).
 
+use crate::engine::lock::{LockRef, LockSite};
 use crate::kernel::folio::Pfn;
+use crate::kernel::stats::Cat;
+use crate::kernel::Kernel;
 use crate::scenario::config::SwapDevice;
 
 /// One swap slot: free, in use (data on the device, maybe with a shadow entry for
@@ -39,7 +42,10 @@ pub struct Swap {
     pub slots: Vec<SwapSlot>,
     /// Owner memcg of each slot (for memory.swap.current).
     pub memcg: Vec<u16>,
+    /// Free slots of the swap map (the lowest last), not counting the per-CPU caches'.
     free: Vec<u32>,
+    /// si->lock, guarding the swap map.
+    pub lock: crate::engine::lock::Lock,
 }
 
 impl Swap {
@@ -50,6 +56,7 @@ impl Swap {
             slots: vec![SwapSlot::FREE; n as usize],
             memcg: vec![0; n as usize],
             free: (0..n).rev().collect(),
+            lock: Default::default(),
         }
     }
 
@@ -66,20 +73,77 @@ impl Swap {
         self.nr_free() * 2 < self.total()
     }
 
-    /// Models folio_alloc_swap(): the lowest free slot.
-    pub fn alloc(&mut self, memcg: u16) -> Option<u32> {
-        let s = self.free.pop()?;
-        self.memcg[s as usize] = memcg;
-        Some(s)
+    /// Takes the lowest free slot of the swap map (scan_swap_map_slots), si->lock held.
+    fn take(&mut self) -> Option<u32> {
+        self.free.pop()
+    }
+}
+
+/// SWAP_SLOTS_CACHE_SIZE: slots a CPU takes from, or gives back to, the swap map at once.
+pub const SWAP_SLOTS_CACHE_SIZE: usize = 64;
+
+/// struct swap_slots_cache of one CPU: slots taken from the swap map for this CPU's
+/// next swap-outs, and freed slots waiting to go back.
+#[derive(Clone, Debug, Default)]
+pub struct SwapSlotsCache {
+    pub slots: Vec<u32>,
+    pub slots_ret: Vec<u32>,
+}
+
+impl Kernel {
+    /// Whether the per-CPU caches are in use (check_cache_active(): while the swap map
+    /// has more than five cache refills per CPU free; 6.1 turns them off again below
+    /// one, which the model does not distinguish).
+    fn swap_slots_cache_active(&self) -> bool {
+        let sw = self.swap.as_ref().expect("swap");
+        sw.nr_free() > (self.batches.len() * 5 * SWAP_SLOTS_CACHE_SIZE) as u64
     }
 
-    /// Models swap_free() of the last reference: the slot returns to the free list.
-    pub fn free(&mut self, slot: u32) -> u16 {
-        debug_assert!(
-            !self.slots[slot as usize].is_free() || self.slots[slot as usize] == SwapSlot::FREE
-        );
-        self.slots[slot as usize] = SwapSlot::FREE;
-        self.free.push(slot);
-        self.memcg[slot as usize]
+    /// Models folio_alloc_swap() through get_swap_page(): a slot from this CPU's cache,
+    /// refilled from the swap map under si->lock (get_swap_pages); straight from the map
+    /// under the lock when the caches are off. None when swap is full.
+    pub fn get_swap_slot(&mut self, memcg: u16) -> Option<u32> {
+        let cpu = self.cur.cpu as usize;
+        let cached = self.swap_slots_cache_active();
+        if !cached || self.swap_slots[cpu].slots.is_empty() {
+            let n = if cached { SWAP_SLOTS_CACHE_SIZE } else { 1 };
+            self.spin_lock(LockRef::SwapInfo, LockSite::GetSwapPages);
+            for _ in 0..n {
+                let Some(s) = self.swap.as_mut().unwrap().take() else {
+                    break;
+                };
+                self.swap_slots[cpu].slots.push(s);
+                self.spend(self.costs.swap_slot, Cat::Other);
+            }
+            self.spin_unlock(LockRef::SwapInfo);
+        }
+        let slot = self.swap_slots[cpu].slots.pop()?;
+        self.swap.as_mut().unwrap().memcg[slot as usize] = memcg;
+        Some(slot)
+    }
+
+    /// Models put_swap_folio() / free_swap_slot() of a slot's last reference: its data
+    /// goes, and the slot waits in this CPU's return cache until a cacheful goes back to
+    /// the swap map under si->lock (swapcache_free_entries). Returns the slot's memcg.
+    pub fn put_swap_slot(&mut self, slot: u32) -> u16 {
+        let sw = self.swap.as_mut().unwrap();
+        debug_assert!(!sw.slots[slot as usize].is_free());
+        sw.slots[slot as usize] = SwapSlot::FREE;
+        let memcg = sw.memcg[slot as usize];
+        let cpu = self.cur.cpu as usize;
+        self.swap_slots[cpu].slots_ret.push(slot);
+        if !self.swap_slots_cache_active()
+            || self.swap_slots[cpu].slots_ret.len() >= SWAP_SLOTS_CACHE_SIZE
+        {
+            self.spin_lock(LockRef::SwapInfo, LockSite::SwapcacheFreeEntries);
+            let ret = std::mem::take(&mut self.swap_slots[cpu].slots_ret);
+            let sw = self.swap.as_mut().unwrap();
+            for s in ret {
+                sw.free.push(s);
+            }
+            self.spend(self.costs.swap_slot, Cat::Other);
+            self.spin_unlock(LockRef::SwapInfo);
+        }
+        memcg
     }
 }

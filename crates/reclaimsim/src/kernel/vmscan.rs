@@ -236,9 +236,16 @@ fn shrink_one(
         Verdict::Reclaim | Verdict::ReclaimClean => {}
     }
     let f = k.folios[pfn as usize];
-    if f.test(pg::ANON) && f.test(pg::SWAPBACKED) && !f.test(pg::SWAPCACHE) && !add_to_swap(k, pfn)
-    {
-        return Fate::Activate;
+    if f.test(pg::ANON) && f.test(pg::SWAPBACKED) && !f.test(pg::SWAPCACHE) {
+        if !add_to_swap(k, pfn) {
+            return Fate::Activate;
+        }
+        // Its process may have exited while the slot allocation waited for si->lock.
+        if orphaned_swapcache(k, pfn) {
+            crate::kernel::fault::folio_free_swap(k, pfn);
+            k.free_folio(pfn);
+            return Fate::Freed;
+        }
     }
     if k.folios[pfn as usize].mapped() {
         rmap::try_to_unmap(k, pfn);
@@ -290,10 +297,20 @@ fn orphaned(k: &Kernel, pfn: Pfn) -> bool {
         && k.mms[f.owner as usize].dead
 }
 
+/// A swap-cache folio of an exited process that nothing maps: orphaned but for its
+/// swap-cache copy.
+fn orphaned_swapcache(k: &Kernel, pfn: Pfn) -> bool {
+    let f = &k.folios[pfn as usize];
+    f.test(pg::SWAPCACHE) && !f.mapped() && f.pins() == 0 && k.mms[f.owner as usize].dead
+}
+
 /// Models add_to_swap(): gives an anon folio a swap slot and puts it in the swap cache.
 fn add_to_swap(k: &mut Kernel, pfn: Pfn) -> bool {
     let memcg = k.folios[pfn as usize].memcg;
-    let Some(slot) = k.swap.as_mut().and_then(|s| s.alloc(memcg)) else {
+    if k.swap.is_none() {
+        return false;
+    }
+    let Some(slot) = k.get_swap_slot(memcg) else {
         return false;
     };
     k.spend(k.costs.swap_slot, Cat::Other);
