@@ -87,3 +87,47 @@ fn page_cache_inserts_take_the_i_pages_lock() {
     );
     assert_eq!(s.k.files[file as usize].i_pages.acquisitions, 8);
 }
+
+/// Swap slots come from a CPU's cache, refilled 64 at a time under si->lock, and go back
+/// 64 at a time; when swap runs low the cache is bypassed, one slot per lock hold.
+#[test]
+fn swap_slots_move_a_cacheful_at_a_time_under_si_lock() {
+    let mut s = Sys::new(
+        "[machine]\nmemory = \"64MiB\"\ncpus = 2\nswap = { device = \"zram\", size = \"256MiB\" }\n",
+    );
+    let slots: Vec<u32> = (0..64).map(|_| s.k.get_swap_slot(0).unwrap()).collect();
+    assert_eq!(site(&s, "swap_info", LockSite::GetSwapPages), 1);
+    for &slot in &slots {
+        s.k.swap.as_mut().unwrap().slots[slot as usize] =
+            reclaimsim::kernel::swap::SwapSlot::used(0);
+    }
+    let total = s.k.swap.as_ref().unwrap().total();
+    assert_eq!(s.k.swap.as_ref().unwrap().nr_free(), total - 64);
+    for &slot in &slots[..63] {
+        s.k.put_swap_slot(slot);
+    }
+    assert_eq!(site(&s, "swap_info", LockSite::SwapcacheFreeEntries), 0);
+    assert_eq!(
+        s.k.swap.as_ref().unwrap().nr_free(),
+        total - 64,
+        "cached, not free"
+    );
+    s.k.put_swap_slot(slots[63]);
+    assert_eq!(site(&s, "swap_info", LockSite::SwapcacheFreeEntries), 1);
+    assert_eq!(s.k.swap.as_ref().unwrap().nr_free(), total);
+    // Nearly full swap: no caching.
+    while s.k.swap.as_ref().unwrap().nr_free() > 2 * 5 * 64 {
+        let slot = s.k.get_swap_slot(0).unwrap();
+        s.k.swap.as_mut().unwrap().slots[slot as usize] =
+            reclaimsim::kernel::swap::SwapSlot::used(0);
+    }
+    let before = site(&s, "swap_info", LockSite::GetSwapPages);
+    let cached = s.k.swap_slots[0].slots.len();
+    for _ in 0..cached + 3 {
+        s.k.get_swap_slot(0).unwrap();
+    }
+    assert_eq!(
+        site(&s, "swap_info", LockSite::GetSwapPages),
+        before + cached as u64 + 3
+    );
+}
