@@ -274,7 +274,9 @@ source = "a mail, its table"
 /// last one edited from `from` to `to`.
 fn expecting(tables: usize, from: &str, to: &str) -> String {
     assert!(EXPECT.contains(from), "{from}");
-    let mut text = format!("{GOOD}\n[variants.small]\nmachine.cpus = 2\n\n[variants.large]\nmachine.cpus = 3\n");
+    let mut text = format!(
+        "{GOOD}\n[variants.small]\nmachine.cpus = 2\n\n[variants.large]\nmachine.cpus = 3\n"
+    );
     for i in 0..tables {
         let body = if i + 1 == tables {
             EXPECT.replacen(from, to, 1)
@@ -289,14 +291,21 @@ fn expecting(tables: usize, from: &str, to: &str) -> String {
 /// Assert the error is about `field` on the last line of `text` containing `needle`
 /// (the last `[[expect]]` is the edited one).
 fn assert_last_at(e: &ScenarioError, text: &str, needle: &str, field: &str) {
-    let line = text.lines().collect::<Vec<_>>().iter().rposition(|l| l.contains(needle)).unwrap() + 1;
+    let line = text
+        .lines()
+        .collect::<Vec<_>>()
+        .iter()
+        .rposition(|l| l.contains(needle))
+        .unwrap()
+        + 1;
     assert_eq!(
         (e.file.as_str(), e.line, e.field.as_str()),
         ("s.toml", Some(line), field),
         "{e}"
     );
     assert!(
-        e.to_string().starts_with(&format!("s.toml:{line}: {field}: ")),
+        e.to_string()
+            .starts_with(&format!("s.toml:{line}: {field}: ")),
         "{e}"
     );
 }
@@ -313,11 +322,18 @@ fn expectations_load() {
     );
     assert_eq!((e.change.low, e.change.high), (0.01, 0.03));
     assert_eq!(e.source, "a mail, its table");
-    let needed: Vec<&str> = s.expected_variants().iter().map(|(n, _)| n.as_str()).collect();
+    let needed: Vec<&str> = s
+        .expected_variants()
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
     assert_eq!(needed, ["small", "large"]);
     let one = expecting(1, "change = [\"+1%\", \"+3%\"]", "change = \"3.0x\"");
     let s = scenario::parse(&one, "s.toml", &[], None).unwrap();
-    assert_eq!((s.expects[0].change.low, s.expects[0].change.high), (2.0, 2.0));
+    assert_eq!(
+        (s.expects[0].change.low, s.expects[0].change.high),
+        (2.0, 2.0)
+    );
 }
 
 #[test]
@@ -344,7 +360,13 @@ fn expect_with_a_bad_change() {
     let e = error(&text, &[]);
     assert_last_at(&e, &text, "change = ", "expect[0].change[1]");
     assert!(e.message.contains("\"+3\": not a change"), "{e}");
-    for bad in ["\"fast\"", "3", "[]", "[\"+1%\", \"+2%\", \"+3%\"]", "[\"+3%\", \"+1%\"]"] {
+    for bad in [
+        "\"fast\"",
+        "3",
+        "[]",
+        "[\"+1%\", \"+2%\", \"+3%\"]",
+        "[\"+3%\", \"+1%\"]",
+    ] {
         let text = expecting(1, "[\"+1%\", \"+3%\"]", bad);
         assert_last_at(&error(&text, &[]), &text, "change = ", "expect[0].change");
     }
@@ -384,7 +406,11 @@ fn seed_scenarios_state_their_expectations() {
         let path = entry.unwrap().path();
         let s = scenario::load(&path, &[], None).unwrap_or_else(|e| panic!("{e}"));
         assert!(!s.expects.is_empty(), "{}: no [[expect]]", path.display());
-        assert!(s.expects.iter().all(|e| !e.source.is_empty()), "{}", path.display());
+        assert!(
+            s.expects.iter().all(|e| !e.source.is_empty()),
+            "{}",
+            path.display()
+        );
         files += 1;
     }
     assert_eq!(files, 8);

@@ -206,11 +206,18 @@ mod tests {
 
     #[test]
     fn a_change_in_range_with_its_sign() {
-        let c = evaluate(&expect("workloads.w.ops_per_sec", 0.4, 0.6), &ops(100.0), &ops(150.0));
+        let c = evaluate(
+            &expect("workloads.w.ops_per_sec", 0.4, 0.6),
+            &ops(100.0),
+            &ops(150.0),
+        );
         assert_eq!(c.change, Some(0.5));
         assert_eq!((c.same_sign, c.in_range), (Some(true), Some(true)));
         assert_eq!(c.ratio, Some(1.0));
-        assert_eq!((c.from_value, c.to_value, c.note), (Some(100.0), Some(150.0), None));
+        assert_eq!(
+            (c.from_value, c.to_value, c.note),
+            (Some(100.0), Some(150.0), None)
+        );
     }
 
     #[test]
@@ -227,7 +234,11 @@ mod tests {
 
     #[test]
     fn a_range_around_zero_has_no_ratio() {
-        let c = evaluate(&expect("workloads.w.ops_per_sec", -0.1, 0.1), &ops(10.0), &ops(10.5));
+        let c = evaluate(
+            &expect("workloads.w.ops_per_sec", -0.1, 0.1),
+            &ops(10.0),
+            &ops(10.5),
+        );
         assert_eq!((c.in_range, c.ratio), (Some(true), None));
     }
 
@@ -236,7 +247,10 @@ mod tests {
         let e = expect("workloads.x.ops_per_sec", 0.1, 0.2);
         let c = evaluate(&e, &ops(1.0), &ops(2.0));
         assert_eq!(c.note.as_deref(), Some("no such metric"));
-        assert_eq!((c.change, c.same_sign, c.in_range, c.ratio), (None, None, None, None));
+        assert_eq!(
+            (c.change, c.same_sign, c.in_range, c.ratio),
+            (None, None, None, None)
+        );
         let e = expect("workloads.w.ops_per_sec", 0.1, 0.2);
         let c = evaluate(&e, &ops(0.0), &ops(2.0));
         assert_eq!((c.note.as_deref(), c.change), (Some("from is 0"), None));
@@ -275,11 +289,25 @@ mod tests {
         let rows: Vec<Vec<&str>> = t
             .lines()
             .skip(1)
-            .map(|l| l.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect())
+            .map(|l| {
+                l.split("  ")
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .collect()
+            })
             .collect();
         assert_eq!(
             rows[0],
-            ["s", "w.ops_per_sec", "a -> b", "+101..+105%", "+103.0%", "yes", "yes", "1.00"]
+            [
+                "s",
+                "w.ops_per_sec",
+                "a -> b",
+                "+101..+105%",
+                "+103.0%",
+                "yes",
+                "yes",
+                "1.00"
+            ]
         );
         assert_eq!(rows[1][1..4], ["*.ops_per_sec", "a -> b", "+7.5%"]);
         assert_eq!(rows[1][5..], ["yes", "no", "13.73"]);

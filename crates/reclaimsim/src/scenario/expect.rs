@@ -78,10 +78,7 @@ pub(super) fn check(file: ExpectFile, variants: &[&str]) -> Result<Vec<Expectati
             if !variants.contains(&name.as_str()) {
                 return fail(
                     elem("expect", i, field),
-                    format!(
-                        "no variant \"{name}\" (there are: {})",
-                        variants.join(", ")
-                    ),
+                    format!("no variant \"{name}\" (there are: {})", variants.join(", ")),
                 );
             }
         }
@@ -110,7 +107,8 @@ pub(super) fn check(file: ExpectFile, variants: &[&str]) -> Result<Vec<Expectati
 /// `change`: one change string, or an array of one or two (low, high). An error names
 /// the array element at fault, if any.
 fn parse_range(v: &Value) -> Result<ChangeRange, (Option<usize>, String)> {
-    const FORMS: &str = "a change such as \"+80%\", \"-23.5%\" or \"3.0x\", or a range [\"+101%\", \"+105%\"]";
+    const FORMS: &str =
+        "a change such as \"+80%\", \"-23.5%\" or \"3.0x\", or a range [\"+101%\", \"+105%\"]";
     let items: Vec<&Value> = match v {
         Value::String(_) => vec![v],
         Value::Array(a) if (1..=2).contains(&a.len()) => a.iter().collect(),
@@ -381,7 +379,10 @@ mod tests {
 
     #[test]
     fn missing_paths_and_non_numbers_say_so() {
-        assert_eq!(value("workloads.fio.ops_per_sec"), Err(Missing::NoSuchMetric));
+        assert_eq!(
+            value("workloads.fio.ops_per_sec"),
+            Err(Missing::NoSuchMetric)
+        );
         assert_eq!(value("oom_kills.7.time_s"), Err(Missing::NoSuchMetric));
         assert_eq!(
             value("workloads.dd0.ops_per_sec.more"),
@@ -420,10 +421,13 @@ mod tests {
     fn short_names_drop_the_section() {
         let m = Metric::parse("workloads.\"memcached:run\".ops_per_sec").unwrap();
         assert_eq!(m.short(), "memcached:run.ops_per_sec");
-        let m = Metric::parse("kswapd_profile.categories.rmap_walk / kswapd_profile.total_ns")
-            .unwrap();
+        let m =
+            Metric::parse("kswapd_profile.categories.rmap_walk / kswapd_profile.total_ns").unwrap();
         assert_eq!(m.short(), "categories.rmap_walk / total_ns");
-        assert_eq!(Metric::parse("page_accesses").unwrap().short(), "page_accesses");
+        assert_eq!(
+            Metric::parse("page_accesses").unwrap().short(),
+            "page_accesses"
+        );
     }
 
     #[test]
@@ -434,7 +438,16 @@ mod tests {
         assert_eq!(parse_change("3.0x"), Ok(2.0));
         assert_eq!(parse_change("0.5x"), Ok(-0.5));
         assert_eq!(parse_change("-100%"), Ok(-1.0));
-        for bad in ["+80", "80 percent", "x", "%", "-150%", "-1x", "infx", "NaN%"] {
+        for bad in [
+            "+80",
+            "80 percent",
+            "x",
+            "%",
+            "-150%",
+            "-1x",
+            "infx",
+            "NaN%",
+        ] {
             assert!(parse_change(bad).is_err(), "{bad:?} accepted");
         }
     }
