@@ -4,10 +4,11 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use reclaimsim::engine::{self, RunOptions};
 use reclaimsim::output::results::{RunResult, VariantResult};
+use reclaimsim::output::validate;
 use reclaimsim::scenario::{self, LoadedScenario};
 use reclaimsim::{output::report, scenario::config::Scenario};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// A deterministic model of Linux page reclaim (classic LRU and MGLRU).
@@ -44,6 +45,19 @@ enum Command {
         /// The values, comma-separated: 1,4,16,52,104.
         #[arg(long, value_name = "V,V,...", value_delimiter = ',', required = true)]
         values: Vec<String>,
+    },
+    /// Run the variants each scenario's `[[expect]]` tables compare and print, per
+    /// expectation, the expected change beside the model's (a report: exit 0 either way).
+    Validate {
+        /// Scenario files (default: every scenarios/seeds/*.toml, sorted).
+        #[arg(value_name = "SCENARIO")]
+        scenarios: Vec<PathBuf>,
+        /// Override every scenario's seed.
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+        /// Also write the expectations, their outcomes and the runs as JSON to this file.
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
     },
     /// Measure the model: simulated page accesses per wall second, host bytes per
     /// simulated frame, and the demo scenario's wall time.
@@ -92,6 +106,11 @@ fn main() -> ExitCode {
             keys,
             values,
         } => sweep(common, keys, values),
+        Command::Validate {
+            scenarios,
+            seed,
+            json,
+        } => validate(scenarios, *seed, json.as_deref()),
         Command::Bench { json } => bench(json.as_deref()),
     };
     match result {
@@ -230,7 +249,13 @@ fn load(c: &Common) -> Result<LoadedScenario, Failure> {
 fn load_with(c: &Common, sets: &[String]) -> Result<LoadedScenario, Failure> {
     let loaded =
         scenario::load(&c.scenario, sets, c.seed).map_err(|e| Failure::Input(e.to_string()))?;
-    if let Some(json) = &c.json {
+    check_json_path(c.json.as_deref())?;
+    Ok(loaded)
+}
+
+/// Refuse a `--json` path that cannot be written, before anything runs.
+fn check_json_path(json: Option<&Path>) -> Result<(), Failure> {
+    if let Some(json) = json {
         let dir = json.parent().filter(|d| !d.as_os_str().is_empty());
         if dir.is_some_and(|d| !d.is_dir()) || json.is_dir() {
             return Err(Failure::Input(format!(
@@ -239,7 +264,73 @@ fn load_with(c: &Common, sets: &[String]) -> Result<LoadedScenario, Failure> {
             )));
         }
     }
-    Ok(loaded)
+    Ok(())
+}
+
+/// Where `validate` looks without arguments, relative to the working directory.
+const SEED_SCENARIOS: &str = "scenarios/seeds";
+
+/// Every scenario is loaded (and checked) before any runs; then each runs the variants
+/// its expectations compare, once each, in file order.
+fn validate(files: &[PathBuf], seed: Option<u64>, json: Option<&Path>) -> Result<(), Failure> {
+    let files = if files.is_empty() {
+        seed_scenarios()?
+    } else {
+        files.to_vec()
+    };
+    let mut loaded = Vec::new();
+    for f in &files {
+        loaded.push(scenario::load(f, &[], seed).map_err(|e| Failure::Input(e.to_string()))?);
+    }
+    check_json_path(json)?;
+    let mut scenarios = Vec::new();
+    for l in &loaded {
+        if l.expects.is_empty() {
+            eprintln!("{}: no [[expect]], nothing to validate", l.path.display());
+            continue;
+        }
+        let mut variants = Vec::new();
+        for (name, s) in l.expected_variants() {
+            let mut v = run_variant(s, &format!("{} {name}", l.base.name), false)?;
+            v.name = name.clone();
+            variants.push(v);
+        }
+        let run = RunResult {
+            scenario: l.base.name.clone(),
+            description: l.base.description.clone(),
+            seed: l.base.seed,
+            variants,
+        };
+        let file = l.path.display().to_string();
+        scenarios.push(validate::check_scenario(&file, run, &l.expects));
+    }
+    let r = validate::ValidateResult { scenarios };
+    if let Some(path) = json {
+        report::write_json(&r, path)
+            .map_err(|e| Failure::Run(format!("--json {}: {e}", path.display())))?;
+    }
+    print!("{}", validate::table(&r));
+    Ok(())
+}
+
+/// The `*.toml` files of `SEED_SCENARIOS`, sorted.
+fn seed_scenarios() -> Result<Vec<PathBuf>, Failure> {
+    let entries = std::fs::read_dir(SEED_SCENARIOS).map_err(|e| {
+        Failure::Input(format!(
+            "no SCENARIO given and {SEED_SCENARIOS}/ cannot be read ({e}): run from the checkout or name the files"
+        ))
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Failure::Input(format!(
+            "no SCENARIO given and no *.toml in {SEED_SCENARIOS}/"
+        )));
+    }
+    Ok(files)
 }
 
 fn write_json(c: &Common, run: &RunResult) -> Result<(), Failure> {

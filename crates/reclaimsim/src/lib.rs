@@ -4,9 +4,9 @@
 //!   page cache and swap, folio batches, vmscan and kswapd, writeback, the LRU policies);
 //! - `engine`: the virtual-time multi-CPU engine that runs it (tasks, locks, costs, the
 //!   invariant checker);
-//! - `scenario`: the scenario language (TOML, overrides, units);
+//! - `scenario`: the scenario language (TOML, overrides, units, expectations);
 //! - `workload`: the programs that drive it (fio, memcached under memtier, dd, ...);
-//! - `output`: results, the report tables, sweeps and the benchmark.
+//! - `output`: results, the report tables, sweeps, expectations checked and the benchmark.
 
 pub mod engine;
 pub mod kernel;

@@ -261,3 +261,157 @@ fn load_names_the_file() {
     assert!(scenario::load(&dir.join("missing.toml"), &[], None).is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A good `[[expect]]` comparing `GOOD`'s two variants below.
+const EXPECT: &str = r#"metric = "workloads.a.ops_per_sec"
+from = "small"
+to = "large"
+change = ["+1%", "+3%"]
+source = "a mail, its table"
+"#;
+
+/// `GOOD` with variants "small" and "large" and `[[expect]]` tables of `EXPECT`, the
+/// last one edited from `from` to `to`.
+fn expecting(tables: usize, from: &str, to: &str) -> String {
+    assert!(EXPECT.contains(from), "{from}");
+    let mut text = format!(
+        "{GOOD}\n[variants.small]\nmachine.cpus = 2\n\n[variants.large]\nmachine.cpus = 3\n"
+    );
+    for i in 0..tables {
+        let body = if i + 1 == tables {
+            EXPECT.replacen(from, to, 1)
+        } else {
+            EXPECT.to_string()
+        };
+        text.push_str(&format!("\n[[expect]]\n{body}"));
+    }
+    text
+}
+
+/// Assert the error is about `field` on the last line of `text` containing `needle`
+/// (the last `[[expect]]` is the edited one).
+fn assert_last_at(e: &ScenarioError, text: &str, needle: &str, field: &str) {
+    let line = text
+        .lines()
+        .collect::<Vec<_>>()
+        .iter()
+        .rposition(|l| l.contains(needle))
+        .unwrap()
+        + 1;
+    assert_eq!(
+        (e.file.as_str(), e.line, e.field.as_str()),
+        ("s.toml", Some(line), field),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with(&format!("s.toml:{line}: {field}: ")),
+        "{e}"
+    );
+}
+
+#[test]
+fn expectations_load() {
+    let text = expecting(2, "source", "source");
+    let s = scenario::parse(&text, "s.toml", &[], None).unwrap();
+    assert_eq!(s.expects.len(), 2);
+    let e = &s.expects[1];
+    assert_eq!(
+        (e.metric.text.as_str(), e.from.as_str(), e.to.as_str()),
+        ("workloads.a.ops_per_sec", "small", "large")
+    );
+    assert_eq!((e.change.low, e.change.high), (0.01, 0.03));
+    assert_eq!(e.source, "a mail, its table");
+    let needed: Vec<&str> = s
+        .expected_variants()
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(needed, ["small", "large"]);
+    let one = expecting(1, "change = [\"+1%\", \"+3%\"]", "change = \"3.0x\"");
+    let s = scenario::parse(&one, "s.toml", &[], None).unwrap();
+    assert_eq!(
+        (s.expects[0].change.low, s.expects[0].change.high),
+        (2.0, 2.0)
+    );
+}
+
+#[test]
+fn expect_names_a_missing_variant() {
+    let text = expecting(2, "from = \"small\"", "from = \"tiny\"");
+    let e = error(&text, &[]);
+    assert_last_at(&e, &text, "from = ", "expect[1].from");
+    assert!(
+        e.message
+            .contains("no variant \"tiny\" (there are: small, large)"),
+        "{e}"
+    );
+    let text = expecting(1, "to = \"large\"", "to = \"huge\"");
+    assert_last_at(&error(&text, &[]), &text, "to = ", "expect[0].to");
+    let text = expecting(1, "to = \"large\"", "to = \"small\"");
+    let e = error(&text, &[]);
+    assert_last_at(&e, &text, "to = ", "expect[0].to");
+    assert!(e.message.contains("always be 0"), "{e}");
+}
+
+#[test]
+fn expect_with_a_bad_change() {
+    let text = expecting(1, "\"+3%\"", "\"+3\"");
+    let e = error(&text, &[]);
+    assert_last_at(&e, &text, "change = ", "expect[0].change[1]");
+    assert!(e.message.contains("\"+3\": not a change"), "{e}");
+    for bad in [
+        "\"fast\"",
+        "3",
+        "[]",
+        "[\"+1%\", \"+2%\", \"+3%\"]",
+        "[\"+3%\", \"+1%\"]",
+    ] {
+        let text = expecting(1, "[\"+1%\", \"+3%\"]", bad);
+        assert_last_at(&error(&text, &[]), &text, "change = ", "expect[0].change");
+    }
+}
+
+#[test]
+fn expect_with_an_empty_or_bad_metric() {
+    let text = expecting(1, "\"workloads.a.ops_per_sec\"", "\"\"");
+    let e = error(&text, &[]);
+    assert_last_at(&e, &text, "metric = ", "expect[0].metric");
+    assert!(e.message.starts_with("empty"), "{e}");
+    let text = expecting(1, "workloads.a.", "workloads..");
+    let e = error(&text, &[]);
+    assert_last_at(&e, &text, "metric = ", "expect[0].metric");
+    assert!(e.message.contains("expected a key"), "{e}");
+}
+
+#[test]
+fn expect_with_an_unknown_key_a_wrong_type_or_a_missing_field() {
+    let text = expecting(1, "source", "sauce");
+    let e = error(&text, &[]);
+    assert_last_at(&e, &text, "sauce", "expect[0].sauce");
+    assert!(e.message.contains("unknown field `sauce`"), "{e}");
+    let text = expecting(1, "from = \"small\"", "from = 1");
+    assert_last_at(&error(&text, &[]), &text, "from = 1", "expect[0].from");
+    let text = expecting(1, "to = \"large\"\n", "");
+    let e = error(&text, &[]);
+    assert_last_at(&e, &text, "[[expect]]", "expect[0].to");
+    assert!(e.message.contains("missing field"), "{e}");
+}
+
+#[test]
+fn seed_scenarios_state_their_expectations() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seeds");
+    let mut files = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let s = scenario::load(&path, &[], None).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!s.expects.is_empty(), "{}: no [[expect]]", path.display());
+        assert!(
+            s.expects.iter().all(|e| !e.source.is_empty()),
+            "{}",
+            path.display()
+        );
+        files += 1;
+    }
+    assert_eq!(files, 8);
+}

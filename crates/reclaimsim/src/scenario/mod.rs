@@ -7,11 +7,13 @@
 //! workload named "fio", `memcg."/a".max = "1GiB"` the memcg with path "/a".
 
 pub mod config;
+pub mod expect;
 pub mod units;
 
 use crate::engine;
 use crate::output::report::human_bytes;
 use crate::scenario::config::{Scenario, WorkloadConfig};
+use crate::scenario::expect::Expectation;
 use crate::workload::{Workload, WorkloadOptions};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -29,6 +31,8 @@ pub struct LoadedScenario {
     /// Each `[variants.NAME]` in file order, merged into the base (then `--set` and
     /// `--seed`); `[("base", base)]` when the file has no variants.
     pub variants: Vec<(String, Scenario)>,
+    /// The `[[expect]]` tables: changes between variants a measurement found.
+    pub expects: Vec<Expectation>,
 }
 
 /// A bad scenario: where, and what is wrong.
@@ -42,6 +46,16 @@ pub struct ScenarioError {
     pub message: String,
     /// The bad value came from `--set`, not from the file.
     pub from_set: bool,
+}
+
+impl LoadedScenario {
+    /// The variants the expectations compare, in file order: all `validate` must run.
+    pub fn expected_variants(&self) -> Vec<&(String, Scenario)> {
+        self.variants
+            .iter()
+            .filter(|(n, _)| self.expects.iter().any(|e| e.from == *n || e.to == *n))
+            .collect()
+    }
 }
 
 impl fmt::Display for ScenarioError {
@@ -91,6 +105,8 @@ pub fn parse(
     let src = Source::parse(file_name, text)?;
     let mut root: Table =
         toml::from_str(text).map_err(|e| syntax(file_name, text, e.span(), e.message()))?;
+    // Expectations are about variants, not part of one: checked once, after them.
+    let expect = root.remove("expect");
     let variants = match root.remove("variants") {
         None => Vec::new(),
         Some(Value::Table(mut table)) => {
@@ -158,7 +174,7 @@ pub fn parse(
         };
         let expansion = expand_instances(&mut doc)
             .map_err(|(path, msg)| in_variant(src.error(&origins.of(&path), show(&path), &msg)))?;
-        let mut scenario = src
+        let mut scenario: Scenario = src
             .deserialize(doc, &origins, &expansion)
             .map_err(in_variant)?;
         if let Some(seed) = seed {
@@ -179,11 +195,29 @@ pub fn parse(
             .map(|(name, t)| Ok((name.clone(), build(Some((name, t)))?)))
             .collect::<Result<_, ScenarioError>>()?
     };
+    let expects = load_expects(&src, expect, &variants)?;
     Ok(LoadedScenario {
         path: PathBuf::from(file_name),
         base,
         variants,
+        expects,
     })
+}
+
+/// The file's `[[expect]]` tables (the `expect` value), checked against the variants.
+fn load_expects(
+    src: &Source,
+    expect: Option<Value>,
+    variants: &[(String, Scenario)],
+) -> Result<Vec<Expectation>, ScenarioError> {
+    let Some(expect) = expect else {
+        return Ok(Vec::new());
+    };
+    let doc = Table::from_iter([("expect".to_string(), expect)]);
+    let file = src.deserialize(doc, &Origins::default(), &Expansion::default())?;
+    let names: Vec<&str> = variants.iter().map(|(n, _)| n.as_str()).collect();
+    expect::check(file, &names)
+        .map_err(|(path, msg)| src.error(&Origin::Doc(path.clone()), show(&path), &msg))
 }
 
 /// One step of a path through a document.
@@ -429,12 +463,14 @@ impl<'a> Source<'a> {
         span
     }
 
-    fn deserialize(
+    /// Deserialize a merged document (a scenario, or the `[[expect]]` tables alone),
+    /// locating a bad field by where its value came from.
+    fn deserialize<T: serde::de::DeserializeOwned>(
         &self,
         doc: Table,
         origins: &Origins,
         expansion: &Expansion,
-    ) -> Result<Scenario, ScenarioError> {
+    ) -> Result<T, ScenarioError> {
         serde_path_to_error::deserialize(Value::Table(doc)).map_err(|e| {
             let path: Vec<Seg> = e
                 .path()

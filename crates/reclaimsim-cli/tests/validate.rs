@@ -1,0 +1,228 @@
+//! `reclaimsim validate`: expectations against the model's changes, one table, JSON.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Two cheap variants (and one no expectation needs), four expectations: in range, a
+/// wildcard, a quotient, and a metric the results do not have.
+const SCENARIO: &str = r#"name = "tiny-validate"
+[machine]
+memory = "64MiB"
+cpus = 2
+
+[[workload]]
+name = "a"
+[workload.anon]
+size = "8MiB"
+
+[variants.small]
+workload.a.anon.size = "8MiB"
+
+[variants.unused]
+machine.cpus = 1
+
+[variants.large]
+workload.a.anon.size = "16MiB"
+
+[[expect]]
+metric = "workloads.a.ops"
+from = "small"
+to = "large"
+change = ["+90%", "+110%"]
+source = "twice the memory, twice the touches"
+
+[[expect]]
+metric = "workloads.*.ops"
+from = "small"
+to = "large"
+change = "3.0x"
+
+[[expect]]
+metric = "vmstat.pgfault / page_accesses"
+from = "small"
+to = "large"
+change = "-50%"
+
+[[expect]]
+metric = "vmstat.nope"
+from = "large"
+to = "small"
+change = "-5%"
+"#;
+
+/// A fresh directory for one test.
+fn dir(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("reclaimsim-validate-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn reclaimsim(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_reclaimsim"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+/// The table's rows as cells (columns are two or more spaces apart).
+fn rows(stdout: &str) -> Vec<Vec<String>> {
+    stdout
+        .lines()
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn validate_prints_one_table_and_writes_json() {
+    let d = dir("table");
+    std::fs::write(d.join("s.toml"), SCENARIO).unwrap();
+    std::fs::write(
+        d.join("none.toml"),
+        SCENARIO.split("[[expect]]").next().unwrap(),
+    )
+    .unwrap();
+    let args = ["validate", "s.toml", "none.toml", "--json", "out.json"];
+    let out = reclaimsim(&args, &d);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("none.toml: no [[expect]]"), "{stderr}");
+    let rows = rows(&stdout);
+    assert_eq!(
+        rows[0],
+        [
+            "scenario",
+            "metric",
+            "from -> to",
+            "expected",
+            "model",
+            "same sign",
+            "in range",
+            "model/expected"
+        ]
+    );
+    assert_eq!(
+        rows[1],
+        [
+            "tiny-validate",
+            "a.ops",
+            "small -> large",
+            "+90..+110%",
+            "+100.0%",
+            "yes",
+            "yes",
+            "1.00"
+        ]
+    );
+    assert_eq!(
+        rows[2][1..6],
+        ["*.ops", "small -> large", "+200%", "+100.0%", "yes"]
+    );
+    assert_eq!(rows[2][6..], ["no", "0.50"]);
+    assert_eq!(rows[3][1], "pgfault / page_accesses");
+    assert_eq!(
+        rows[4][1..],
+        [
+            "nope",
+            "large -> small",
+            "-5%",
+            "n/a (no such metric)",
+            "-",
+            "-",
+            "-"
+        ]
+    );
+    assert_eq!(rows.len(), 5, "{stdout}");
+
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("out.json")).unwrap()).unwrap();
+    let scenarios = v["scenarios"].as_array().unwrap();
+    assert_eq!(
+        scenarios.len(),
+        1,
+        "the scenario without [[expect]] is left out"
+    );
+    let s = &scenarios[0];
+    assert_eq!(
+        (s["file"].as_str(), s["scenario"].as_str()),
+        (Some("s.toml"), Some("tiny-validate"))
+    );
+    let names: Vec<&str> = s["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["small", "large"],
+        "only the variants the expectations compare run"
+    );
+    let e = s["expectations"].as_array().unwrap();
+    assert_eq!(e[0]["metric"], "workloads.a.ops");
+    assert_eq!(e[0]["expected"], serde_json::json!([0.9, 1.1]));
+    assert_eq!(e[0]["source"], "twice the memory, twice the touches");
+    assert_eq!(
+        (e[0]["change"].as_f64(), e[0]["in_range"].as_bool()),
+        (Some(1.0), Some(true))
+    );
+    assert_eq!(
+        e[0]["to_value"].as_f64().unwrap(),
+        2.0 * e[0]["from_value"].as_f64().unwrap()
+    );
+    assert_eq!(e[3]["note"], "no such metric");
+    assert!(e[3]["change"].is_null() && e[3]["in_range"].is_null());
+
+    let again = reclaimsim(&args[..3], &d);
+    assert_eq!(
+        again.stdout, out.stdout,
+        "same scenario and seed, same table"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn validate_refuses_a_bad_expect_before_running() {
+    let d = dir("bad");
+    std::fs::write(d.join("good.toml"), SCENARIO).unwrap();
+    let bad = SCENARIO.replace("change = \"-50%\"", "change = \"-50\"");
+    std::fs::write(d.join("bad.toml"), &bad).unwrap();
+    let out = reclaimsim(
+        &["validate", "good.toml", "bad.toml", "--json", "out.json"],
+        &d,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = bad.lines().position(|l| l.contains("\"-50\"")).unwrap() + 1;
+    assert!(
+        stderr.starts_with(&format!(
+            "error: bad.toml:{line}: expect[2].change: \"-50\": not a change"
+        )),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "nothing ran");
+    assert!(!d.join("out.json").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn validate_without_scenarios_needs_the_seeds() {
+    let d = dir("empty");
+    let out = reclaimsim(&["validate"], &d);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("scenarios/seeds/"), "{stderr}");
+    assert_eq!(
+        reclaimsim(&["validate", "--seed", "x"], &d).status.code(),
+        Some(2)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
