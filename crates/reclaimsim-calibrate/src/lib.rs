@@ -79,8 +79,11 @@ impl Measurement {
 /// A measurement, or its name and why it could not be made here.
 pub type Outcome = Result<Measurement, (String, String)>;
 
+/// A probe: makes one or more measurements.
+type Probe = fn(&Scale) -> Vec<Outcome>;
+
 /// The probes in the order they run: a name for the progress lines, and the function.
-const PROBES: [(&str, fn(&Scale) -> Vec<Outcome>); 9] = [
+const PROBES: [(&str, Probe); 9] = [
     ("minor faults", memory::faults),
     ("page zeroing and copying", memory::zero_copy),
     ("pread of a cached page", memory::pread),

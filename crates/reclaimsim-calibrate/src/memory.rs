@@ -226,9 +226,8 @@ fn cache_sizes() -> (Option<usize>, Option<usize>, Option<usize>) {
             Some(n) => n.parse::<usize>().ok().map(|n| n << 10),
             None => size.parse().ok(),
         };
-        match (level.trim().parse::<usize>(), kind.trim()) {
-            (Ok(l @ 1..=3), "Data" | "Unified") => sizes[l - 1] = bytes,
-            _ => {}
+        if let (Ok(l @ 1..=3), "Data" | "Unified") = (level.trim().parse::<usize>(), kind.trim()) {
+            sizes[l - 1] = bytes;
         }
     }
     (sizes[0], sizes[1], sizes[2])
