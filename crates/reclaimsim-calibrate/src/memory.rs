@@ -100,29 +100,27 @@ fn fault_rounds(s: &Scale, len: usize, fd: Option<i32>) -> Result<Summary, Strin
 /// page_fault3's loop on a shared mapping of a sparse temporary file.
 pub fn faults(s: &Scale) -> Vec<Outcome> {
     let anon_len = s.bytes(16 << 20, 1 << 20);
-    let anon = fault_rounds(s, anon_len, None).map(|sum| Measurement {
-        name: "anon_fault".into(),
-        summary: sum,
-        method: format!(
+    let anon = fault_rounds(s, anon_len, None).map(|sum| {
+        let how = format!(
             "mmap {} MiB anonymous (MADV_NOHUGEPAGE), write one byte per 4 KiB page, munmap; \
              ns per page (fault, allocation, zeroing, charge, unmap and free)",
             anon_len >> 20
-        ),
+        );
+        Measurement::new("anon_fault", sum, how)
     });
     let file_len = s.bytes(16 << 20, 1 << 20);
     let file = tempfile::tempfile()
         .and_then(|f| f.set_len(file_len as u64).map(|_| f))
         .map_err(|e| format!("temporary file: {e}"))
         .and_then(|f| fault_rounds(s, file_len, Some(f.as_raw_fd())))
-        .map(|sum| Measurement {
-            name: "shared_file_fault".into(),
-            summary: sum,
-            method: format!(
+        .map(|sum| {
+            let how = format!(
                 "page_fault3's loop: mmap a sparse {} MiB file in {} MAP_SHARED, write one byte \
                  per page, munmap; ns per page (do_shared_fault with page_mkwrite, unmap)",
                 file_len >> 20,
                 std::env::temp_dir().display()
-            ),
+            );
+            Measurement::new("shared_file_fault", sum, how)
         });
     vec![
         anon.map_err(|e| ("anon_fault".into(), e)),
