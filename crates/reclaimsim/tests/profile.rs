@@ -135,7 +135,7 @@ fn profile_error(test: &str, from: &str, to: &str) -> (ScenarioError, String) {
     assert!(!e.from_set);
     assert!(
         e.message.ends_with(&format!(
-            "(the machine profile of {})",
+            "(the machine profile named by {})",
             d.join("s.toml").display()
         )),
         "{e}"

@@ -216,7 +216,7 @@ fn apply_profile(doc: &mut Table, origins: &Origins, src: &Source) -> Result<(),
             Origin::Set(_) => "--set machine.profile".to_string(),
             Origin::Doc(_) => src.file.to_string(),
         };
-        e.message = format!("{} (the machine profile of {by})", e.message);
+        e.message = format!("{} (the machine profile named by {by})", e.message);
         e
     })?;
     let costs = doc
