@@ -59,6 +59,20 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,
     },
+    /// Measure this host's costs (faults, page copies, cache and DRAM latency, atomics,
+    /// lzo and LZ4, loopback TCP, memcached and fio where installed) and write them as a
+    /// machine profile for `[machine] profile = PATH`.
+    Calibrate {
+        /// The profile to write (TOML).
+        #[arg(long, value_name = "PATH")]
+        out: PathBuf,
+        /// Tiny iteration counts and buffers: a few seconds, rough figures (for tests).
+        #[arg(long)]
+        quick: bool,
+        /// The profile's name (default: the file name without its extension).
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+    },
     /// Measure the model: simulated page accesses per wall second, host bytes per
     /// simulated frame, and the demo scenario's wall time.
     Bench {
@@ -112,6 +126,7 @@ fn main() -> ExitCode {
             json,
         } => validate(scenarios, *seed, json.as_deref()),
         Command::Bench { json } => bench(json.as_deref()),
+        Command::Calibrate { out, quick, name } => calibrate(out, *quick, name.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -256,13 +271,7 @@ fn load_with(c: &Common, sets: &[String]) -> Result<LoadedScenario, Failure> {
 /// Refuse a `--json` path that cannot be written, before anything runs.
 fn check_json_path(json: Option<&Path>) -> Result<(), Failure> {
     if let Some(json) = json {
-        let dir = json.parent().filter(|d| !d.as_os_str().is_empty());
-        if dir.is_some_and(|d| !d.is_dir()) || json.is_dir() {
-            return Err(Failure::Input(format!(
-                "--json {}: not a file in an existing directory",
-                json.display()
-            )));
-        }
+        check_out("--json", json)?;
     }
     Ok(())
 }
@@ -331,6 +340,70 @@ fn seed_scenarios() -> Result<Vec<PathBuf>, Failure> {
         )));
     }
     Ok(files)
+}
+
+/// Refuse an output path that cannot be written, before any work.
+fn check_out(flag: &str, path: &Path) -> Result<(), Failure> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if dir.is_some_and(|d| !d.is_dir()) || path.is_dir() {
+        return Err(Failure::Input(format!(
+            "{flag} {}: not a file in an existing directory",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Measure this host and write the machine profile, whole or not at all; progress on
+/// stderr, the cost-table fields it sets against the defaults on stdout.
+fn calibrate(out: &Path, quick: bool, name: Option<&str>) -> Result<(), Failure> {
+    check_out("--out", out)?;
+    let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let name = name
+        .map(str::to_string)
+        .or(stem)
+        .unwrap_or_else(|| "host".into());
+    let scale = reclaimsim_calibrate::Scale { quick };
+    let profile = reclaimsim_calibrate::calibrate(&name, scale, &mut |line| eprintln!("{line}"));
+    let body = profile
+        .to_toml()
+        .map_err(|e| Failure::Run(format!("--out: {e}")))?;
+    let text = format!(
+        "# Machine profile written by `reclaimsim calibrate{}`: {}.\n\
+         # Load it with `[machine] profile = \"PATH\"` in a scenario or `--set machine.profile=PATH`;\n\
+         # only [costs.*].value reaches the cost table (the scenario's [costs] still win).\n\n{body}",
+        if quick { " --quick" } else { "" },
+        profile.profile.measured
+    );
+    report::write_atomic(out, text.as_bytes())
+        .map_err(|e| Failure::Run(format!("--out {}: {e}", out.display())))?;
+    print!("{}", calibration_table(&profile));
+    println!("written to {}", out.display());
+    Ok(())
+}
+
+/// The fields a profile sets, against the defaults, and what it skipped.
+fn calibration_table(p: &reclaimsim::scenario::profile::MachineProfile) -> String {
+    let mut s = format!(
+        "{:<20} {:>9} {:>21} {:>17} {:>9}\n",
+        "field", "value ns", "p10..p90", "range", "default"
+    );
+    for (field, e) in &p.costs {
+        let spread = e
+            .spread
+            .map_or(String::new(), |[a, b]| format!("{a:.1}..{b:.1}"));
+        let range = e.range.map_or(String::new(), |[a, b]| format!("{a}..{b}"));
+        let default = e.default.map_or(String::new(), |d| d.to_string());
+        s += &format!(
+            "{field:<20} {:>9} {spread:>21} {range:>17} {default:>9}\n",
+            e.value
+        );
+    }
+    s += &format!("{} measurements under [measured]\n", p.measured.len());
+    for (what, why) in &p.skipped {
+        s += &format!("skipped {what}: {why}\n");
+    }
+    s
 }
 
 fn write_json(c: &Common, run: &RunResult) -> Result<(), Failure> {

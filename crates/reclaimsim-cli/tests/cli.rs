@@ -112,3 +112,71 @@ fn compare_writes_json() {
     assert_eq!(names, ["more"]);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `calibrate --quick` writes a profile that a run loads with `--set machine.profile`,
+/// relative to the current directory; a profile naming an unknown field is refused with
+/// its file, line and field. memcached and fio are measured if installed, else skipped.
+#[test]
+fn calibrate_quick_writes_a_profile_a_run_loads() {
+    let d = dir("calibrate");
+    std::fs::write(d.join("s.toml"), GOOD).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_reclaimsim"))
+            .args(args)
+            .current_dir(&d)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["calibrate", "--quick", "--out", "host.toml"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("[1/9]"), "progress on stderr: {stderr}");
+    let profile = std::fs::read_to_string(d.join("host.toml")).unwrap();
+    assert!(profile.contains("[costs.page_zero]"), "{profile}");
+    // zram's lzo is measured only in a build with the GPL-2.0 codec.
+    assert_eq!(
+        profile.contains("[costs.zram_compress]"),
+        cfg!(feature = "lzo"),
+        "{profile}"
+    );
+    assert!(profile.contains("quick = true"), "{profile}");
+    // A tool that is missing (or cannot run here) is skipped, and said so.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for (field, tool) in [("memcached_request ", "memcached"), ("fio_io ", "fio")] {
+        let skipped = stdout.contains(&format!("skipped {tool}"));
+        assert!(stdout.contains(field) || skipped, "{stdout}");
+    }
+    let out = run(&["run", "s.toml", "--set", "machine.profile=host.toml"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A profile with a field the cost table does not have.
+    let bad = profile.replacen("[costs.page_zero]", "[costs.page_zeroo]", 1);
+    std::fs::write(d.join("bad.toml"), &bad).unwrap();
+    let out = run(&["run", "s.toml", "--set", "machine.profile=bad.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let line = bad.lines().position(|l| l.contains("page_zeroo")).unwrap() + 1;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let expected = format!("error: bad.toml:{line}: costs.page_zeroo: unknown field");
+    assert!(stderr.starts_with(&expected), "{stderr}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn calibrate_refuses_an_unwritable_out_before_measuring() {
+    let out = reclaimsim(&[
+        "calibrate",
+        "--quick",
+        "--out",
+        "/nonexistent/dir/host.toml",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("error: --out /nonexistent/dir/host.toml: not a file"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("[1/9]"), "{stderr}");
+}

@@ -9,9 +9,9 @@
 //! benchmarks); a minor fault round trip is ~1 us (will-it-scale page_fault3 reaches ~1 M
 //! faults/s per core); syscall entry/exit ~100-200 ns. Each field says which it uses.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct CostTable {
     /// A load or store to a mapped page whose PTE is present (TLB hit or short walk; the

@@ -438,9 +438,16 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
     out
 }
 
-/// Write `r` as pretty JSON to `path`, through a temporary file in the same directory
-/// renamed into place, so that `path` is either complete or untouched.
+/// Write `r` as pretty JSON to `path`, whole or not at all (`write_atomic`).
 pub fn write_json<T: serde::Serialize>(r: &T, path: &Path) -> io::Result<()> {
+    let mut text = serde_json::to_vec_pretty(r)?;
+    text.push(b'\n');
+    write_atomic(path, &text)
+}
+
+/// Write `bytes` to `path` through a temporary file in the same directory renamed into
+/// place, so that `path` is either complete or untouched.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -453,8 +460,7 @@ pub fn write_json<T: serde::Serialize>(r: &T, path: &Path) -> io::Result<()> {
     let tmp = path.with_file_name(tmp_name);
     let write = || -> io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
-        serde_json::to_writer_pretty(&mut f, r)?;
-        f.write_all(b"\n")?;
+        f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     };

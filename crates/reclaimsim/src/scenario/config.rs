@@ -63,6 +63,11 @@ pub struct MachineConfig {
     #[serde(default = "default_cpus")]
     pub cpus: u32,
     pub swap: Option<SwapConfig>,
+    /// A machine profile (TOML, as `reclaimsim calibrate` writes it) whose `[costs]`
+    /// values replace the cost table's defaults; the scenario's `[costs]` still win.
+    /// Loaded into `Scenario::costs` when the scenario is (`scenario::profile`); relative
+    /// to the scenario file, or to the current directory when given with `--set`.
+    pub profile: Option<String>,
 }
 
 fn default_nodes() -> u32 {

@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod expect;
+pub mod profile;
 pub mod units;
 
 use crate::engine;
@@ -172,6 +173,7 @@ pub fn parse(
             }
             e
         };
+        apply_profile(&mut doc, &origins, &src).map_err(in_variant)?;
         let expansion = expand_instances(&mut doc)
             .map_err(|(path, msg)| in_variant(src.error(&origins.of(&path), show(&path), &msg)))?;
         let mut scenario: Scenario = src
@@ -218,6 +220,48 @@ fn load_expects(
     let names: Vec<&str> = variants.iter().map(|(n, _)| n.as_str()).collect();
     expect::check(file, &names)
         .map_err(|(path, msg)| src.error(&Origin::Doc(path.clone()), show(&path), &msg))
+}
+
+/// Loads the `[machine] profile` the merged document names and puts its `[costs]` values
+/// under the document's `[costs]` where the scenario sets none, so a profile replaces the
+/// defaults and the scenario's own `[costs]` still win. A path written in the scenario
+/// is relative to the scenario file; one given with `--set` is relative to the current
+/// directory, as any path on a command line. A value that is not a string is left for
+/// deserializing to report.
+fn apply_profile(doc: &mut Table, origins: &Origins, src: &Source) -> Result<(), ScenarioError> {
+    let Some(Value::String(name)) = doc.get("machine").and_then(|m| m.get("profile")) else {
+        return Ok(());
+    };
+    let field = at("machine.profile");
+    let origin = origins.of(&field);
+    let path = match &origin {
+        Origin::Set(_) => PathBuf::from(name),
+        Origin::Doc(_) => Path::new(src.file)
+            .parent()
+            .unwrap_or(Path::new(""))
+            .join(name),
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        let message = format!("cannot read machine profile {}: {e}", path.display());
+        src.error(&origin, show(&field), &message)
+    })?;
+    let profile = profile::parse(&text, &path.display().to_string()).map_err(|mut e| {
+        let by = match &origin {
+            Origin::Set(_) => "--set machine.profile".to_string(),
+            Origin::Doc(_) => src.file.to_string(),
+        };
+        e.message = format!("{} (the machine profile named by {by})", e.message);
+        e
+    })?;
+    let costs = doc
+        .entry("costs")
+        .or_insert_with(|| Value::Table(Table::new()));
+    if let Value::Table(costs) = costs {
+        for (k, v) in profile.cost_values() {
+            costs.entry(k).or_insert(v);
+        }
+    }
+    Ok(())
 }
 
 /// One step of a path through a document.
@@ -472,15 +516,7 @@ impl<'a> Source<'a> {
         expansion: &Expansion,
     ) -> Result<T, ScenarioError> {
         serde_path_to_error::deserialize(Value::Table(doc)).map_err(|e| {
-            let path: Vec<Seg> = e
-                .path()
-                .iter()
-                .filter_map(|s| match s {
-                    serde_path_to_error::Segment::Seq { index } => Some(Seg::Index(*index)),
-                    serde_path_to_error::Segment::Map { key } => Some(Seg::Key(key.clone())),
-                    _ => None,
-                })
-                .collect();
+            let path = serde_path(e.path());
             let message = e.inner().message().trim().to_string();
             let (mut path, message) = expansion.translate(path, message);
             let origin = origins.of(&path);
@@ -494,6 +530,17 @@ impl<'a> Source<'a> {
             self.error(&origin, show(&path), &message)
         })
     }
+}
+
+/// A deserialization error's path as document segments.
+fn serde_path(path: &serde_path_to_error::Path) -> Vec<Seg> {
+    path.iter()
+        .filter_map(|s| match s {
+            serde_path_to_error::Segment::Seq { index } => Some(Seg::Index(*index)),
+            serde_path_to_error::Segment::Map { key } => Some(Seg::Key(key.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// How `instances` expanded the arrays of tables: for each element of the expanded

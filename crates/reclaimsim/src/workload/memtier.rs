@@ -154,6 +154,13 @@ fn slab_classes() -> Vec<u32> {
     sizes
 }
 
+/// The chunk size of the slab class memcached stores an item of `bytes` in (the smallest
+/// class that holds it), or `None` past the largest chunk. `reclaimsim calibrate` lays
+/// out its memcached-like pages with it.
+pub fn slab_chunk_size(bytes: u64) -> Option<u32> {
+    slab_classes().into_iter().find(|&c| u64::from(c) >= bytes)
+}
+
 fn digits(key: u64) -> u64 {
     key.checked_ilog10().map_or(1, |d| u64::from(d) + 1)
 }
@@ -161,7 +168,7 @@ fn digits(key: u64) -> u64 {
 /// Bytes memcached stores for an item whose key number has `digits` digits:
 /// 48 (header) + 8 (CAS) + key (`prefix` + digits) + 1 (NUL) + data-size + 2 (`\r\n`)
 /// (binary protocol, flags 0: no suffix).
-fn item_size(prefix_len: u64, digits: u64, data: u32) -> u64 {
+pub fn item_size(prefix_len: u64, digits: u64, data: u32) -> u64 {
     48 + 8 + prefix_len + digits + 1 + u64::from(data) + 2
 }
 
