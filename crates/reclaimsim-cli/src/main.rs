@@ -1,7 +1,7 @@
 //! The `reclaimsim` command.
 
 use clap::{Args, Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use reclaimsim::engine::{self, RunOptions};
 use reclaimsim::output::results::{RunResult, VariantResult};
 use reclaimsim::output::validate;
@@ -159,7 +159,7 @@ fn run(c: &Common, variant: Option<&str>) -> Result<(), Failure> {
                 ))
             })?,
     };
-    let result = run_variant(scenario, name, c.check)?;
+    let result = run_variants(&[(scenario, name.to_string())], c.check)?.remove(0);
     let run = RunResult {
         scenario: loaded.base.name.clone(),
         description: loaded.base.description.clone(),
@@ -199,11 +199,12 @@ fn bench(json: Option<&std::path::Path>) -> Result<(), Failure> {
 
 fn compare(c: &Common) -> Result<(), Failure> {
     let loaded = load(c)?;
-    let variants = loaded
+    let jobs: Vec<_> = loaded
         .variants
         .iter()
-        .map(|(name, s)| run_variant(s, name, c.check))
-        .collect::<Result<_, _>>()?;
+        .map(|(n, s)| (s, n.clone()))
+        .collect();
+    let variants = run_variants(&jobs, c.check)?;
     let run = RunResult {
         scenario: loaded.base.name.clone(),
         description: loaded.base.description.clone(),
@@ -223,19 +224,25 @@ fn sweep(c: &Common, keys: &[String], values: &[String]) -> Result<(), Failure> 
         sets.extend(keys.iter().map(|k| format!("{k}={v}")));
         loaded.push((v.clone(), load_with(c, &sets)?));
     }
+    let jobs: Vec<_> = loaded
+        .iter()
+        .flat_map(|(value, l)| {
+            l.variants
+                .iter()
+                .map(move |(n, s)| (s, format!("{n} @ {value}")))
+        })
+        .collect();
+    let mut runs = run_variants(&jobs, c.check)?.into_iter();
     let mut points = Vec::new();
     for (value, l) in &loaded {
-        let variants = l
-            .variants
-            .iter()
-            .map(|(name, s)| run_variant(s, &format!("{name} @ {value}"), c.check))
-            .map(|r| {
-                r.map(|mut v| {
-                    v.name = v.name.split(" @ ").next().unwrap_or_default().to_string();
-                    v
-                })
+        let variants = runs
+            .by_ref()
+            .take(l.variants.len())
+            .map(|mut v| {
+                v.name = v.name.split(" @ ").next().unwrap_or_default().to_string();
+                v
             })
-            .collect::<Result<_, _>>()?;
+            .collect();
         points.push(reclaimsim::output::sweep::SweepPoint {
             value: value.clone(),
             variants,
@@ -292,18 +299,31 @@ fn validate(files: &[PathBuf], seed: Option<u64>, json: Option<&Path>) -> Result
         loaded.push(scenario::load(f, &[], seed).map_err(|e| Failure::Input(e.to_string()))?);
     }
     check_json_path(json)?;
+    for l in loaded.iter().filter(|l| l.expects.is_empty()) {
+        eprintln!("{}: no [[expect]], nothing to validate", l.path.display());
+    }
+    let loaded: Vec<_> = loaded.iter().filter(|l| !l.expects.is_empty()).collect();
+    let jobs: Vec<_> = loaded
+        .iter()
+        .flat_map(|l| {
+            let scenario = &l.base.name;
+            l.expected_variants()
+                .into_iter()
+                .map(move |(n, s)| (s, format!("{scenario} {n}")))
+        })
+        .collect();
+    let mut runs = run_variants(&jobs, false)?.into_iter();
     let mut scenarios = Vec::new();
-    for l in &loaded {
-        if l.expects.is_empty() {
-            eprintln!("{}: no [[expect]], nothing to validate", l.path.display());
-            continue;
-        }
-        let mut variants = Vec::new();
-        for (name, s) in l.expected_variants() {
-            let mut v = run_variant(s, &format!("{} {name}", l.base.name), false)?;
-            v.name = name.clone();
-            variants.push(v);
-        }
+    for l in loaded {
+        let variants = l
+            .expected_variants()
+            .into_iter()
+            .zip(runs.by_ref())
+            .map(|((name, _), mut v)| {
+                v.name = name.clone();
+                v
+            })
+            .collect();
         let run = RunResult {
             scenario: l.base.name.clone(),
             description: l.base.description.clone(),
@@ -414,14 +434,48 @@ fn write_json(c: &Common, run: &RunResult) -> Result<(), Failure> {
     }
 }
 
-/// Run one variant with a progress bar on stderr (when it is a terminal).
-fn run_variant(scenario: &Scenario, name: &str, check: bool) -> Result<VariantResult, Failure> {
+/// Runs independent variants on every core, a progress bar each on stderr (when it is a
+/// terminal); results in the order given. Each run is single-threaded and deterministic,
+/// so how the runs are spread over threads changes nothing but the wall time.
+fn run_variants(jobs: &[(&Scenario, String)], check: bool) -> Result<Vec<VariantResult>, Failure> {
     let target = if std::io::stderr().is_terminal() {
         ProgressDrawTarget::stderr()
     } else {
         ProgressDrawTarget::hidden()
     };
-    let bar = ProgressBar::with_draw_target(Some(1000), target);
+    let bars = MultiProgress::with_draw_target(target);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<VariantResult, Failure>>>> =
+        jobs.iter().map(|_| Default::default()).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(jobs.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((s, name)) = jobs.get(i) else { break };
+                let r = run_variant(s, name, check, &bars);
+                *results[i].lock().expect("no panics while held") = Some(r);
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .expect("no panics while held")
+                .expect("every job ran")
+        })
+        .collect()
+}
+
+/// Run one variant with its progress bar.
+fn run_variant(
+    scenario: &Scenario,
+    name: &str,
+    check: bool,
+    bars: &MultiProgress,
+) -> Result<VariantResult, Failure> {
+    let bar = bars.add(ProgressBar::new(1000));
     if let Ok(style) = ProgressStyle::with_template("{prefix} [{bar:40}] {percent:>3}% {elapsed}") {
         bar.set_style(style.progress_chars("=> "));
     }

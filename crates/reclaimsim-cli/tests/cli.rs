@@ -180,3 +180,39 @@ fn calibrate_refuses_an_unwritable_out_before_measuring() {
     );
     assert!(!stderr.contains("[1/9]"), "{stderr}");
 }
+
+/// `compare` runs its variants in parallel; each result is what `run --variant` gives
+/// alone, in the scenario's order.
+#[test]
+fn compare_in_parallel_gives_each_variant_as_run_alone() {
+    let d = dir("parallel");
+    let s = d.join("s.toml");
+    let text = format!("{GOOD}\n[variants.base]\n");
+    std::fs::write(&s, text).unwrap();
+    let json = |args: &[&str], name: &str| {
+        let out = d.join(name);
+        let mut all = args.to_vec();
+        all.extend(["--json", out.to_str().unwrap()]);
+        assert!(reclaimsim(&all).status.success());
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+        for r in v["variants"].as_array_mut().unwrap() {
+            r["wall_s"] = 0.into();
+        }
+        v["variants"].clone()
+    };
+    let s = s.to_str().unwrap();
+    let both = json(&["compare", s], "both.json");
+    let names: Vec<&str> = both
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["more", "base"]);
+    for (i, name) in names.iter().enumerate() {
+        let alone = json(&["run", s, "--variant", name], &format!("{name}.json"));
+        assert_eq!(alone[0], both[i], "{name}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
