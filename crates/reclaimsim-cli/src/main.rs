@@ -42,7 +42,7 @@ enum Command {
         /// A field to set to each value (dotted, as --set takes it); repeatable.
         #[arg(long = "key", value_name = "KEY", required = true)]
         keys: Vec<String>,
-        /// The values, comma-separated: 1,4,16,52,104.
+        /// The values, comma-separated: 2,4,16,52,104.
         #[arg(long, value_name = "V,V,...", value_delimiter = ',', required = true)]
         values: Vec<String>,
     },

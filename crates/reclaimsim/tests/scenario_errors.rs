@@ -415,3 +415,15 @@ fn seed_scenarios_state_their_expectations() {
     }
     assert_eq!(files, 8);
 }
+
+/// CPUs are split evenly over the nodes: 4 CPUs on 8 nodes, or on 3, are refused.
+#[test]
+fn cpus_must_split_evenly_over_nodes() {
+    for nodes in [8, 3] {
+        let text = edit("cpus = 2", &format!("cpus = 4\nnodes = {nodes}"));
+        let text = text.replace("memory = \"64MiB\"", "memory = \"1GiB\"");
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "cpus = 4", "machine.cpus");
+        assert!(e.to_string().contains("split evenly"), "{e}");
+    }
+}

@@ -788,6 +788,15 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
             format!("{} CPUs: must be 1 to 4096", m.cpus),
         );
     }
+    if m.cpus % m.nodes != 0 {
+        return fail(
+            at("machine.cpus"),
+            format!(
+                "{} CPUs cannot be split evenly over {} nodes (a multiple of machine.nodes)",
+                m.cpus, m.nodes
+            ),
+        );
+    }
     if let Some(swap) = &m.swap {
         if swap.size.0 == 0 || swap.size.0 >= ABSURD {
             return fail(
