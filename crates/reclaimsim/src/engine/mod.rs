@@ -241,6 +241,11 @@ fn drive(
         e.k.sched.set_yielder(std::ptr::null());
         e.switched(id, why);
         e.wake_flusher();
+        if why != Yield::StepDone {
+            continue;
+        }
+        // Counted in steps; other tasks may be inside theirs, so the checks also see
+        // the state between tasks' sync points.
         e.steps += 1;
         if opts.check && e.steps % CHECK_EVERY == 0 {
             e.check()?;
