@@ -103,8 +103,25 @@ pub struct MmState {
     /// round has not started), and how many the round has handed out.
     head: Option<u32>,
     pos: usize,
+    /// Walkers holding an mm of the current round (mm_state->nr_walkers).
+    nr_walkers: u32,
     /// Tasks waiting for max_seq to grow (mm_state->wait, 6.1's wait_event_killable).
     pub waiters: Vec<TaskId>,
+}
+
+impl MmState {
+    /// The walker count of iterate_mm_list() (6.1) for one walker's turn: whether the
+    /// round had `ended` before it, whether it `had` an mm from its last turn and `got`
+    /// one now. Returns whether it is the last walker out, the one to run inc_max_seq: no
+    /// walker holds an mm, and it took part (a walker arriving after the end did not).
+    fn walker_turn(&mut self, ended: bool, had: bool, got: bool) -> bool {
+        match (had, got) {
+            (true, false) => self.nr_walkers -= 1,
+            (false, true) => self.nr_walkers += 1,
+            _ => {}
+        }
+        self.nr_walkers == 0 && !(ended && !had)
+    }
 }
 
 impl Default for MmState {
@@ -115,6 +132,7 @@ impl Default for MmState {
             filters: BloomFilters::default(),
             head: None,
             pos: 0,
+            nr_walkers: 0,
             waiters: Vec::new(),
             stats: [[0; NR_MM_STATS]; NR_HIST_GENS],
         }
@@ -204,9 +222,10 @@ impl Mglru {
         let success = if max_seq <= st.seq {
             false
         } else if !self.walks {
-            // iterate_mm_list_nowalk(): the round completes without walking any mm.
-            st.seq += 1;
-            true
+            // iterate_mm_list_nowalk(): the round completes without walking any mm,
+            // unless walkers are inside it.
+            st.seq += u64::from(st.nr_walkers == 0);
+            st.nr_walkers == 0
         } else {
             self.alloc_mm_walk();
             let mut walk = self.walk.take().expect("just allocated");
@@ -234,32 +253,58 @@ impl Mglru {
     }
 
     /// Models iterate_mm_list() + walk_mm() for one walker: take the round's next mm
-    /// (live, of the lruvec's memcg) and walk it unless should_skip_mm, until the list
-    /// ends or another walker has ended this round. Walkers share the round: each mm goes
-    /// to one of them. Mms at or past the previous round's tail are force-scanned (every
-    /// mm on the first round); the first mm of a round clears the next generation's
-    /// Bloom filter. The walker that reaches the end completes the round (true).
+    /// (live, of the lruvec's memcg, not should_skip_mm) and walk it, until the round
+    /// has no mm left. Walkers share the round: each mm goes to one of them, and the
+    /// walker that hands out the last mm ends the round (mm_state->seq). Mms at or past
+    /// the previous round's tail are force-scanned (every mm on the first round); the
+    /// first mm of a round clears the next generation's Bloom filter. Returns whether
+    /// this walker was the last one out (nr_walkers back to 0): only it may run
+    /// inc_max_seq, so no walk is still promoting to a max_seq that has moved on.
     fn walk_mm_list(&mut self, k: &mut Kernel, lv: usize, walk: &mut MmWalk) -> bool {
-        let memcg = k.lruvecs[lv].memcg;
-        let done = loop {
+        let mut iter: Option<u32> = None;
+        loop {
             // The round is shared under mm_list->lock.
             k.sync();
-            let st = &mut self.mm_state[lv];
-            if walk.max_seq <= st.seq {
-                break false;
-            }
-            let from = st.head.map_or(0, |h| h + 1);
-            let next = (from..k.mms.len() as u32)
-                .find(|&m| k.mms[m as usize].memcg == memcg && !k.mms[m as usize].dead);
-            let Some(mm) = next else {
-                st.head = None;
-                st.pos = 0;
-                st.seq += 1;
-                break true;
+            // Another walker ended the round: a walker that had no mm is not the last.
+            let ended = walk.max_seq <= self.mm_state[lv].seq;
+            let mm = if ended {
+                None
+            } else {
+                self.next_mm(k, lv, walk)
             };
-            if st.head.is_none() {
-                st.filters.reset(walk.max_seq + 1);
-            }
+            let st = &mut self.mm_state[lv];
+            let last = st.walker_turn(ended, iter.is_some(), mm.is_some());
+            iter = mm;
+            let Some(mm) = mm else {
+                let hist = lru_hist_from_seq(walk.max_seq);
+                for (s, w) in st.stats[hist].iter_mut().zip(walk.mm_stats.iter_mut()) {
+                    *s += std::mem::take(w);
+                }
+                return last;
+            };
+            self.walk_mm(k, lv, mm, walk);
+        }
+    }
+
+    /// The mm-list part of iterate_mm_list() (6.1, mm_list->lock held): the round's
+    /// next mm worth walking, if any; handing out the last one ends the round.
+    fn next_mm(&mut self, k: &Kernel, lv: usize, walk: &mut MmWalk) -> Option<u32> {
+        let memcg = k.lruvecs[lv].memcg;
+        let st = &mut self.mm_state[lv];
+        debug_assert!(
+            st.head.is_none() || st.nr_walkers > 0,
+            "a round left half done"
+        );
+        if st.head.is_none() {
+            st.filters.reset(walk.max_seq + 1);
+        }
+        let mut from = st.head.map_or(0, |h| h + 1);
+        let found = loop {
+            let Some(mm) = (from..k.mms.len() as u32)
+                .find(|&m| k.mms[m as usize].memcg == memcg && !k.mms[m as usize].dead)
+            else {
+                break None;
+            };
             st.head = Some(mm);
             if st.tail.is_none() || st.tail == Some(st.pos) {
                 st.tail = Some(st.pos + 1);
@@ -267,15 +312,18 @@ impl Mglru {
             }
             st.pos += 1;
             if !should_skip_mm(k, mm, walk) {
-                self.walk_mm(k, lv, mm, walk);
+                break Some(mm);
             }
+            from = mm + 1;
         };
-        let st = &mut self.mm_state[lv];
-        let hist = lru_hist_from_seq(walk.max_seq);
-        for (s, w) in st.stats[hist].iter_mut().zip(walk.mm_stats.iter_mut()) {
-            *s += std::mem::take(w);
+        let more = ((st.head.map_or(0, |h| h + 1))..k.mms.len() as u32)
+            .any(|m| k.mms[m as usize].memcg == memcg && !k.mms[m as usize].dead);
+        if !more {
+            st.head = None;
+            st.pos = 0;
+            st.seq += 1;
         }
-        done
+        found
     }
 
     /// Models walk_mm() with walk_pmd_range() for one mm: each PTE table of each VMA the
@@ -454,6 +502,8 @@ impl Mglru {
             self.lru_gen_update_batch(k, lv, t, old_gen, &mut batch);
         }
         let g = &mut self.lrugen[lv];
+        let old_gen = lru_gen_from_seq(g.min_seq[t]);
+        g.anon_reused |= t == ANON && !can_swap && !g.lists[old_gen][ANON].is_empty();
         g.reset_ctrl_pos(t, true);
         g.min_seq[t] += 1;
         true
@@ -525,6 +575,25 @@ mod tests {
             b.test(5, items[0]) && !b.test(4, items[0]),
             "seq % 2 picks the filter"
         );
+    }
+
+    #[test]
+    fn only_the_last_walker_out_ends_a_round() {
+        let mut st = MmState::default();
+        // A takes the round's only mm, which ends the round.
+        assert!(!st.walker_turn(false, false, true));
+        // B arrives after the end: not the last, whatever the count.
+        assert!(!st.walker_turn(true, false, false));
+        // A comes back with nothing more to walk: the last one out.
+        assert!(st.walker_turn(true, true, false));
+        assert_eq!(st.nr_walkers, 0);
+        // Two walkers on two mms: the first back is not the last.
+        assert!(!st.walker_turn(false, false, true));
+        assert!(!st.walker_turn(false, false, true));
+        assert!(!st.walker_turn(true, true, false));
+        assert!(st.walker_turn(true, true, false));
+        // A round with no mm worth walking ends with the walker that found none.
+        assert!(st.walker_turn(false, false, false));
     }
 
     #[test]

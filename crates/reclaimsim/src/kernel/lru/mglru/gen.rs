@@ -124,6 +124,10 @@ pub struct LruGen {
     pub protected: [[[u64; MAX_NR_TIERS - 1]; 2]; NR_HIST_GENS],
     pub evicted: [[[u64; MAX_NR_TIERS]; 2]; NR_HIST_GENS],
     pub refaulted: [[[u64; MAX_NR_TIERS]; 2]; NR_HIST_GENS],
+    /// An oldest anon generation was reused as the youngest without moving its folios
+    /// (inc_min_seq when anon cannot be swapped): their promoted gen fields may since be
+    /// older than their list's. Only the invariant checker reads it.
+    pub anon_reused: bool,
 }
 
 impl LruGen {
@@ -140,6 +144,7 @@ impl LruGen {
             protected: [[[0; MAX_NR_TIERS - 1]; 2]; NR_HIST_GENS],
             evicted: [[[0; MAX_NR_TIERS]; 2]; NR_HIST_GENS],
             refaulted: [[[0; MAX_NR_TIERS]; 2]; NR_HIST_GENS],
+            anon_reused: false,
         }
     }
 

@@ -544,11 +544,6 @@ impl Policy for Mglru {
         Some(self.state(k, lv, now))
     }
 
-    /// Checks, for one lruvec: the seq window (6.1: 2 <= gens of file <= gens of anon
-    /// <= 4); every folio on a gen list is of the list's type, not PG_active, and has a
-    /// gen field inside [min_seq, max_seq] (usually its list's gen; a page-table
-    /// promotion not yet sorted leaves it on an older list); nr_pages (with pending
-    /// walk deltas) counts the folios by gen field; the compat counters match.
     fn host_bytes(&self) -> u64 {
         use std::mem::size_of;
         let lists =
@@ -557,6 +552,12 @@ impl Policy for Mglru {
         (lists + self.list_gen.len()) as u64 + filters
     }
 
+    /// Checks, for one lruvec: the seq window (6.1: 2 <= gens of file <= gens of anon
+    /// <= 4); every folio on a gen list is of the list's type, not PG_active, and has a
+    /// gen field inside [min_seq, max_seq], its list's or newer (a page-table promotion
+    /// not yet sorted leaves it on an older list; a walk promoting to a max_seq that has
+    /// moved on would demote it); nr_pages (with pending walk deltas) counts the folios
+    /// by gen field; the compat counters match.
     fn check(
         &self,
         k: &Kernel,
@@ -584,7 +585,8 @@ impl Policy for Mglru {
                     ));
                 }
                 let list_seq = g.seq_of(t, gen);
-                if list_seq.is_none() && !members.is_empty() {
+                let reused = t == ANON && g.anon_reused;
+                if list_seq.is_none() && !members.is_empty() && !reused {
                     return Err(format!(
                         "lruvec {lv} {}: outside the seq window but not empty",
                         LIST_NAMES[gen][t]
@@ -594,14 +596,18 @@ impl Policy for Mglru {
                     let f = &k.folios[pfn as usize];
                     let field = f.lru_gen();
                     let field_seq = (field >= 0).then(|| g.seq_of(t, field as usize)).flatten();
-                    let what = if f.lru_type() != t {
+                    let what = if field < 0 {
+                        "without a gen"
+                    } else if f.lru_type() != t {
                         "of the other type"
                     } else if f.test(pg::ACTIVE) {
                         "PG_active"
                     } else if self.list_gen[pfn as usize] as usize != gen {
                         "recorded on another list"
-                    } else if field_seq.is_none() {
+                    } else if field_seq.is_none() && !reused {
                         "with a gen outside [min_seq, max_seq]"
+                    } else if field_seq < list_seq && !reused {
+                        "with a gen older than its list's"
                     } else {
                         ""
                     };
