@@ -120,7 +120,7 @@ impl MmState {
             (false, true) => self.nr_walkers += 1,
             _ => {}
         }
-        self.nr_walkers == 0 && !(ended && !had)
+        self.nr_walkers == 0 && (had || !ended)
     }
 }
 
