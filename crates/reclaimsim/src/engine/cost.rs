@@ -62,9 +62,16 @@ pub struct CostTable {
     pub zram_decompress: u64,
     /// Swap slot allocation / free and swap-cache insert / delete.
     pub swap_slot: u64,
-    /// Fixed per-operation CPU time of a memcached request (binary protocol over a unix
-    /// socket: syscalls, parsing, hashing): ~2 us.
+    /// memcached's CPU time per request apart from its connection's network work:
+    /// parsing, hashing, the item lookup and building the reply.
     pub memcached_request: u64,
+    /// memcached's CPU time per pipeline batch of one connection: the epoll wake-up, the
+    /// read of the batch and the send of its replies.
+    pub memcached_batch: u64,
+    /// What a server thread waits, off its CPU, between answering a connection's batch
+    /// and the client's next batch arriving: the rest of a loopback TCP round trip
+    /// (the client's wake-up, receive and send, the server's wake-up).
+    pub loopback_wait: u64,
     /// Fixed per-I/O overhead of fio's io_uring submission and completion, per 4 KiB.
     pub fio_io: u64,
     /// One LOCK-prefixed bit operation on a folio's flags (`folio_test_clear_lru`,
@@ -144,7 +151,9 @@ impl Default for CostTable {
             zram_compress: 4500,
             zram_decompress: 1100,
             swap_slot: 100,
-            memcached_request: 2000,
+            memcached_request: 4900,
+            memcached_batch: 4600,
+            loopback_wait: 4000,
             fio_io: 300,
             lru_flag_atomic: 10,
             wp_fault: 600,
@@ -181,7 +190,7 @@ const fn src(field: &'static str, low: u64, high: u64, source: &'static str) -> 
 /// Every field of the default cost table with its source and plausible range (virtual
 /// ns). A test checks that no field lacks one and that each default lies in its range;
 /// `reclaimsim calibrate` measures what user space can on the host it runs on.
-pub const COST_SOURCES: [CostSource; 34] = [
+pub const COST_SOURCES: [CostSource; 36] = [
     src("access_hit", 1, 5, "L1/L2 hit after a TLB hit: 4-14 cycles at ~3 GHz (Intel optimization manual latencies); calibrate measures an L1 hit"),
     src("fault", 500, 2000, "will-it-scale page_fault3 reaches ~1 M faults/s per core on Skylake-SP; calibrate measures an anonymous fault round trip (745 ns net on this project's VM)"),
     src("page_alloc", 80, 300, "rmqueue_pcplist + prep_new_page, a few hundred cycles in perf profiles of fault benchmarks"),
@@ -204,7 +213,9 @@ pub const COST_SOURCES: [CostSource; 34] = [
     src("zram_compress", 1500, 6000, "lzo1x-1 compresses ~0.8-2.5 GB/s per core depending on the data (lzo benchmarks); calibrate --features lzo measures it on memcached-like pages (1.8 us here)"),
     src("zram_decompress", 600, 2000, "lzo1x decompression ~2-4 GB/s per core; calibrate --features lzo measures it (1.4 us here)"),
     src("swap_slot", 50, 300, "a slot from the per-CPU swap slots cache plus the swap cache insert or delete"),
-    src("memcached_request", 2000, 30000, "a GET over a unix socket (syscalls, parsing, hashing), estimated at 2 us; calibrate measured 9.4 us of server CPU per 2000-byte GET over loopback TCP (5.4 us at pipeline 8) on this project's 2-vCPU VM"),
+    src("memcached_request", 1500, 15000, "calibrate on this project's 2-vCPU VM: server CPU per 2000-byte GET one at a time (9.4 us) less memcached_batch (4.9 us); the seeds' binary protocol on a 3 GHz Xeon 6154 costs less"),
+    src("memcached_batch", 1500, 10000, "calibrate: server CPU per GET one at a time (9.4 us) and eight at a time (5.4 us) on this VM differ by 7/8 of a batch's network work: 4.6 us a batch"),
+    src("loopback_wait", 1000, 20000, "calibrate's tcp_rtt_epoll (64-byte echo over loopback with epoll on both ends, 8.6 us on this VM; netperf TCP_RR figures are 10-30 us) less memcached_batch, the server's part of it"),
     src("fio_io", 200, 1200, "fio's per-I/O submission and completion work for one 4 KiB read; calibrate measured 587 ns net with io_uring here"),
     src("lru_flag_atomic", 5, 20, "a locked bit operation on folio->flags in an owned line; calibrate measures a lock xadd"),
     src("wp_fault", 300, 1200, "do_wp_page on a shared file PTE: fault entry, page_mkwrite, PTE update"),

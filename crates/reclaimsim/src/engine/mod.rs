@@ -736,6 +736,13 @@ impl Engine {
                     self.schedule(id, end);
                 }
             }
+            Step::RoundTrip => {
+                let costs = &self.k.costs;
+                let wait = costs.loopback_wait;
+                self.k.spend(costs.memcached_batch, Cat::Other);
+                let end = self.k.cur.clock;
+                self.schedule(id, end + wait);
+            }
             Step::Barrier => {
                 self.tasks[id].state = State::Barrier;
                 self.tasks[id].clock = clock;

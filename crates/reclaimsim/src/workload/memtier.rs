@@ -672,6 +672,9 @@ struct Server {
     /// Index into this thread's connections, and requests served from it in a row.
     cur: u64,
     batch: u64,
+    /// The last request answered a connection's whole pipeline batch: its round trip
+    /// comes next.
+    answered: bool,
 }
 
 /// The memcached generator. Thread `t` serves memtier connections `t, t + threads, ...`
@@ -679,7 +682,9 @@ struct Server {
 /// one connection before turning to the next. Region 0 holds the slabs, region 1 the hash
 /// table; a SET writes the bucket and the whole item, a GET reads the bucket and the item
 /// (writing its first page: memcached updates the item header on access); a GET of a key
-/// never set reads only the bucket.
+/// never set reads only the bucket. After each connection's pipeline batch the thread
+/// takes a round trip (Step::RoundTrip): the batch's network work and the wait for the
+/// client's next batch.
 pub struct Memcached {
     runs: Vec<Run>,
     names: Vec<String>,
@@ -823,6 +828,9 @@ impl Workload for Memcached {
     }
 
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step {
+        if std::mem::take(&mut self.servers[thread].answered) {
+            return Step::RoundTrip;
+        }
         let r = self.servers[thread].run;
         let Some(run) = self.runs.get(r) else {
             return Step::Done;
@@ -864,6 +872,7 @@ impl Workload for Memcached {
         if s.batch == pipeline || left == 0 {
             s.batch = 0;
             s.cur += 1;
+            s.answered = true;
         }
         Step::Op { phase, bytes }
     }
@@ -891,7 +900,7 @@ mod tests {
             for (t, parked) in parked.iter_mut().enumerate().filter(|(_, p)| p.is_none()) {
                 let mut out = Vec::new();
                 let step = w.next(t, 0, &mut out);
-                if !matches!(step, Step::Op { .. }) {
+                if !matches!(step, Step::Op { .. } | Step::RoundTrip) {
                     *parked = Some(step);
                 }
                 steps.push((t, step, out));
@@ -904,6 +913,45 @@ mod tests {
             }
         }
         panic!("workload did not finish");
+    }
+
+    /// Each connection's pipeline of requests is answered in one round trip: a thread's
+    /// requests come in runs of `pipeline` (a client's last run may be shorter), each
+    /// followed by a RoundTrip.
+    #[test]
+    fn a_round_trip_follows_each_pipeline_batch() {
+        let mut w = Memcached::new(
+            &options(
+                r#"
+threads = 2
+[[phase]]
+key-pattern = "P:P"
+ratio = "1:0"
+key-maximum = 100
+requests = "allkeys"
+clients = 3
+threads = 1
+pipeline = 4
+"#,
+            ),
+            1,
+        )
+        .unwrap();
+        let steps = trace(&mut w);
+        for t in 0..2 {
+            let mine: Vec<Step> = steps.iter().filter(|s| s.0 == t).map(|s| s.1).collect();
+            let runs: Vec<usize> = mine
+                .split(|s| *s == Step::RoundTrip)
+                .map(|run| run.iter().filter(|s| matches!(s, Step::Op { .. })).count())
+                .collect();
+            let (last, full) = runs.split_last().unwrap();
+            assert_eq!(*last, 0, "the thread ends right after a round trip");
+            assert!(full.iter().all(|&n| (1..=4).contains(&n)), "{runs:?}");
+            assert!(
+                full.iter().filter(|&&n| n == 4).count() >= full.len() - 2,
+                "{runs:?}"
+            );
+        }
     }
 
     #[test]
@@ -1022,7 +1070,8 @@ mod tests {
              key-minimum=1\nkey-maximum=3\nclients=1\nthreads=1",
         );
         let mut w = Memcached::new(&o, 0).unwrap();
-        let steps = trace(&mut w);
+        let mut steps = trace(&mut w);
+        steps.retain(|s| s.1 != Step::RoundTrip);
         let get = &steps[1].2;
         assert_eq!(get.len(), 2);
         assert!(matches!(
@@ -1085,7 +1134,7 @@ mod tests {
         let mut w = Memcached::new(&o, 0).unwrap();
         let mut out = Vec::new();
         for t in 0..2 {
-            while matches!(w.next(t, 0, &mut out), Step::Op { .. }) {
+            while matches!(w.next(t, 0, &mut out), Step::Op { .. } | Step::RoundTrip) {
                 out.clear();
             }
         }

@@ -69,6 +69,10 @@ pub enum Step {
     /// One operation (request, read, iteration) made of the touches pushed to `out`.
     /// `phase` indexes `Workload::phases()`; `bytes` is what the operation transferred.
     Op { phase: u8, bytes: u32 },
+    /// A memtier connection's pipeline batch is answered: the server thread does the
+    /// batch's network work (epoll wake-up, read, send) on its CPU, then waits off it for
+    /// the client's next batch (the rest of a loopback TCP round trip).
+    RoundTrip,
     /// Nothing to do until every thread of this workload has reached the barrier
     /// (end of a memtier phase): the engine parks the thread until then.
     Barrier,

@@ -3,8 +3,8 @@
 //! the walk which PTE tables are worth scanning, and the sequence counters: inc_max_seq,
 //! inc_min_seq, try_to_inc_min_seq.
 //!
-//! In this model the walk of a round runs to the end within one reclaimer's step, so
-//! there is never more than one walker (the 6.1 waiters and nr_walkers are moot). Every
+//! Reclaimers share a round's mms (each mm to one walker), and only the last walker out
+//! ages; the others wait for it (6.1, at high priority) or give up. Every
 //! live mm counts as used since the last walk (the per-node bitmap is always set). The
 //! non-leaf PMD accessed bit and THP PMD mappings are not modelled.
 
