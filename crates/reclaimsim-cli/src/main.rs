@@ -73,6 +73,16 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         name: Option<String>,
     },
+    /// Write the HTML report (charts, self-contained) of a results file that `run`,
+    /// `compare` or `sweep` wrote with --json.
+    Report {
+        /// The results (JSON).
+        #[arg(value_name = "RESULTS.json")]
+        results: PathBuf,
+        /// The report to write (HTML).
+        #[arg(long, short, value_name = "PATH")]
+        out: PathBuf,
+    },
     /// Measure the model: simulated page accesses per wall second, host bytes per
     /// simulated frame, and the demo scenario's wall time.
     Bench {
@@ -96,6 +106,9 @@ struct Common {
     /// Also write the results as JSON to this file.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
+    /// Also write the HTML report (charts; one self-contained file) to this file.
+    #[arg(long, value_name = "PATH")]
+    html: Option<PathBuf>,
     /// Run the invariant checker while running (slower).
     #[arg(long)]
     check: bool,
@@ -125,6 +138,7 @@ fn main() -> ExitCode {
             seed,
             json,
         } => validate(scenarios, *seed, json.as_deref()),
+        Command::Report { results, out } => report_cmd(results, out),
         Command::Bench { json } => bench(json.as_deref()),
         Command::Calibrate { out, quick, name } => calibrate(out, *quick, name.as_deref()),
     };
@@ -167,6 +181,7 @@ fn run(c: &Common, variant: Option<&str>) -> Result<(), Failure> {
         variants: vec![result],
     };
     write_json(c, &run)?;
+    write_html(c, || reclaimsim_html::run_report(&run))?;
     print!("{}", report::table(&run.variants[0], c.verbose));
     Ok(())
 }
@@ -212,6 +227,7 @@ fn compare(c: &Common) -> Result<(), Failure> {
         variants,
     };
     write_json(c, &run)?;
+    write_html(c, || reclaimsim_html::run_report(&run))?;
     print!("{}", report::compare(&run, c.verbose));
     Ok(())
 }
@@ -259,11 +275,13 @@ fn sweep(c: &Common, keys: &[String], values: &[String]) -> Result<(), Failure> 
         report::write_json(&r, path)
             .map_err(|e| Failure::Run(format!("--json {}: {e}", path.display())))?;
     }
+    write_html(c, || reclaimsim_html::sweep_report(&r))?;
     print!("{}", reclaimsim::output::sweep::table(&r));
     Ok(())
 }
 
-/// Load the scenario, and refuse a `--json` path that cannot be written before running.
+/// Load the scenario, and refuse a `--json` or `--html` path that cannot be written
+/// before running.
 fn load(c: &Common) -> Result<LoadedScenario, Failure> {
     load_with(c, &c.sets)
 }
@@ -272,6 +290,9 @@ fn load_with(c: &Common, sets: &[String]) -> Result<LoadedScenario, Failure> {
     let loaded =
         scenario::load(&c.scenario, sets, c.seed).map_err(|e| Failure::Input(e.to_string()))?;
     check_json_path(c.json.as_deref())?;
+    if let Some(html) = &c.html {
+        check_out("--html", html)?;
+    }
     Ok(loaded)
 }
 
@@ -424,6 +445,28 @@ fn calibration_table(p: &reclaimsim::scenario::profile::MachineProfile) -> Strin
         s += &format!("skipped {what}: {why}\n");
     }
     s
+}
+
+/// Write `--html`'s report, whole or not at all.
+fn write_html(c: &Common, page: impl FnOnce() -> String) -> Result<(), Failure> {
+    match &c.html {
+        Some(path) => report::write_atomic(path, page().as_bytes())
+            .map_err(|e| Failure::Run(format!("--html {}: {e}", path.display()))),
+        None => Ok(()),
+    }
+}
+
+/// `report`: the HTML report of a results file; a file that is not results is bad input.
+fn report_cmd(results: &Path, out: &Path) -> Result<(), Failure> {
+    check_out("--out", out)?;
+    let name = results.display().to_string();
+    let text = std::fs::read_to_string(results)
+        .map_err(|e| Failure::Input(format!("{name}: cannot read: {e}")))?;
+    let page = reclaimsim_html::report_from_json(&text, &name).map_err(Failure::Input)?;
+    report::write_atomic(out, page.as_bytes())
+        .map_err(|e| Failure::Run(format!("--out {}: {e}", out.display())))?;
+    eprintln!("wrote {}", out.display());
+    Ok(())
 }
 
 fn write_json(c: &Common, run: &RunResult) -> Result<(), Failure> {
