@@ -17,8 +17,12 @@ fi
 py="$venv/bin/python"
 "$py" -m pip install -q --disable-pip-version-check "maturin>=1.5,<2" "pytest>=7" \
     "pandas>=1.5" "ray>=2.5"
+# maturin's script: the venv's, or (already installed for python3) the one on PATH.
+maturin="$venv/bin/maturin"
+[ -x "$maturin" ] || maturin="$(command -v maturin)"
 rm -rf "$CARGO_TARGET_DIR/wheels"
-"$py" -m maturin build --release -q -m crates/reclaimsim-py/Cargo.toml -o "$CARGO_TARGET_DIR/wheels"
+"$maturin" build --release -q -i "$py" -m crates/reclaimsim-py/Cargo.toml \
+    -o "$CARGO_TARGET_DIR/wheels"
 "$py" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
     "$CARGO_TARGET_DIR"/wheels/reclaimsim-*.whl
 
