@@ -42,7 +42,7 @@ fn layout(title: &str, x_title: &str, y_title: &str, y_log: bool) -> Layout {
         )
         .y_axis(y)
         .legend(Legend::new().orientation(Orientation::Horizontal).y(-0.25))
-        .margin(Margin::new().top(50).bottom(40).left(60).right(20))
+        .margin(Margin::new().top(60).bottom(40).left(70).right(20))
 }
 
 /// Bars per category, one bar per series in each group, the series' text on its bars.
@@ -59,7 +59,8 @@ pub fn grouped_bars(
             .name(s.name)
             .marker(Marker::new().color(color(i)))
             .text_array(s.text)
-            .text_position(TextPosition::Outside);
+            .text_position(TextPosition::Outside)
+            .clip_on_axis(false);
         plot.add_trace(bar);
     }
     plot.set_layout(layout(title, "", y_title, y_log).bar_mode(BarMode::Group));
@@ -90,6 +91,13 @@ pub fn lines(title: &str, x_title: &str, y_title: &str, series: Vec<Line>) -> Fi
     }
     plot.set_layout(layout(title, x_title, y_title, false));
     Figure { plot, wide: true }
+}
+
+/// Move a chart's legend to its right (for long, rotated x labels that a legend below
+/// would cover).
+pub fn legend_right(figure: &mut Figure) {
+    let layout = figure.plot.layout().clone().legend(Legend::new());
+    figure.plot.set_layout(layout);
 }
 
 /// Lines over categories (a sweep's values, which need not be numbers), one per series.

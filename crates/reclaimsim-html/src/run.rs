@@ -339,6 +339,7 @@ fn locks(vs: &[VariantResult]) -> Section {
     });
     let mut figure = chart::grouped_bars("Lock wait", "ms (virtual, all CPUs)", &x, s, false);
     figure.wide = true;
+    chart::legend_right(&mut figure);
     let figures = vec![figure];
     Section {
         heading,

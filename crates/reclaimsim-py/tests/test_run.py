@@ -90,7 +90,10 @@ def test_path_text_and_dict_give_the_same_results(tmp_path: pathlib.Path) -> Non
     # Dict order is variant order.
     d = tomllib.loads(TINY)
     d["variants"] = {"mglru": d["variants"]["mglru"], "classic": d["variants"]["classic"]}
-    assert reclaimsim.compare(d).variants == ["mglru", "classic"]
+    swapped = reclaimsim.compare(d)
+    assert swapped.variants == ["mglru", "classic"]
+    assert list(swapped.free_pages.columns) == ["mglru", "classic"]
+    assert list(swapped.vmstat.columns) == ["mglru", "classic"]
 
 
 def test_variant_and_set() -> None:

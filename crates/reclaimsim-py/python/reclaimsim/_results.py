@@ -168,7 +168,8 @@ class RunResult:
             for s in v["timeseries"]
         ]
         df = _frame(records, ["variant", "time_s", "free_pages"], [])
-        return df.pivot(index="time_s", columns="variant", values="free_pages")
+        wide = df.pivot(index="time_s", columns="variant", values="free_pages")
+        return wide.reindex(columns=[v for v in self.variants if v in wide.columns])
 
     @functools.cached_property
     def lru_gen(self) -> pd.DataFrame:
