@@ -45,6 +45,11 @@ enum Command {
         /// The values, comma-separated: 2,4,16,52,104.
         #[arg(long, value_name = "V,V,...", value_delimiter = ',', required = true)]
         values: Vec<String>,
+        /// Run every (value, variant) as a task on a Ray cluster: the one at ADDRESS, or a
+        /// local one started for the sweep. Needs the Python package and Ray
+        /// (`python3 -m reclaimsim._ray_cli`; $RECLAIMSIM_PYTHON names another python).
+        #[arg(long, value_name = "ADDRESS", num_args = 0..=1, default_missing_value = "")]
+        ray: Option<String>,
     },
     /// Run the variants each scenario's `[[expect]]` tables compare and print, per
     /// expectation, the expected change beside the model's (a report: exit 0 either way).
@@ -73,6 +78,16 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         name: Option<String>,
     },
+    /// Write the HTML report (charts, self-contained) of a results file that `run`,
+    /// `compare` or `sweep` wrote with --json.
+    Report {
+        /// The results (JSON).
+        #[arg(value_name = "RESULTS.json")]
+        results: PathBuf,
+        /// The report to write (HTML).
+        #[arg(long, short, value_name = "PATH")]
+        out: PathBuf,
+    },
     /// Measure the model: simulated page accesses per wall second, host bytes per
     /// simulated frame, and the demo scenario's wall time.
     Bench {
@@ -96,6 +111,9 @@ struct Common {
     /// Also write the results as JSON to this file.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
+    /// Also write the HTML report (charts; one self-contained file) to this file.
+    #[arg(long, value_name = "PATH")]
+    html: Option<PathBuf>,
     /// Run the invariant checker while running (slower).
     #[arg(long)]
     check: bool,
@@ -119,12 +137,14 @@ fn main() -> ExitCode {
             common,
             keys,
             values,
-        } => sweep(common, keys, values),
+            ray,
+        } => sweep(common, keys, values, ray.as_deref()),
         Command::Validate {
             scenarios,
             seed,
             json,
         } => validate(scenarios, *seed, json.as_deref()),
+        Command::Report { results, out } => report_cmd(results, out),
         Command::Bench { json } => bench(json.as_deref()),
         Command::Calibrate { out, quick, name } => calibrate(out, *quick, name.as_deref()),
     };
@@ -167,6 +187,7 @@ fn run(c: &Common, variant: Option<&str>) -> Result<(), Failure> {
         variants: vec![result],
     };
     write_json(c, &run)?;
+    write_html(c, || reclaimsim_html::run_report(&run))?;
     print!("{}", report::table(&run.variants[0], c.verbose));
     Ok(())
 }
@@ -212,18 +233,39 @@ fn compare(c: &Common) -> Result<(), Failure> {
         variants,
     };
     write_json(c, &run)?;
+    write_html(c, || reclaimsim_html::run_report(&run))?;
     print!("{}", report::compare(&run, c.verbose));
     Ok(())
 }
 
-/// Every variant at each value; all values are loaded (and checked) before any runs.
-fn sweep(c: &Common, keys: &[String], values: &[String]) -> Result<(), Failure> {
+/// Every variant at each value; all values are loaded (and checked) before any runs,
+/// here or (`--ray`) on a Ray cluster.
+fn sweep(c: &Common, keys: &[String], values: &[String], ray: Option<&str>) -> Result<(), Failure> {
     let mut loaded = Vec::new();
     for v in values {
         let mut sets = c.sets.clone();
         sets.extend(keys.iter().map(|k| format!("{k}={v}")));
         loaded.push((v.clone(), load_with(c, &sets)?));
     }
+    let r = match ray {
+        Some(address) => ray_sweep(c, keys, values, address)?,
+        None => local_sweep(c, keys, &loaded)?,
+    };
+    if let Some(path) = &c.json {
+        report::write_json(&r, path)
+            .map_err(|e| Failure::Run(format!("--json {}: {e}", path.display())))?;
+    }
+    write_html(c, || reclaimsim_html::sweep_report(&r))?;
+    print!("{}", reclaimsim::output::sweep::table(&r));
+    Ok(())
+}
+
+/// The sweep's runs on this machine's cores.
+fn local_sweep(
+    c: &Common,
+    keys: &[String],
+    loaded: &[(String, LoadedScenario)],
+) -> Result<reclaimsim::output::sweep::SweepResult, Failure> {
     let jobs: Vec<_> = loaded
         .iter()
         .flat_map(|(value, l)| {
@@ -234,7 +276,7 @@ fn sweep(c: &Common, keys: &[String], values: &[String]) -> Result<(), Failure> 
         .collect();
     let mut runs = run_variants(&jobs, c.check)?.into_iter();
     let mut points = Vec::new();
-    for (value, l) in &loaded {
+    for (value, l) in loaded {
         let variants = runs
             .by_ref()
             .take(l.variants.len())
@@ -249,21 +291,78 @@ fn sweep(c: &Common, keys: &[String], values: &[String]) -> Result<(), Failure> 
         });
     }
     let first = &loaded[0].1.base;
-    let r = reclaimsim::output::sweep::SweepResult {
+    Ok(reclaimsim::output::sweep::SweepResult {
         scenario: first.name.clone(),
         seed: first.seed,
         keys: keys.to_vec(),
         points,
-    };
-    if let Some(path) = &c.json {
-        report::write_json(&r, path)
-            .map_err(|e| Failure::Run(format!("--json {}: {e}", path.display())))?;
-    }
-    print!("{}", reclaimsim::output::sweep::table(&r));
-    Ok(())
+    })
 }
 
-/// Load the scenario, and refuse a `--json` path that cannot be written before running.
+/// The sweep's runs as Ray tasks, through the Python package (`reclaimsim._ray_cli`): a
+/// request on its stdin, the sweep's JSON in a temporary file. Its stderr is ours.
+fn ray_sweep(
+    c: &Common,
+    keys: &[String],
+    values: &[String],
+    address: &str,
+) -> Result<reclaimsim::output::sweep::SweepResult, Failure> {
+    let out = std::env::temp_dir().join(format!(
+        "reclaimsim-ray-{}-{}.json",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    let request = serde_json::json!({
+        "scenario": c.scenario.display().to_string(),
+        "sets": c.sets,
+        "keys": keys,
+        "values": values,
+        "seed": c.seed,
+        "check": c.check,
+        "address": (!address.is_empty()).then_some(address),
+        "out": out.display().to_string(),
+    });
+    let python = std::env::var("RECLAIMSIM_PYTHON").unwrap_or_else(|_| "python3".into());
+    let status = run_python(&python, &request.to_string())?;
+    let text = std::fs::read_to_string(&out);
+    let _ = std::fs::remove_file(&out);
+    match status.code() {
+        Some(0) => {}
+        Some(2) => return Err(Failure::Input("sweep --ray: bad input (above)".into())),
+        _ => {
+            return Err(Failure::Run(format!(
+                "sweep --ray: {python} -m reclaimsim._ray_cli failed ({status}; above); it needs \
+                 the Python package and Ray: pip install ./crates/reclaimsim-py ray"
+            )))
+        }
+    }
+    let text = text.map_err(|e| Failure::Run(format!("sweep --ray: no results: {e}")))?;
+    serde_json::from_str(&text)
+        .map_err(|e| Failure::Run(format!("sweep --ray: results not understood: {e}")))
+}
+
+/// Run `PYTHON -m reclaimsim._ray_cli` with `request` on its stdin.
+fn run_python(python: &str, request: &str) -> Result<std::process::ExitStatus, Failure> {
+    use std::io::Write;
+    let mut child = std::process::Command::new(python)
+        .args(["-m", "reclaimsim._ray_cli"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| Failure::Run(format!("sweep --ray: cannot start {python}: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(request.as_bytes())
+            .map_err(|e| Failure::Run(format!("sweep --ray: writing to {python}: {e}")))?;
+    }
+    child
+        .wait()
+        .map_err(|e| Failure::Run(format!("sweep --ray: waiting for {python}: {e}")))
+}
+
+/// Load the scenario, and refuse a `--json` or `--html` path that cannot be written
+/// before running.
 fn load(c: &Common) -> Result<LoadedScenario, Failure> {
     load_with(c, &c.sets)
 }
@@ -272,6 +371,9 @@ fn load_with(c: &Common, sets: &[String]) -> Result<LoadedScenario, Failure> {
     let loaded =
         scenario::load(&c.scenario, sets, c.seed).map_err(|e| Failure::Input(e.to_string()))?;
     check_json_path(c.json.as_deref())?;
+    if let Some(html) = &c.html {
+        check_out("--html", html)?;
+    }
     Ok(loaded)
 }
 
@@ -424,6 +526,28 @@ fn calibration_table(p: &reclaimsim::scenario::profile::MachineProfile) -> Strin
         s += &format!("skipped {what}: {why}\n");
     }
     s
+}
+
+/// Write `--html`'s report, whole or not at all.
+fn write_html(c: &Common, page: impl FnOnce() -> String) -> Result<(), Failure> {
+    match &c.html {
+        Some(path) => report::write_atomic(path, page().as_bytes())
+            .map_err(|e| Failure::Run(format!("--html {}: {e}", path.display()))),
+        None => Ok(()),
+    }
+}
+
+/// `report`: the HTML report of a results file; a file that is not results is bad input.
+fn report_cmd(results: &Path, out: &Path) -> Result<(), Failure> {
+    check_out("--out", out)?;
+    let name = results.display().to_string();
+    let text = std::fs::read_to_string(results)
+        .map_err(|e| Failure::Input(format!("{name}: cannot read: {e}")))?;
+    let page = reclaimsim_html::report_from_json(&text, &name).map_err(Failure::Input)?;
+    report::write_atomic(out, page.as_bytes())
+        .map_err(|e| Failure::Run(format!("--out {}: {e}", out.display())))?;
+    eprintln!("wrote {}", out.display());
+    Ok(())
 }
 
 fn write_json(c: &Common, run: &RunResult) -> Result<(), Failure> {

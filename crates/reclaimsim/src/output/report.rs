@@ -506,7 +506,7 @@ fn percent(part: f64, whole: f64) -> String {
 }
 
 /// The change from `base` to `x`: `+47.0%` below a doubling, `2.19x` from there.
-pub(crate) fn change(base: f64, x: f64) -> String {
+pub fn change(base: f64, x: f64) -> String {
     if base == 0.0 {
         return if x == 0.0 { "=".into() } else { "new".into() };
     }

@@ -1,19 +1,19 @@
 //! What a run produces: the JSON document `--json` writes and the tables print from.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct RunResult {
     pub scenario: String,
     /// The scenario's description (what it shows, and the figures it is compared with).
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     pub seed: u64,
     pub variants: Vec<VariantResult>,
 }
 
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct VariantResult {
     pub name: String,
     pub virtual_time_s: f64,
@@ -37,10 +37,10 @@ pub struct VariantResult {
     /// Samples over virtual time.
     pub timeseries: Vec<Sample>,
     /// MGLRU: per memcg path, the state of its lruvec on each node at the end.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub lru_gen: BTreeMap<String, Vec<LruGenState>>,
     /// The scenario's `[[event]]` commands as they ran.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventResult>,
     /// Direct reclaim: the time each try_to_free_pages() call took (allocation stalls).
     pub alloc_stall: AllocStall,
@@ -48,7 +48,7 @@ pub struct VariantResult {
 
 /// Allocation stalls: how many direct reclaim calls (try_to_free_pages) there were and
 /// the distribution of the virtual time each took.
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct AllocStall {
     pub calls: u64,
     pub latency_ns: Latency,
@@ -64,7 +64,7 @@ impl From<&crate::kernel::stats::Histogram> for AllocStall {
 }
 
 /// One generation as /sys/kernel/debug/lru_gen prints it.
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct LruGenGen {
     pub seq: u64,
     /// Milliseconds since the generation was born (virtual time).
@@ -75,7 +75,7 @@ pub struct LruGenGen {
 }
 
 /// The lru_gen view of one lruvec (a memcg on a node): its generations, oldest first.
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct LruGenView {
     pub node: u32,
     pub gens: Vec<LruGenGen>,
@@ -84,7 +84,7 @@ pub struct LruGenView {
 /// The MGLRU state of one lruvec (struct lru_gen_struct and its mm walk state).
 /// Per-type arrays are [anon, file]; per-tier arrays are tiers 0..=3, except
 /// `protected`, tiers 1..=3 (tier 0 is never protected).
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct LruGenState {
     pub node: u32,
     pub max_seq: u64,
@@ -101,7 +101,7 @@ pub struct LruGenState {
 }
 
 /// The page-table walk's mm_state: the last completed round and the 6.1 mm stats.
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct MmWalkStats {
     pub seq: u64,
     pub leaf_total: u64,
@@ -113,14 +113,14 @@ pub struct MmWalkStats {
 }
 
 /// An `[[event]]` command and how it ended ("ok" or the errno name).
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct EventResult {
     pub time_s: f64,
     pub command: String,
     pub result: String,
 }
 
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct MemcgResult {
     #[serde(rename = "memory.stat")]
     pub stat: BTreeMap<String, u64>,
@@ -128,7 +128,7 @@ pub struct MemcgResult {
     pub events: BTreeMap<String, u64>,
 }
 
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct WorkloadResult {
     pub ops: u64,
     pub ops_per_sec: f64,
@@ -138,7 +138,7 @@ pub struct WorkloadResult {
     pub latency_ns: Latency,
 }
 
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct Latency {
     pub p50: u64,
     pub p99: u64,
@@ -155,7 +155,7 @@ impl From<&crate::kernel::stats::Histogram> for Latency {
     }
 }
 
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct LockResult {
     pub instances: u64,
     pub acquisitions: u64,
@@ -175,7 +175,7 @@ pub struct LockResult {
     pub sites: BTreeMap<String, LockSiteResult>,
 }
 
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct LockSiteResult {
     pub acquisitions: u64,
     pub wait_ns: u64,
@@ -183,7 +183,7 @@ pub struct LockSiteResult {
 }
 
 /// Virtual CPU time by category, as a perf profile would attribute cycles.
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct Profile {
     pub total_ns: u64,
     /// Category name -> nanoseconds. Categories: rmap_walk, pte_scan (look-around and
@@ -191,7 +191,7 @@ pub struct Profile {
     pub categories: BTreeMap<String, u64>,
 }
 
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct OomKill {
     pub time_s: f64,
     /// "global" or the memcg path whose limit was hit.
@@ -199,14 +199,14 @@ pub struct OomKill {
     pub victim: String,
 }
 
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct Sample {
     pub time_s: f64,
     pub free_pages: u64,
     /// Per memcg path: [inactive_anon, active_anon, inactive_file, active_file].
     pub lru: BTreeMap<String, [u64; 4]>,
     /// MGLRU: per memcg path, the lru_gen view of each node.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lru_gen: Option<BTreeMap<String, Vec<LruGenView>>>,
 }
 

@@ -3,10 +3,10 @@
 
 use crate::output::report::{change, Grid};
 use crate::output::results::VariantResult;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The results of a sweep: per value, every variant's full result.
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct SweepResult {
     pub scenario: String,
     pub seed: u64,
@@ -15,7 +15,7 @@ pub struct SweepResult {
     pub points: Vec<SweepPoint>,
 }
 
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct SweepPoint {
     pub value: String,
     pub variants: Vec<VariantResult>,

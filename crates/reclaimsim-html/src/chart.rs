@@ -1,0 +1,167 @@
+//! The few kinds of Plotly figure the reports use, built with the `plotly` crate: grouped
+//! bars, lines, stacked areas and stacked horizontal bars. A variant keeps its colour on
+//! every chart of a page.
+
+use crate::page::Figure;
+use plotly::common::{Marker, Mode, Orientation, TextPosition, Title};
+use plotly::layout::{Axis, AxisType, BarMode, Legend, Margin};
+use plotly::{Bar, Layout, Plot, Scatter};
+
+/// Plotly's default colour sequence.
+const PALETTE: [&str; 10] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf",
+];
+
+/// The colour of series `i`.
+pub fn color(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// One named series: y (and for bars the text on each bar) over the chart's x.
+pub struct Series {
+    pub name: String,
+    pub y: Vec<f64>,
+    pub text: Vec<String>,
+}
+
+/// The layout every chart shares: title, axis titles, a legend above the plot.
+fn layout(title: &str, x_title: &str, y_title: &str, y_log: bool) -> Layout {
+    let mut y = Axis::new()
+        .title(Title::with_text(y_title))
+        .auto_margin(true);
+    if y_log {
+        y = y.type_(AxisType::Log);
+    }
+    Layout::new()
+        .title(Title::with_text(title))
+        .x_axis(
+            Axis::new()
+                .title(Title::with_text(x_title))
+                .auto_margin(true),
+        )
+        .y_axis(y)
+        .legend(Legend::new().orientation(Orientation::Horizontal).y(-0.25))
+        .margin(Margin::new().top(60).bottom(40).left(70).right(20))
+}
+
+/// Bars per category, one bar per series in each group, the series' text on its bars.
+pub fn grouped_bars(
+    title: &str,
+    y_title: &str,
+    x: &[String],
+    series: Vec<Series>,
+    y_log: bool,
+) -> Figure {
+    let mut plot = Plot::new();
+    for (i, s) in series.into_iter().enumerate() {
+        let bar = Bar::new(x.to_vec(), s.y)
+            .name(s.name)
+            .marker(Marker::new().color(color(i)))
+            .text_array(s.text)
+            .text_position(TextPosition::Outside)
+            .clip_on_axis(false);
+        plot.add_trace(bar);
+    }
+    plot.set_layout(layout(title, "", y_title, y_log).bar_mode(BarMode::Group));
+    Figure { plot, wide: false }
+}
+
+/// A line over its own x.
+pub struct Line {
+    pub name: String,
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+}
+
+/// Lines over a numeric x, one per series (markers too when there are few points).
+pub fn lines(title: &str, x_title: &str, y_title: &str, series: Vec<Line>) -> Figure {
+    let mut plot = Plot::new();
+    for (i, s) in series.into_iter().enumerate() {
+        let mode = if s.x.len() <= 12 {
+            Mode::LinesMarkers
+        } else {
+            Mode::Lines
+        };
+        let line = Scatter::new(s.x, s.y)
+            .name(s.name)
+            .mode(mode.clone())
+            .marker(Marker::new().color(color(i)));
+        plot.add_trace(line);
+    }
+    plot.set_layout(layout(title, x_title, y_title, false));
+    Figure { plot, wide: true }
+}
+
+/// Move a chart's legend to its right (for long, rotated x labels that a legend below
+/// would cover).
+pub fn legend_right(figure: &mut Figure) {
+    let layout = figure.plot.layout().clone().legend(Legend::new());
+    figure.plot.set_layout(layout);
+}
+
+/// Lines over categories (a sweep's values, which need not be numbers), one per series.
+pub fn category_lines(
+    title: &str,
+    x_title: &str,
+    y_title: &str,
+    x: &[String],
+    series: Vec<Series>,
+) -> Figure {
+    let mut plot = Plot::new();
+    for (i, s) in series.into_iter().enumerate() {
+        let line = Scatter::new(x.to_vec(), s.y)
+            .name(s.name)
+            .mode(Mode::LinesMarkers)
+            .marker(Marker::new().color(color(i)));
+        plot.add_trace(line);
+    }
+    let layout = layout(title, x_title, y_title, false).x_axis(
+        Axis::new()
+            .title(Title::with_text(x_title))
+            .type_(AxisType::Category),
+    );
+    plot.set_layout(layout);
+    Figure { plot, wide: false }
+}
+
+/// Areas stacked over a numeric x, one per series.
+pub fn stacked_areas(
+    title: &str,
+    x_title: &str,
+    y_title: &str,
+    x: &[f64],
+    series: Vec<Series>,
+) -> Figure {
+    let mut plot = Plot::new();
+    for (i, s) in series.into_iter().enumerate() {
+        let area = Scatter::new(x.to_vec(), s.y)
+            .name(s.name)
+            .mode(Mode::Lines)
+            .stack_group("one")
+            .marker(Marker::new().color(color(i)));
+        plot.add_trace(area);
+    }
+    plot.set_layout(layout(title, x_title, y_title, false));
+    Figure { plot, wide: false }
+}
+
+/// Horizontal bars, one per row label, each stacked from the series (a profile's
+/// categories), with the series' text on its segment.
+pub fn stacked_hbars(title: &str, x_title: &str, rows: &[String], series: Vec<Series>) -> Figure {
+    let mut plot = Plot::new();
+    for (i, s) in series.into_iter().enumerate() {
+        let bar = Bar::new(s.y, rows.to_vec())
+            .orientation(Orientation::Horizontal)
+            .name(s.name)
+            .marker(Marker::new().color(color(i)))
+            .text_array(s.text)
+            .text_position(TextPosition::Inside);
+        plot.add_trace(bar);
+    }
+    let layout = layout(title, x_title, "", false)
+        .bar_mode(BarMode::Stack)
+        .y_axis(Axis::new().auto_margin(true).type_(AxisType::Category));
+    plot.set_layout(layout);
+    Figure { plot, wide: true }
+}

@@ -1,0 +1,469 @@
+//! The report of a `run` or `compare` result: what the CLI's tables say, as charts.
+
+use crate::chart::{self, Line, Series};
+use crate::page::{Figure, Page, Section};
+use reclaimsim::output::report::change;
+use reclaimsim::output::results::{RunResult, VariantResult};
+use std::collections::BTreeSet;
+
+/// Charts per memcg (or workload) stop after this many; the note says how many are left out.
+const MAX_ITEMS: usize = 16;
+const MIB_PER_PAGE: f64 = 4096.0 / (1024.0 * 1024.0);
+/// Labels of a sample's `lru` array, in its order.
+const LRU_LISTS: [&str; 4] = [
+    "inactive_anon",
+    "active_anon",
+    "inactive_file",
+    "active_file",
+];
+
+/// The whole page.
+pub fn page(r: &RunResult) -> Page {
+    let names: Vec<&str> = r.variants.iter().map(|v| v.name.as_str()).collect();
+    let mut facts = vec![format!("seed {}; variants: {}", r.seed, names.join(", "))];
+    if r.variants.len() > 1 {
+        facts.push(format!(
+            "The text on a bar is the change against the first variant, {}.",
+            names[0]
+        ));
+    }
+    Page {
+        title: format!("reclaimsim: {}", r.scenario),
+        facts,
+        description: r.description.clone(),
+        sections: vec![
+            memory(&r.variants),
+            throughput(&r.variants),
+            latency(&r.variants),
+            stalls(&r.variants),
+            locks(&r.variants),
+            kswapd(&r.variants),
+            reclaim_share(&r.variants),
+        ],
+    }
+}
+
+/// The change of each variant against the first, as the text on its bars ("" for the first).
+fn series(vs: &[VariantResult], y: impl Fn(&VariantResult) -> Vec<f64>) -> Vec<Series> {
+    let base = vs.first().map(&y).unwrap_or_default();
+    vs.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let ys = y(v);
+            let text = ys
+                .iter()
+                .zip(&base)
+                .map(|(x, b)| {
+                    if i == 0 {
+                        String::new()
+                    } else {
+                        change(*b, *x)
+                    }
+                })
+                .collect();
+            Series {
+                name: v.name.clone(),
+                y: ys,
+                text,
+            }
+        })
+        .collect()
+}
+
+/// Up to `MAX_ITEMS` of `all`, and a note when some are left out.
+fn capped<T: Clone>(all: &[T], what: &str) -> (Vec<T>, Option<String>) {
+    let note = (all.len() > MAX_ITEMS)
+        .then(|| format!("The first {MAX_ITEMS} of {} {what} are shown.", all.len()));
+    (all.iter().take(MAX_ITEMS).cloned().collect(), note)
+}
+
+/// Free memory, then each memcg's LRU lists and (MGLRU) generations, over virtual time.
+fn memory(vs: &[VariantResult]) -> Section {
+    let heading = "Memory over time".to_string();
+    if vs.iter().all(|v| v.timeseries.is_empty()) {
+        let note = Some("No samples: set sample_interval in the scenario to record them.".into());
+        return Section {
+            heading,
+            note,
+            figures: vec![],
+        };
+    }
+    let free = vs
+        .iter()
+        .map(|v| Line {
+            name: v.name.clone(),
+            x: v.timeseries.iter().map(|s| s.time_s).collect(),
+            y: v.timeseries
+                .iter()
+                .map(|s| s.free_pages as f64 * MIB_PER_PAGE)
+                .collect(),
+        })
+        .collect();
+    let mut figures = vec![chart::lines("Free memory", "virtual time (s)", "MiB", free)];
+    let paths: BTreeSet<&String> = vs
+        .iter()
+        .flat_map(|v| v.timeseries.iter().flat_map(|s| s.lru.keys()))
+        .collect();
+    let paths: Vec<&String> = paths.into_iter().collect();
+    let (paths, note) = capped(&paths, "memcgs");
+    for path in &paths {
+        figures.extend(vs.iter().filter_map(|v| lru_lists(v, path)));
+    }
+    for path in &paths {
+        figures.extend(vs.iter().filter_map(|v| generations(v, path)));
+    }
+    Section {
+        heading,
+        note,
+        figures,
+    }
+}
+
+/// One memcg's four LRU lists stacked over time, in one variant; None if all empty.
+fn lru_lists(v: &VariantResult, path: &str) -> Option<Figure> {
+    let x: Vec<f64> = v.timeseries.iter().map(|s| s.time_s).collect();
+    let series: Vec<Series> = LRU_LISTS
+        .iter()
+        .enumerate()
+        .map(|(i, list)| Series {
+            name: list.to_string(),
+            y: v.timeseries
+                .iter()
+                .map(|s| s.lru.get(path).map_or(0.0, |l| l[i] as f64 * MIB_PER_PAGE))
+                .collect(),
+            text: vec![],
+        })
+        .collect();
+    if series.iter().all(|s| s.y.iter().all(|&y| y == 0.0)) {
+        return None;
+    }
+    let title = format!("{path}: LRU lists ({})", v.name);
+    Some(chart::stacked_areas(
+        &title,
+        "virtual time (s)",
+        "MiB",
+        &x,
+        series,
+    ))
+}
+
+/// One memcg's MGLRU generations stacked over time, youngest (max_seq) first, summed
+/// over nodes, in one variant; None without generations.
+fn generations(v: &VariantResult, path: &str) -> Option<Figure> {
+    let samples: Vec<_> = v
+        .timeseries
+        .iter()
+        .filter_map(|s| Some((s.time_s, s.lru_gen.as_ref()?.get(path)?)))
+        .collect();
+    let mut ranks: Vec<Vec<f64>> = vec![Vec::new(); 4];
+    for (_, views) in &samples {
+        let mut sums = [0.0; 4];
+        for view in views.iter() {
+            let max = view.gens.iter().map(|g| g.seq).max().unwrap_or(0);
+            for g in &view.gens {
+                let rank = (max - g.seq) as usize;
+                if rank < 4 {
+                    sums[rank] += (g.anon + g.file) as f64 * MIB_PER_PAGE;
+                }
+            }
+        }
+        for (r, s) in ranks.iter_mut().zip(sums) {
+            r.push(s);
+        }
+    }
+    if ranks.iter().all(|r| r.iter().all(|&y| y == 0.0)) {
+        return None;
+    }
+    let x: Vec<f64> = samples.iter().map(|(t, _)| *t).collect();
+    let series = ranks
+        .into_iter()
+        .enumerate()
+        .map(|(i, y)| Series {
+            name: if i == 0 {
+                "max_seq".into()
+            } else {
+                format!("max_seq-{i}")
+            },
+            y,
+            text: vec![],
+        })
+        .collect();
+    let title = format!("{path}: MGLRU generations ({})", v.name);
+    Some(chart::stacked_areas(
+        &title,
+        "virtual time (s)",
+        "MiB",
+        &x,
+        series,
+    ))
+}
+
+/// The workloads of any variant, by name.
+fn workloads(vs: &[VariantResult]) -> Vec<String> {
+    let names: BTreeSet<&String> = vs.iter().flat_map(|v| v.workloads.keys()).collect();
+    names.into_iter().cloned().collect()
+}
+
+/// Ops/s (and MiB/s where a workload moves data) per workload and variant.
+fn throughput(vs: &[VariantResult]) -> Section {
+    let names = workloads(vs);
+    let get = |f: fn(&reclaimsim::output::results::WorkloadResult) -> f64| {
+        let names = names.clone();
+        move |v: &VariantResult| -> Vec<f64> {
+            names
+                .iter()
+                .map(|n| v.workloads.get(n).map_or(0.0, f))
+                .collect()
+        }
+    };
+    let mut figures = vec![];
+    let ops = series(vs, get(|w| w.ops_per_sec));
+    if ops.iter().any(|s| s.y.iter().any(|&y| y > 0.0)) {
+        figures.push(chart::grouped_bars(
+            "Throughput",
+            "ops/s",
+            &names,
+            ops,
+            false,
+        ));
+    }
+    let mib = series(vs, get(|w| w.mib_per_sec));
+    if mib.iter().any(|s| s.y.iter().any(|&y| y > 0.0)) {
+        figures.push(chart::grouped_bars(
+            "Bandwidth",
+            "MiB/s",
+            &names,
+            mib,
+            false,
+        ));
+    }
+    let note = figures
+        .is_empty()
+        .then(|| "No workload measured any operations.".to_string());
+    Section {
+        heading: "Throughput".into(),
+        note,
+        figures,
+    }
+}
+
+/// p50, p99 and max latency per workload, a bar per variant (log scale).
+fn latency(vs: &[VariantResult]) -> Section {
+    let (names, note) = capped(&workloads(vs), "workloads");
+    let x: Vec<String> = ["p50", "p99", "max"].map(String::from).to_vec();
+    let mut figures = vec![];
+    for name in &names {
+        let s = series(vs, |v| {
+            v.workloads.get(name).map_or(vec![0.0; 3], |w| {
+                let l = &w.latency_ns;
+                vec![l.p50 as f64 / 1e3, l.p99 as f64 / 1e3, l.max as f64 / 1e3]
+            })
+        });
+        if s.iter().any(|s| s.y.iter().any(|&y| y > 0.0)) {
+            let title = format!("{name}: latency");
+            figures.push(chart::grouped_bars(&title, "µs (log)", &x, s, true));
+        }
+    }
+    Section {
+        heading: "Latency".into(),
+        note,
+        figures,
+    }
+}
+
+/// Direct reclaim: how many try_to_free_pages() calls, and their p50/p99/max.
+fn stalls(vs: &[VariantResult]) -> Section {
+    let heading = "Allocation stalls (direct reclaim)".to_string();
+    if vs.iter().all(|v| v.alloc_stall.calls == 0) {
+        let note = Some("No variant entered direct reclaim.".into());
+        return Section {
+            heading,
+            note,
+            figures: vec![],
+        };
+    }
+    let calls = series(vs, |v| vec![v.alloc_stall.calls as f64]);
+    let dist = series(vs, |v| {
+        let l = &v.alloc_stall.latency_ns;
+        vec![l.p50 as f64 / 1e3, l.p99 as f64 / 1e3, l.max as f64 / 1e3]
+    });
+    let x: Vec<String> = ["p50", "p99", "max"].map(String::from).to_vec();
+    let figures = vec![
+        chart::grouped_bars(
+            "Stalls",
+            "try_to_free_pages calls",
+            &["calls".into()],
+            calls,
+            false,
+        ),
+        chart::grouped_bars("Time per stall", "µs (log)", &x, dist, true),
+    ];
+    let note = Some("The virtual time each try_to_free_pages() call took.".into());
+    Section {
+        heading,
+        note,
+        figures,
+    }
+}
+
+/// Wait time per lock class and call site, where any variant waited.
+fn locks(vs: &[VariantResult]) -> Section {
+    let sites: BTreeSet<(&String, &String)> = vs
+        .iter()
+        .flat_map(|v| v.locks.iter())
+        .flat_map(|(class, l)| {
+            l.sites
+                .iter()
+                .filter(|(_, s)| s.wait_ns > 0)
+                .map(move |(s, _)| (class, s))
+        })
+        .collect();
+    let heading = "Lock wait per call site".to_string();
+    if sites.is_empty() {
+        let note = Some("No lock acquisition waited in any variant.".into());
+        return Section {
+            heading,
+            note,
+            figures: vec![],
+        };
+    }
+    let x: Vec<String> = sites.iter().map(|(c, s)| format!("{c}/{s}")).collect();
+    let s = series(vs, |v| {
+        sites
+            .iter()
+            .map(|(c, s)| {
+                let site = v.locks.get(*c).and_then(|l| l.sites.get(*s));
+                site.map_or(0.0, |s| s.wait_ns as f64 / 1e6)
+            })
+            .collect()
+    });
+    let mut figure = chart::grouped_bars("Lock wait", "ms (virtual, all CPUs)", &x, s, false);
+    figure.wide = true;
+    chart::legend_right(&mut figure);
+    let figures = vec![figure];
+    Section {
+        heading,
+        note: None,
+        figures,
+    }
+}
+
+/// kswapd's CPU time: the total per variant, and the profile by category side by side.
+fn kswapd(vs: &[VariantResult]) -> Section {
+    let heading = "kswapd profile".to_string();
+    if vs.iter().all(|v| v.kswapd_profile.total_ns == 0) {
+        let note = Some("kswapd did not run in any variant.".into());
+        return Section {
+            heading,
+            note,
+            figures: vec![],
+        };
+    }
+    let total = series(vs, |v| vec![v.kswapd_profile.total_ns as f64 / 1e6]);
+    let cats: BTreeSet<&String> = vs
+        .iter()
+        .flat_map(|v| v.kswapd_profile.categories.keys())
+        .collect();
+    let rows: Vec<String> = vs.iter().map(|v| v.name.clone()).collect();
+    let profile = cats
+        .iter()
+        .map(|c| {
+            let y: Vec<f64> = vs.iter().map(|v| category_share(v, c)).collect();
+            let text = y
+                .iter()
+                .map(|s| {
+                    if *s >= 3.0 {
+                        format!("{s:.1}%")
+                    } else {
+                        String::new()
+                    }
+                })
+                .collect();
+            Series {
+                name: c.to_string(),
+                y,
+                text,
+            }
+        })
+        .collect();
+    let figures = vec![
+        chart::stacked_hbars(
+            "kswapd CPU by category",
+            "% of kswapd's CPU time",
+            &rows,
+            profile,
+        ),
+        chart::grouped_bars(
+            "kswapd CPU time",
+            "ms (virtual)",
+            &["kswapd".into()],
+            total,
+            false,
+        ),
+    ];
+    Section {
+        heading,
+        note: None,
+        figures,
+    }
+}
+
+/// A category's share of a variant's kswapd time, in percent.
+fn category_share(v: &VariantResult, category: &str) -> f64 {
+    let p = &v.kswapd_profile;
+    match p.total_ns {
+        0 => 0.0,
+        t => p.categories.get(category).copied().unwrap_or(0) as f64 / t as f64 * 100.0,
+    }
+}
+
+/// Each memcg's pgsteal as a share of all reclaim (the root's hierarchical pgsteal).
+fn reclaim_share(vs: &[VariantResult]) -> Section {
+    let heading = "Reclaim share per memcg".to_string();
+    let pgsteal = |v: &VariantResult, path: &str| {
+        v.memcgs.get(path).map_or(0.0, |m| {
+            let get = |k: &str| m.stat.get(k).copied().unwrap_or(0) as f64;
+            get("pgsteal_kswapd") + get("pgsteal_direct")
+        })
+    };
+    let paths: BTreeSet<&String> = vs
+        .iter()
+        .flat_map(|v| v.memcgs.keys())
+        .filter(|p| *p != "/")
+        .collect();
+    if paths.is_empty() || vs.iter().all(|v| pgsteal(v, "/") == 0.0) {
+        let note = Some("No reclaim from a memcg below the root in any variant.".into());
+        return Section {
+            heading,
+            note,
+            figures: vec![],
+        };
+    }
+    let paths: Vec<String> = paths.into_iter().cloned().collect();
+    let (paths, note) = capped(&paths, "memcgs");
+    let s = series(vs, |v| {
+        let all = pgsteal(v, "/");
+        paths
+            .iter()
+            .map(|p| {
+                if all > 0.0 {
+                    pgsteal(v, p) / all * 100.0
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    });
+    let figures = vec![chart::grouped_bars(
+        "Share of pgsteal",
+        "% of all pages reclaimed",
+        &paths,
+        s,
+        false,
+    )];
+    Section {
+        heading,
+        note,
+        figures,
+    }
+}

@@ -1,0 +1,75 @@
+"""reclaimsim from Python: run the deterministic model of Linux page reclaim and get its
+results as pandas DataFrames.
+
+    import reclaimsim
+    r = reclaimsim.compare("scenarios/seeds/000-mixed-memcgs.toml", set={"duration": "1s"})
+    r.workloads                # ops/s and latency per (variant, workload)
+    r.free_pages.plot()        # free pages over virtual time, a line per variant
+    r.to_html("report.html")   # the charts, one self-contained file
+
+A scenario is a path to a TOML file, TOML text, or the same document as a dict. Runs
+release the GIL. Bad input raises :class:`ScenarioError` with the located message the CLI
+prints; a failed run raises :class:`RunError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Optional, Union
+
+from . import _core
+from ._errors import RunError, ScenarioError
+from ._results import RunResult
+from ._source import Scenario, sets as _sets, source as _source
+from ._sweep import Grid, SweepResult, sweep
+
+__version__: str = _core.__version__
+__all__ = [
+    "run", "compare", "sweep", "load_results", "scenario_toml", "RunResult", "SweepResult",
+    "ScenarioError", "RunError", "Scenario", "Grid",
+]
+
+
+def run(
+    scenario: Scenario,
+    seed: Optional[int] = None,
+    set: Optional[Mapping[str, Any]] = None,
+    variant: Optional[str] = None,
+    *,
+    check: bool = False,
+) -> RunResult:
+    """Run the base scenario, or one ``variant`` of it, as ``reclaimsim run`` does.
+
+    ``seed`` overrides the scenario's seed; ``set`` overrides any field by dotted key, as
+    ``--set`` does (``{"machine.memory": "1GiB", "duration": "2s"}``), applied to the base
+    and every variant; ``check`` runs the invariant checker (slower).
+    """
+    text, file = _source(scenario)
+    return RunResult(json.loads(_core.run(text, file, _sets(set), seed, variant, check)))
+
+
+def compare(
+    scenario: Scenario,
+    seed: Optional[int] = None,
+    set: Optional[Mapping[str, Any]] = None,
+    *,
+    check: bool = False,
+) -> RunResult:
+    """Run every ``[variants.NAME]`` of the scenario (in parallel, one per core), as
+    ``reclaimsim compare`` does; arguments as for :func:`run`."""
+    text, file = _source(scenario)
+    return RunResult(json.loads(_core.compare(text, file, _sets(set), seed, check)))
+
+
+def load_results(path: Union[str, "os.PathLike[str]"]) -> Union[RunResult, SweepResult]:
+    """Read results the CLI wrote with ``--json``: a sweep's, or a run's or compare's."""
+    with open(path, encoding="utf-8") as f:
+        raw = json.load(f)
+    return SweepResult(raw) if "points" in raw else RunResult(raw)
+
+
+def scenario_toml(scenario: Mapping[str, Any]) -> str:
+    """A scenario dict as the TOML text it is run as (the lines a dict's errors name)."""
+    return _core.scenario_toml(dict(scenario))

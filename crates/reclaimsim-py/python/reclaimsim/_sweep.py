@@ -1,0 +1,231 @@
+"""Sweeps: every variant of a scenario at every point of a grid, each (point, variant)
+one task, run on this machine's cores or on a Ray cluster. The gathered document is the
+one ``reclaimsim sweep --json`` writes, whichever ran the tasks."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Optional, Union
+
+import pandas as pd
+
+from . import _core
+from ._errors import RunError, ScenarioError
+from ._results import RunResult, _dump, _html
+from ._source import Scenario, literal, sets, source
+
+#: A grid: dotted key -> values. A tuple of keys sets every one of them to each value
+#: (like the CLI's repeated ``--key``); several entries make their Cartesian product.
+Grid = Mapping[Union[str, Sequence[str]], Sequence[Any]]
+
+#: One task: the arguments of ``_core.run`` for one variant at one point.
+Task = tuple[str, str, list[str], Optional[int], str, bool]
+
+
+def _points(grid: Grid) -> list[tuple[str, dict[str, str]]]:
+    """Each point's label and its key -> value (as set takes it), in grid order."""
+    if not isinstance(grid, Mapping) or not grid:
+        raise ScenarioError("grid: expected a non-empty dict of key -> values", field="grid",
+                            detail="expected a non-empty dict of key -> values")
+    axes = []
+    for keys, values in grid.items():
+        keys = (keys,) if isinstance(keys, str) else tuple(keys)
+        if isinstance(values, (str, bytes)) or not list(values):
+            detail = "expected a non-empty list of values"
+            raise ScenarioError(f"grid {', '.join(keys)}: {detail}", field=", ".join(keys),
+                                detail=detail, from_set=True)
+        axes.append([(keys, literal(v)) for v in values])
+    points = []
+    for combo in itertools.product(*axes):
+        assigned = {k: v for keys, v in combo for k in keys}
+        if len(combo) == 1:
+            label = combo[0][1]
+        else:
+            label = ", ".join(f"{'+'.join(keys)}={v}" for keys, v in combo)
+        points.append((label, assigned))
+    return points
+
+
+def _run_task(task: Task) -> dict[str, Any]:
+    """Run one variant at one point: its results (the ``variants[0]`` of a run)."""
+    text, file, task_sets, seed, variant, check = task
+    raw = json.loads(_core.run(text, file, task_sets, seed, variant, check))
+    return raw["variants"][0]
+
+
+def _local(tasks: list[Task], workers: Optional[int]) -> list[dict[str, Any]]:
+    """Tasks on this machine's cores (the runs release the GIL)."""
+    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+        return list(pool.map(_run_task, tasks))
+
+
+def _ray(tasks: list[Task], address: Optional[str], workers: Optional[int]) -> list[dict[str, Any]]:
+    """Tasks on a Ray cluster: the one at ``address``, or a local one started for them
+    (with ``workers`` CPUs, default all) and stopped after."""
+    try:
+        import ray
+    except ImportError:
+        raise RunError("backend='ray' needs Ray: pip install 'ray>=2.5'") from None
+    started = not ray.is_initialized()
+    if started:
+        if address is None:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    try:
+        remote = ray.remote(num_cpus=1)(_run_task)
+        refs = [remote.remote(t) for t in tasks]
+        try:
+            return ray.get(refs)
+        except ray.exceptions.RayTaskError as e:
+            raise RunError(str(getattr(e, "cause", e))) from None
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def sweep(
+    scenario: Scenario,
+    grid: Grid,
+    *,
+    seed: Optional[int] = None,
+    set: Optional[Mapping[str, Any]] = None,
+    backend: str = "local",
+    address: Optional[str] = None,
+    workers: Optional[int] = None,
+    check: bool = False,
+) -> "SweepResult":
+    """Run every variant of the scenario at every point of ``grid``, as ``reclaimsim
+    sweep`` does; each (point, variant) is one task.
+
+    ``grid`` maps a dotted key (as ``set`` takes it) to its values; a tuple of keys sets
+    every one of them to each value (the CLI's repeated ``--key``); several entries make
+    their Cartesian product. ``backend="local"`` runs the tasks on this machine's cores
+    (``workers`` threads, default all); ``backend="ray"`` on a Ray cluster: the one this
+    process is connected to, else the one at ``address``, else a local one started for the
+    sweep (``workers`` CPUs) and stopped after. Both give the same document (bar
+    ``wall_s``) for the same seeds. Every point is checked before anything runs.
+    ``seed``, ``set`` and ``check`` are as for :func:`reclaimsim.run`.
+    """
+    return run_sweep(scenario, grid, seed, sets(set), backend, address, workers, check)
+
+
+def run_sweep(
+    scenario: Scenario,
+    grid: Grid,
+    seed: Optional[int],
+    base_sets: list[str],
+    backend: str,
+    address: Optional[str],
+    workers: Optional[int],
+    check: bool,
+) -> "SweepResult":
+    """``sweep`` with the overrides as ``KEY=VALUE`` strings, as the CLI takes them."""
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend must be 'local' or 'ray', not {backend!r}")
+    text, file = source(scenario)
+    points = _points(grid)
+    keys = [k for entry in grid for k in ((entry,) if isinstance(entry, str) else entry)]
+    # Every point is loaded (and checked) before anything runs.
+    plans = []
+    for label, assigned in points:
+        point_sets = base_sets + [f"{k}={v}" for k, v in assigned.items()]
+        name, point_seed, variants = _core.inspect(text, file, point_sets, seed)
+        plans.append((label, assigned, point_sets, name, point_seed, variants))
+    tasks: list[Task] = [
+        (text, file, point_sets, seed, variant, check)
+        for _, _, point_sets, _, _, variants in plans
+        for variant in variants
+    ]
+    if backend == "local":
+        results = iter(_local(tasks, workers))
+    else:
+        results = iter(_ray(tasks, address, workers))
+    raw_points = []
+    for label, assigned, _, _, _, variants in plans:
+        point: dict[str, Any] = {"value": label, "variants": [next(results) for _ in variants]}
+        if len(grid) > 1:
+            point["values"] = assigned
+        raw_points.append(point)
+    raw = {"scenario": plans[0][3], "seed": plans[0][4], "keys": keys, "points": raw_points}
+    return SweepResult(raw)
+
+
+def _sum(v: dict[str, Any], section: str, keys: list[str]) -> int:
+    return sum(v[section].get(k, 0) for k in keys)
+
+
+class SweepResult:
+    """The results of :func:`reclaimsim.sweep`.
+
+    ``raw`` is the document ``reclaimsim sweep --json`` writes: ``{"scenario", "seed",
+    "keys", "points": [{"value", "variants": [...]}]}`` (a grid of several entries adds
+    each point's ``"values"``). ``points`` is the summary frame; ``result(value)`` one
+    point's full results, and ``frame(name)`` any :class:`RunResult` frame over all points.
+    """
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw: dict[str, Any] = raw
+
+    def __repr__(self) -> str:
+        values = [p["value"] for p in self.raw["points"]]
+        return f"<reclaimsim.SweepResult {self.raw['scenario']!r} keys={self.raw['keys']} values={values}>"
+
+    @property
+    def values(self) -> list[str]:
+        """The points' labels, in grid order."""
+        return [p["value"] for p in self.raw["points"]]
+
+    def result(self, value: str) -> RunResult:
+        """One point's results (every variant), as a :class:`RunResult`."""
+        for p in self.raw["points"]:
+            if p["value"] == str(value):
+                raw = {"scenario": self.raw["scenario"], "seed": self.raw["seed"],
+                       "variants": p["variants"]}
+                return RunResult(raw)
+        raise KeyError(f"no point {value!r} (there are: {', '.join(self.values)})")
+
+    @property
+    def points(self) -> pd.DataFrame:
+        """One row per (value, variant): throughput summed over workloads (ops/s, MiB/s),
+        lock spin share, allocation stalls, pgscan, pgsteal, pswpin, refaults, kswapd CPU
+        ns and virtual seconds."""
+        records = []
+        for p in self.raw["points"]:
+            for v in p["variants"]:
+                w = v["workloads"].values()
+                records.append({
+                    "value": p["value"], "variant": v["name"],
+                    "ops_per_sec": sum(x["ops_per_sec"] for x in w),
+                    "mib_per_sec": sum(x["mib_per_sec"] for x in w),
+                    "spin_share": sum(lk["spin_share"] for lk in v["locks"].values()),
+                    "alloc_stalls": v["alloc_stall"]["calls"],
+                    "alloc_stall_p99_ns": v["alloc_stall"]["latency_ns"]["p99"],
+                    "pgscan": _sum(v, "vmstat", ["pgscan_kswapd", "pgscan_direct"]),
+                    "pgsteal": _sum(v, "vmstat", ["pgsteal_kswapd", "pgsteal_direct"]),
+                    "pswpin": _sum(v, "vmstat", ["pswpin"]),
+                    "refaults": _sum(v, "vmstat", ["workingset_refault_anon",
+                                                   "workingset_refault_file"]),
+                    "kswapd_ns": v["kswapd_profile"]["total_ns"],
+                    "virtual_time_s": v["virtual_time_s"],
+                })
+        return pd.DataFrame.from_records(records).set_index(["value", "variant"])
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """A :class:`RunResult` frame (``"workloads"``, ``"vmstat"``, ...) of every point,
+        concatenated with the point's value as the outer index level."""
+        frames = {p: getattr(self.result(p), name) for p in self.values}
+        return pd.concat(frames, names=["value"])
+
+    def to_json(self, path: Union[str, "os.PathLike[str]", None] = None) -> str:
+        """The document as JSON; written to ``path`` too when given."""
+        return _dump(self.raw, path)
+
+    def to_html(self, path: Union[str, "os.PathLike[str]", None] = None) -> str:
+        """The HTML report (each metric against the swept value, a line per variant);
+        written to ``path`` too when given."""
+        return _html(self.raw, path)
