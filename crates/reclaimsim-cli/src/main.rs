@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
 use reclaimsim::engine::{self, RunOptions};
 use reclaimsim::output::results::{RunResult, VariantResult};
 use reclaimsim::output::validate;
@@ -558,7 +559,7 @@ fn write_json(c: &Common, run: &RunResult) -> Result<(), Failure> {
     }
 }
 
-/// Runs independent variants on every core, a progress bar each on stderr (when it is a
+/// Runs independent variants on every core (rayon), a progress bar each on stderr (when it is a
 /// terminal); results in the order given. Each run is single-threaded and deterministic,
 /// so how the runs are spread over threads changes nothing but the wall time.
 fn run_variants(jobs: &[(&Scenario, String)], check: bool) -> Result<Vec<VariantResult>, Failure> {
@@ -568,27 +569,8 @@ fn run_variants(jobs: &[(&Scenario, String)], check: bool) -> Result<Vec<Variant
         ProgressDrawTarget::hidden()
     };
     let bars = MultiProgress::with_draw_target(target);
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<VariantResult, Failure>>>> =
-        jobs.iter().map(|_| Default::default()).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..workers.min(jobs.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((s, name)) = jobs.get(i) else { break };
-                let r = run_variant(s, name, check, &bars);
-                *results[i].lock().expect("no panics while held") = Some(r);
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|r| {
-            r.into_inner()
-                .expect("no panics while held")
-                .expect("every job ran")
-        })
+    jobs.par_iter()
+        .map(|(s, name)| run_variant(s, name, check, &bars))
         .collect()
 }
 

@@ -17,6 +17,17 @@ pub struct Section {
     pub figures: Vec<Figure>,
 }
 
+impl Section {
+    /// A section with nothing to plot: its heading and a note saying why.
+    pub fn empty(heading: String, why: &str) -> Section {
+        Section {
+            heading,
+            note: Some(why.to_string()),
+            figures: Vec::new(),
+        }
+    }
+}
+
 /// A whole report.
 pub struct Page {
     pub title: String,

@@ -81,12 +81,10 @@ fn capped<T: Clone>(all: &[T], what: &str) -> (Vec<T>, Option<String>) {
 fn memory(vs: &[VariantResult]) -> Section {
     let heading = "Memory over time".to_string();
     if vs.iter().all(|v| v.timeseries.is_empty()) {
-        let note = Some("No samples: set sample_interval in the scenario to record them.".into());
-        return Section {
+        return Section::empty(
             heading,
-            note,
-            figures: vec![],
-        };
+            "No samples: set sample_interval in the scenario to record them.",
+        );
     }
     let free = vs
         .iter()
@@ -275,12 +273,7 @@ fn latency(vs: &[VariantResult]) -> Section {
 fn stalls(vs: &[VariantResult]) -> Section {
     let heading = "Allocation stalls (direct reclaim)".to_string();
     if vs.iter().all(|v| v.alloc_stall.calls == 0) {
-        let note = Some("No variant entered direct reclaim.".into());
-        return Section {
-            heading,
-            note,
-            figures: vec![],
-        };
+        return Section::empty(heading, "No variant entered direct reclaim.");
     }
     let calls = series(vs, |v| vec![v.alloc_stall.calls as f64]);
     let dist = series(vs, |v| {
@@ -320,12 +313,7 @@ fn locks(vs: &[VariantResult]) -> Section {
         .collect();
     let heading = "Lock wait per call site".to_string();
     if sites.is_empty() {
-        let note = Some("No lock acquisition waited in any variant.".into());
-        return Section {
-            heading,
-            note,
-            figures: vec![],
-        };
+        return Section::empty(heading, "No lock acquisition waited in any variant.");
     }
     let x: Vec<String> = sites.iter().map(|(c, s)| format!("{c}/{s}")).collect();
     let s = series(vs, |v| {
@@ -352,12 +340,7 @@ fn locks(vs: &[VariantResult]) -> Section {
 fn kswapd(vs: &[VariantResult]) -> Section {
     let heading = "kswapd profile".to_string();
     if vs.iter().all(|v| v.kswapd_profile.total_ns == 0) {
-        let note = Some("kswapd did not run in any variant.".into());
-        return Section {
-            heading,
-            note,
-            figures: vec![],
-        };
+        return Section::empty(heading, "kswapd did not run in any variant.");
     }
     let total = series(vs, |v| vec![v.kswapd_profile.total_ns as f64 / 1e6]);
     let cats: BTreeSet<&String> = vs
@@ -432,12 +415,10 @@ fn reclaim_share(vs: &[VariantResult]) -> Section {
         .filter(|p| *p != "/")
         .collect();
     if paths.is_empty() || vs.iter().all(|v| pgsteal(v, "/") == 0.0) {
-        let note = Some("No reclaim from a memcg below the root in any variant.".into());
-        return Section {
+        return Section::empty(
             heading,
-            note,
-            figures: vec![],
-        };
+            "No reclaim from a memcg below the root in any variant.",
+        );
     }
     let paths: Vec<String> = paths.into_iter().cloned().collect();
     let (paths, note) = capped(&paths, "memcgs");

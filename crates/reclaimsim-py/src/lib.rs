@@ -5,6 +5,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use rayon::prelude::*;
 use reclaimsim::engine::{self, RunOptions};
 use reclaimsim::output::results::{RunResult, VariantResult};
 use reclaimsim::scenario::config::Scenario;
@@ -154,36 +155,19 @@ fn compare(
     .map_err(|f| f.into_py(py))
 }
 
-/// Independent runs on every core, results in the order given. Each run is
+/// Independent runs on every core (rayon), results in the order given. Each run is
 /// single-threaded and deterministic, so the spread over threads changes only wall time.
 fn run_all(jobs: &[(&Scenario, &str)], check: bool) -> Result<Vec<VariantResult>, Failure> {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Result<VariantResult, String>>>> =
-        jobs.iter().map(|_| Default::default()).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..workers.min(jobs.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((s, name)) = jobs.get(i) else { break };
-                let opts = RunOptions {
-                    check,
-                    progress: None,
-                };
-                let r = engine::run(s, name, opts).map_err(|e| format!("variant {name}: {e}"));
-                if let Ok(mut slot) = slots[i].lock() {
-                    *slot = Some(r);
-                }
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|slot| match slot.into_inner() {
-            Ok(Some(r)) => r.map_err(Failure::Run),
-            _ => Err(Failure::Run("a run stopped without a result".into())),
+    jobs.par_iter()
+        .map(|(s, name)| {
+            let opts = RunOptions {
+                check,
+                progress: None,
+            };
+            engine::run(s, name, opts).map_err(|e| format!("variant {name}: {e}"))
         })
-        .collect()
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(Failure::Run)
 }
 
 fn to_json(run: &RunResult) -> Result<String, Failure> {
