@@ -1,7 +1,9 @@
 //! The `reclaimsim` command: exit codes, error messages, no partial output.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+
+use common::{dir, reclaimsim};
+use std::process::Command;
 
 const GOOD: &str = r#"name = "small"
 [machine]
@@ -16,21 +18,6 @@ size = "8MiB"
 [variants.more.workload.a.anon]
 size = "16MiB"
 "#;
-
-/// A fresh directory for one test.
-fn dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("reclaimsim-cli-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn reclaimsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_reclaimsim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 #[test]
 fn help_works() {

@@ -1,8 +1,11 @@
 //! The HTML report: `compare --html`, `sweep --html` and `report RESULTS.json -o PATH`.
 //! (Drawn in a browser by the Python suite: crates/reclaimsim-py/tests/test_report_browser.py.)
 
+mod common;
+
+use common::{dir, reclaimsim};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const SCENARIO: &str = r#"name = "report"
 description = "anon under pressure, classic vs mglru"
@@ -29,20 +32,6 @@ kernel.policy = "classic"
 [variants.mglru]
 kernel.policy = "mglru"
 "#;
-
-fn dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("reclaimsim-report-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn reclaimsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_reclaimsim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn ok(out: &Output) {
     assert!(

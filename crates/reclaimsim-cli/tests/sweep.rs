@@ -1,6 +1,8 @@
 //! `reclaimsim sweep`: every variant at each value of the keys.
 
-use std::process::Command;
+mod common;
+
+use common::reclaimsim;
 
 const SCENARIO: &str = r#"name = "tiny-sweep"
 [machine]
@@ -28,13 +30,6 @@ kernel.lru_lock = "node"
 [variants.lruvec-lock]
 kernel.lru_lock = "lruvec"
 "#;
-
-fn reclaimsim(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_reclaimsim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 #[test]
 fn sweep_prints_a_row_per_value_and_writes_json() {

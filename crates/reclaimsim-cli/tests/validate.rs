@@ -1,7 +1,8 @@
 //! `reclaimsim validate`: expectations against the model's changes, one table, JSON.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use common::{dir, reclaimsim_in};
 
 /// Two cheap variants (and one no expectation needs), four expectations: in range, a
 /// wildcard, a quotient, and a metric the results do not have.
@@ -50,22 +51,6 @@ to = "small"
 change = "-5%"
 "#;
 
-/// A fresh directory for one test.
-fn dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("reclaimsim-validate-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn reclaimsim(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_reclaimsim"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
-
 /// The table's rows as cells (columns are two or more spaces apart).
 fn rows(stdout: &str) -> Vec<Vec<String>> {
     stdout
@@ -90,7 +75,7 @@ fn validate_prints_one_table_and_writes_json() {
     )
     .unwrap();
     let args = ["validate", "s.toml", "none.toml", "--json", "out.json"];
-    let out = reclaimsim(&args, &d);
+    let out = reclaimsim_in(&args, &d);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -181,7 +166,7 @@ fn validate_prints_one_table_and_writes_json() {
     assert_eq!(e[3]["note"], "no such metric");
     assert!(e[3]["change"].is_null() && e[3]["in_range"].is_null());
 
-    let again = reclaimsim(&args[..3], &d);
+    let again = reclaimsim_in(&args[..3], &d);
     assert_eq!(
         again.stdout, out.stdout,
         "same scenario and seed, same table"
@@ -195,7 +180,7 @@ fn validate_refuses_a_bad_expect_before_running() {
     std::fs::write(d.join("good.toml"), SCENARIO).unwrap();
     let bad = SCENARIO.replace("change = \"-50%\"", "change = \"-50\"");
     std::fs::write(d.join("bad.toml"), &bad).unwrap();
-    let out = reclaimsim(
+    let out = reclaimsim_in(
         &["validate", "good.toml", "bad.toml", "--json", "out.json"],
         &d,
     );
@@ -216,12 +201,14 @@ fn validate_refuses_a_bad_expect_before_running() {
 #[test]
 fn validate_without_scenarios_needs_the_seeds() {
     let d = dir("empty");
-    let out = reclaimsim(&["validate"], &d);
+    let out = reclaimsim_in(&["validate"], &d);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("scenarios/seeds/"), "{stderr}");
     assert_eq!(
-        reclaimsim(&["validate", "--seed", "x"], &d).status.code(),
+        reclaimsim_in(&["validate", "--seed", "x"], &d)
+            .status
+            .code(),
         Some(2)
     );
     let _ = std::fs::remove_dir_all(&d);
