@@ -205,35 +205,20 @@ fn workloads(vs: &[VariantResult]) -> Vec<String> {
 /// Ops/s (and MiB/s where a workload moves data) per workload and variant.
 fn throughput(vs: &[VariantResult]) -> Section {
     let names = workloads(vs);
-    let get = |f: fn(&reclaimsim::output::results::WorkloadResult) -> f64| {
-        let names = names.clone();
-        move |v: &VariantResult| -> Vec<f64> {
-            names
-                .iter()
-                .map(|n| v.workloads.get(n).map_or(0.0, f))
-                .collect()
-        }
-    };
+    type Metric = fn(&reclaimsim::output::results::WorkloadResult) -> f64;
+    let metrics: [(&str, &str, Metric); 2] = [
+        ("Throughput", "ops/s", |w| w.ops_per_sec),
+        ("Bandwidth", "MiB/s", |w| w.mib_per_sec),
+    ];
     let mut figures = vec![];
-    let ops = series(vs, get(|w| w.ops_per_sec));
-    if ops.iter().any(|s| s.y.iter().any(|&y| y > 0.0)) {
-        figures.push(chart::grouped_bars(
-            "Throughput",
-            "ops/s",
-            &names,
-            ops,
-            false,
-        ));
-    }
-    let mib = series(vs, get(|w| w.mib_per_sec));
-    if mib.iter().any(|s| s.y.iter().any(|&y| y > 0.0)) {
-        figures.push(chart::grouped_bars(
-            "Bandwidth",
-            "MiB/s",
-            &names,
-            mib,
-            false,
-        ));
+    for (title, unit, f) in metrics {
+        let s = series(vs, |v| {
+            let per_workload = names.iter().map(|n| v.workloads.get(n).map_or(0.0, f));
+            per_workload.collect()
+        });
+        if has_data(&s) {
+            figures.push(chart::grouped_bars(title, unit, &names, s, false));
+        }
     }
     let note = figures
         .is_empty()
@@ -243,6 +228,11 @@ fn throughput(vs: &[VariantResult]) -> Section {
         note,
         figures,
     }
+}
+
+/// Whether any bar of `s` is above zero (a chart of zeros is left out).
+fn has_data(s: &[chart::Series]) -> bool {
+    s.iter().any(|s| s.y.iter().any(|&y| y > 0.0))
 }
 
 /// p50, p99 and max latency per workload, a bar per variant (log scale).
@@ -257,7 +247,7 @@ fn latency(vs: &[VariantResult]) -> Section {
                 vec![l.p50 as f64 / 1e3, l.p99 as f64 / 1e3, l.max as f64 / 1e3]
             })
         });
-        if s.iter().any(|s| s.y.iter().any(|&y| y > 0.0)) {
+        if has_data(&s) {
             let title = format!("{name}: latency");
             figures.push(chart::grouped_bars(&title, "µs (log)", &x, s, true));
         }
