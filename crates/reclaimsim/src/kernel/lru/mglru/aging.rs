@@ -298,11 +298,13 @@ impl Mglru {
         if st.head.is_none() {
             st.filters.reset(walk.max_seq + 1);
         }
-        let mut from = st.head.map_or(0, |h| h + 1);
-        let found = loop {
-            let Some(mm) = (from..k.mms.len() as u32)
+        // The memcg's first live mm at or after `from` (its mm_list from there).
+        let live_from = |from: u32| {
+            (from..k.mms.len() as u32)
                 .find(|&m| k.mms[m as usize].memcg == memcg && !k.mms[m as usize].dead)
-            else {
+        };
+        let found = loop {
+            let Some(mm) = live_from(st.head.map_or(0, |h| h + 1)) else {
                 break None;
             };
             st.head = Some(mm);
@@ -314,10 +316,8 @@ impl Mglru {
             if !should_skip_mm(k, mm, walk) {
                 break Some(mm);
             }
-            from = mm + 1;
         };
-        let more = ((st.head.map_or(0, |h| h + 1))..k.mms.len() as u32)
-            .any(|m| k.mms[m as usize].memcg == memcg && !k.mms[m as usize].dead);
+        let more = live_from(st.head.map_or(0, |h| h + 1)).is_some();
         if !more {
             st.head = None;
             st.pos = 0;
