@@ -72,8 +72,13 @@ pub struct CostTable {
     /// and the client's next batch arriving: the rest of a loopback TCP round trip
     /// (the client's wake-up, receive and send, the server's wake-up).
     pub loopback_wait: u64,
-    /// Fixed per-I/O overhead of fio's io_uring submission and completion, per 4 KiB.
+    /// fio's own CPU time per 4 KiB read with `ioengine = "io_uring"` (at the seeds'
+    /// iodepth 128, batches of 32), apart from what filemap_read charges: preparing the
+    /// SQE, the share of io_uring_enter, reaping the CQE, fio's io_u and stats work.
     pub fio_io: u64,
+    /// The same with `ioengine = "psync"`: fio's loop around one pread(2) per read
+    /// (the syscall itself is `read_syscall`).
+    pub fio_psync_io: u64,
     /// One LOCK-prefixed bit operation on a folio's flags (`folio_test_clear_lru`,
     /// `folio_set_lru`) whose cacheline is already local: Agner Fog's instruction tables
     /// give ~18-25 cycles for `lock bts/btr` on Skylake-SP, ~7-10 ns at 2.5-3 GHz. This is
@@ -155,6 +160,7 @@ impl Default for CostTable {
             memcached_batch: 4600,
             loopback_wait: 4000,
             fio_io: 300,
+            fio_psync_io: 250,
             lru_flag_atomic: 10,
             wp_fault: 600,
             mark_dirty: 300,
@@ -190,7 +196,7 @@ const fn src(field: &'static str, low: u64, high: u64, source: &'static str) -> 
 /// Every field of the default cost table with its source and plausible range (virtual
 /// ns). A test checks that no field lacks one and that each default lies in its range;
 /// `reclaimsim calibrate` measures what user space can on the host it runs on.
-pub const COST_SOURCES: [CostSource; 36] = [
+pub const COST_SOURCES: [CostSource; 37] = [
     src("access_hit", 1, 5, "L1/L2 hit after a TLB hit: 4-14 cycles at ~3 GHz (Intel optimization manual latencies); calibrate measures an L1 hit"),
     src("fault", 500, 2000, "will-it-scale page_fault3 reaches ~1 M faults/s per core on Skylake-SP; calibrate measures an anonymous fault round trip (745 ns net on this project's VM)"),
     src("page_alloc", 80, 300, "rmqueue_pcplist + prep_new_page, a few hundred cycles in perf profiles of fault benchmarks"),
@@ -217,6 +223,7 @@ pub const COST_SOURCES: [CostSource; 36] = [
     src("memcached_batch", 1500, 10000, "calibrate: server CPU per GET one at a time (9.4 us) and eight at a time (5.4 us) on this VM differ by 7/8 of a batch's network work: 4.6 us a batch"),
     src("loopback_wait", 1000, 20000, "calibrate's tcp_rtt_epoll (64-byte echo over loopback with epoll on both ends, 8.6 us on this VM; netperf TCP_RR figures are 10-30 us) less memcached_batch, the server's part of it"),
     src("fio_io", 200, 1200, "fio's per-I/O submission and completion work for one 4 KiB read; calibrate measured 587 ns net with io_uring here"),
+    src("fio_psync_io", 150, 1000, "fio's per-I/O work around pread(2); calibrate measured 501 ns net here, 0.85 of io_uring's 587, which scales fio_io's default"),
     src("lru_flag_atomic", 5, 20, "a locked bit operation on folio->flags in an owned line; calibrate measures a lock xadd"),
     src("wp_fault", 300, 1200, "do_wp_page on a shared file PTE: fault entry, page_mkwrite, PTE update"),
     src("mark_dirty", 100, 600, "folio_mark_dirty: xarray tag, inode and memcg dirty accounting"),

@@ -25,6 +25,7 @@ use crate::kernel::stats::{Cat, Histogram, CAT_NAMES, VM_NAMES};
 use crate::kernel::Kernel;
 use crate::output::results::*;
 use crate::scenario::config::{PolicyKind, Scenario, WorkloadConfig};
+use crate::workload::fio::IoEngine;
 use crate::workload::{RegionSpec, Step, Touch, Workload, WorkloadOptions};
 use corosensei::{Coroutine, CoroutineResult};
 use sched::{TaskYielder, Yield};
@@ -338,7 +339,10 @@ impl Engine {
                 .build(seed)
                 .map_err(|e| SimError::Setup(format!("workload {}: {e}", wc.name)))?;
             let op_cost = match opts {
-                WorkloadOptions::Fio(_) => s.costs.fio_io,
+                WorkloadOptions::Fio(o) => match o.ioengine {
+                    IoEngine::Psync => s.costs.fio_psync_io,
+                    IoEngine::IoUring => s.costs.fio_io,
+                },
                 WorkloadOptions::Memcached(_) => s.costs.memcached_request,
                 _ => 0,
             };

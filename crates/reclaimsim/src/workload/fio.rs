@@ -37,6 +37,65 @@ pub struct FioOptions {
     pub ramp_time: Duration,
     /// Measured run time after the ramp (required with `time_based`).
     pub runtime: Option<Duration>,
+    /// `psync` (fio's default on Linux: one pread(2) per I/O) or `io_uring`. Default psync.
+    #[serde(default)]
+    pub ioengine: IoEngine,
+    /// I/Os in flight (io_uring only; a sync engine runs at depth 1). Default 1.
+    #[serde(default = "one")]
+    pub iodepth: u64,
+    /// I/Os submitted per io_uring_enter (io_uring only). Default 1.
+    #[serde(default = "one")]
+    pub iodepth_batch_submit: u64,
+    /// Completions reaped at least per io_uring_enter (io_uring only). Default 1.
+    #[serde(default = "one")]
+    pub iodepth_batch_complete: u64,
+}
+
+/// fio's `ioengine`: how a job issues its reads. Either way a buffered read runs
+/// filemap_read in the job's own context: a page-cache hit copies at once, and a miss on
+/// the model's devices (brd, the page cache) completes inside the submission, so the
+/// engines differ in their per-I/O CPU cost (`fio_psync_io`, `fio_io`), not in waits.
+#[derive(Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum IoEngine {
+    #[default]
+    Psync,
+    IoUring,
+}
+
+impl FioOptions {
+    /// The engine options fio itself would reject or ignore: depths for a sync engine,
+    /// batches larger than the depth.
+    fn check_engine(&self) -> Result<(), String> {
+        if self.iodepth == 0 {
+            return Err("fio.iodepth: must be at least 1".into());
+        }
+        let batches = [
+            ("iodepth_batch_submit", self.iodepth_batch_submit),
+            ("iodepth_batch_complete", self.iodepth_batch_complete),
+        ];
+        if self.ioengine == IoEngine::Psync {
+            if let Some((name, _)) = [("iodepth", self.iodepth)]
+                .into_iter()
+                .chain(batches)
+                .find(|&(_, v)| v != 1)
+            {
+                return Err(format!(
+                    "fio.{name}: psync is synchronous (depth 1); use ioengine = \"io_uring\""
+                ));
+            }
+        }
+        match batches
+            .into_iter()
+            .find(|&(_, v)| v == 0 || v > self.iodepth)
+        {
+            Some((name, v)) => Err(format!(
+                "fio.{name}: {v} must be between 1 and iodepth ({})",
+                self.iodepth
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 fn default_rw() -> String {
@@ -222,6 +281,7 @@ pub struct Fio {
 impl Fio {
     pub fn new(o: &FioOptions, seed: u64) -> Result<Self, String> {
         let jobs = check_count("fio.numjobs", o.numjobs)?;
+        o.check_engine()?;
         if o.size.0 == 0 {
             return Err("fio.size: must be positive".into());
         }
@@ -430,6 +490,11 @@ mod tests {
         assert!(err("size='1m'\nrandom_distribution='zipf:0.5:2'").contains("center"));
         assert!(err("size='1m'\nrandom_distribution='pareto:0.2'").starts_with("fio.random_"));
         assert!(err("size='1m'\ntime_based=true").starts_with("fio.runtime:"));
-        assert!(toml::from_str::<FioOptions>("size='1m'\niodepth=4").is_err());
+        assert!(err("size='1m'\niodepth=4").starts_with("fio.iodepth: psync"));
+        let uring = "size='1m'\nioengine='io_uring'\niodepth=128\n";
+        assert!(Fio::new(&options(&format!("{uring}iodepth_batch_submit=32")), 0).is_ok());
+        assert!(err(&format!("{uring}iodepth_batch_complete=129")).contains("between 1 and"));
+        assert!(err("size='1m'\nioengine='io_uring'\niodepth=0").starts_with("fio.iodepth:"));
+        assert!(toml::from_str::<FioOptions>("size='1m'\nioengine='libaio'").is_err());
     }
 }
