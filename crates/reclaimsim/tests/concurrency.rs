@@ -46,8 +46,6 @@ fn a_herd_enters_direct_reclaim_together_and_the_excess_is_throttled() {
     let few = run_checked(&herd(2, 32));
     assert!(vmstat(&few, "allocstall_normal") > 0);
     assert_eq!(vmstat(&few, "throttle_isolated"), 0);
-    // The sleeps are part of the allocation stalls.
-    assert!(many.alloc_stall.latency_ns.max > few.alloc_stall.latency_ns.max);
 }
 
 /// One reader on CPU 0, kswapd on CPU 1, free pages sampled every 2 us: kswapd's frees

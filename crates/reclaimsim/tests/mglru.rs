@@ -252,8 +252,8 @@ fn look_around_takes_work_off_the_rmap_walk() {
     assert!(share(on, "rmap_walk") < 0.8 * share(off, "rmap_walk"));
     assert!(share(on, "pte_scan") > share(off, "pte_scan"));
     assert!(
-        vm(on, "pgactivate") > 0 && vm(off, "pgactivate") == 0,
-        "look-around marks the trigger referenced"
+        vm(on, "pgactivate") > 1000 * vm(off, "pgactivate").max(1),
+        "look-around marks the trigger referenced (without it, activation is rare)"
     );
     let walked = |r: &VariantResult| r.lru_gen["/"][0].mm_walk.nonleaf_found;
     assert_eq!(

@@ -131,3 +131,42 @@ fn swap_slots_move_a_cacheful_at_a_time_under_si_lock() {
         before + cached as u64 + 3
     );
 }
+
+/// An rmap walk read-locks its folio's anon_vma (anon) or the file's i_mmap_rwsem:
+/// down_read and up_read are one atomic each on the rwsem's count, so each walk costs
+/// two acquisitions of the line and, when another CPU touched it last, a transfer.
+#[test]
+fn rmap_walks_take_the_rwsem_line_twice_and_pay_its_transfer() {
+    use reclaimsim::kernel::rmap;
+    let mut s = Sys::new(MACHINE);
+    let memcg = s.memcg("/");
+    let (mm, start) = s.process(memcg, None, 16);
+    s.fault(mm, start, true);
+    let pfn = s.k.mms[mm as usize].vmas[0].ptes[0].pfn().unwrap();
+    assert_eq!(rmap::folio_referenced(&mut s.k, pfn, None, None), 1);
+    assert_eq!(site(&s, "anon_vma", LockSite::FolioReferenced), 2);
+    // Same CPU: the line is local, the walk costs no transfer.
+    let line = |s: &Sys| s.k.mms[mm as usize].vmas[0].anon_vma.hold_ns;
+    let local = line(&s);
+    assert_eq!(local, 2 * s.k.costs.lru_flag_atomic);
+    // Another CPU pays one transfer for down_read; up_read finds the line local again.
+    s.on(1);
+    rmap::folio_referenced(&mut s.k, pfn, None, None);
+    let remote = line(&s) - local;
+    assert_eq!(
+        remote,
+        2 * s.k.costs.lru_flag_atomic + s.k.costs.lock_bounce
+    );
+    rmap::try_to_unmap(&mut s.k, pfn);
+    assert_eq!(site(&s, "anon_vma", LockSite::TryToUnmap), 2);
+    // An unmapped folio needs no walk; a mapped file folio locks the file's i_mmap.
+    assert_eq!(rmap::folio_referenced(&mut s.k, pfn, None, None), 0);
+    assert_eq!(site(&s, "anon_vma", LockSite::FolioReferenced), 4);
+    let file = s.file(8);
+    let (fmm, fstart) = s.process(memcg, Some(file), 0);
+    s.fault(fmm, fstart, false);
+    let fpfn = s.page(file, 0);
+    rmap::folio_referenced(&mut s.k, fpfn, None, None);
+    assert_eq!(site(&s, "i_mmap", LockSite::FolioReferenced), 2);
+    s.check();
+}

@@ -43,7 +43,8 @@ pub struct CostTable {
     /// Extra hold time when the lock's cacheline was last owned by another CPU
     /// (cross-core transfer, ~100 ns on 2-socket machines).
     pub lock_bounce: u64,
-    /// rmap walk setup: anon_vma / i_mmap lock and interval-tree lookup, per folio.
+    /// rmap walk setup per folio: the anon_vma / i_mmap interval-tree lookup (the
+    /// rwsem's down_read and up_read are `line_rmw`s on its shared count).
     pub rmap_lookup: u64,
     /// page_vma_mapped_walk: a 4-level page-table descent for one VMA, with its cache
     /// misses (~4 x 80 ns), plus taking the PTE lock.
@@ -210,7 +211,7 @@ pub const COST_SOURCES: [CostSource; 37] = [
     src("list_op", 10, 60, "list_del/list_add touching 2-4 cached cachelines"),
     src("lock_acquire", 10, 40, "uncontended spin_lock_irq: one locked RMW and irq disable, 20-40 cycles; calibrate measures it"),
     src("lock_bounce", 50, 200, "cacheline transfer between cores: ~50-100 ns in a socket, ~100-200 ns across (Molka et al., PACT 2009); calibrate measures two pinned threads ping-ponging a line"),
-    src("rmap_lookup", 80, 300, "anon_vma / i_mmap interval-tree lookup in folio_referenced and try_to_unmap"),
+    src("rmap_lookup", 80, 300, "anon_vma / i_mmap interval-tree lookup in folio_referenced and try_to_unmap (the rwsem's atomics are charged apart)"),
     src("pvmw_descent", 200, 600, "page_vma_mapped_walk's pgd-pud-pmd-pte descent: 2-4 dependent loads, some cold"),
     src("pte_clear_young", 50, 300, "ptep_clear_flush_young: a locked test-and-clear on the PTE's line"),
     src("pte_scan", 1, 10, "one PTE read in a sequential walk of a page table (8 PTEs per cacheline, prefetched)"),

@@ -20,6 +20,11 @@ pub enum LockRef {
     IPages(u32),
     /// The swap device's si->lock (its swap map).
     SwapInfo,
+    /// The rwsem of an anonymous VMA's anon_vma (mm id, VMA index), read-locked by rmap
+    /// walks: readers share it, so only its count's cacheline is contended (`line_rmw`).
+    AnonVma { mm: u32, vma: u32 },
+    /// A file's mapping->i_mmap_rwsem, read-locked by rmap walks of its mapped folios.
+    IMmap(u32),
 }
 
 /// A lock the running task holds: since when, after spinning how long, taken by whom.
@@ -86,9 +91,13 @@ pub enum LockSite {
     GetSwapPages,
     /// si->lock: freed slots go back to the swap map (swapcache_free_entries).
     SwapcacheFreeEntries,
+    /// anon_vma / i_mmap rwsem: folio_referenced's rmap walk (down_read and up_read).
+    FolioReferenced,
+    /// anon_vma / i_mmap rwsem: try_to_unmap's rmap walk.
+    TryToUnmap,
 }
 
-pub const NR_SITES: usize = 14;
+pub const NR_SITES: usize = 16;
 pub const SITE_NAMES: [&str; NR_SITES] = [
     "other",
     "lru_add",
@@ -104,6 +113,8 @@ pub const SITE_NAMES: [&str; NR_SITES] = [
     "remove_mapping",
     "get_swap_pages",
     "swapcache_free_entries",
+    "folio_referenced",
+    "try_to_unmap",
 ];
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -137,6 +148,8 @@ impl Kernel {
             LockRef::Zone(n) => &mut self.nodes[n].lock,
             LockRef::IPages(f) => &mut self.files[f as usize].i_pages,
             LockRef::SwapInfo => &mut self.swap.as_mut().expect("swap").lock,
+            LockRef::AnonVma { mm, vma } => &mut self.mms[mm as usize].vmas[vma as usize].anon_vma,
+            LockRef::IMmap(f) => &mut self.files[f as usize].i_mmap,
         }
     }
 
@@ -146,13 +159,35 @@ impl Kernel {
         let zone = self.nodes.iter().map(|n| ("zone_lock", &n.lock));
         let i_pages = self.files.iter().map(|f| ("i_pages", &f.i_pages));
         let swap = self.swap.iter().map(|s| ("swap_info", &s.lock));
-        lru.chain(zone).chain(i_pages).chain(swap)
+        let vmas = self.mms.iter().flat_map(|m| &m.vmas);
+        let anon_vma = vmas.map(|v| ("anon_vma", &v.anon_vma));
+        let i_mmap = self.files.iter().map(|f| ("i_mmap", &f.i_mmap));
+        lru.chain(zone)
+            .chain(i_pages)
+            .chain(swap)
+            .chain(anon_vma)
+            .chain(i_mmap)
     }
 
     /// spin_lock(): at a sync point, take the lock or spin (FIFO) until its holder
     /// hands it over; then pay the acquisition, and the cacheline transfer when another
     /// CPU held it last.
     pub fn spin_lock(&mut self, l: LockRef, site: LockSite) {
+        self.acquire(l, site, self.costs.lock_acquire);
+    }
+
+    /// One atomic read-modify-write on a shared word that other CPUs also update (a
+    /// rwsem's count in down_read / up_read): the line is the contended resource. The
+    /// CPU takes it in arrival order, pays the RMW (`lru_flag_atomic`) and the transfer
+    /// when another CPU wrote it last, and lets it go at once.
+    pub fn line_rmw(&mut self, l: LockRef, site: LockSite) {
+        self.acquire(l, site, self.costs.lru_flag_atomic);
+        self.spin_unlock(l);
+    }
+
+    /// Takes `l` (spinning in FIFO order behind its holder) and pays `cost`, plus the
+    /// cacheline transfer when another CPU held it last.
+    fn acquire(&mut self, l: LockRef, site: LockSite, cost: u64) {
         debug_assert!(
             self.cur.held.iter().all(|h| h.lock != l),
             "{l:?} taken twice"
@@ -174,7 +209,7 @@ impl Kernel {
         };
         self.cur.clock = t;
         self.spend(start - t, Cat::LockWait);
-        let mut hold = self.costs.lock_acquire;
+        let mut hold = cost;
         let cpu = self.cur.cpu;
         if self.lock_of(l).last_cpu.is_some_and(|c| c != cpu) {
             hold += self.costs.lock_bounce;

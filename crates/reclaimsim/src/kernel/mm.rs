@@ -98,6 +98,9 @@ pub struct Vma {
     pub pages: u64,
     pub kind: VmaKind,
     pub ptes: Vec<Pte>,
+    /// The rwsem of this VMA's anon_vma (anonymous VMAs; each model VMA is created on
+    /// its own, so the kernel would give each its own anon_vma).
+    pub anon_vma: crate::engine::lock::Lock,
 }
 
 impl Vma {
@@ -130,6 +133,7 @@ impl Mm {
             pages,
             kind,
             ptes: vec![Pte::NONE; pages as usize],
+            anon_vma: Default::default(),
         });
         self.vmas.len() - 1
     }

@@ -40,6 +40,8 @@ pub struct File {
     pub nr_cached: u64,
     /// mapping->i_pages' lock (the xarray's), taken to insert and delete folios.
     pub i_pages: crate::engine::lock::Lock,
+    /// mapping->i_mmap_rwsem, read-locked by rmap walks of the file's mapped folios.
+    pub i_mmap: crate::engine::lock::Lock,
 }
 
 impl File {
@@ -51,6 +53,7 @@ impl File {
             mappings: Vec::new(),
             nr_cached: 0,
             i_pages: Default::default(),
+            i_mmap: Default::default(),
         }
     }
 }

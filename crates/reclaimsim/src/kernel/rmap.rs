@@ -1,6 +1,7 @@
 //! Reverse mapping: from a frame to the PTEs that map it (mm/rmap.c). Anon frames know
 //! their (mm, vpn); file frames are found through the file's list of mapping VMAs.
 
+use crate::engine::lock::{LockRef, LockSite};
 use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::memcg::MemcgId;
 use crate::kernel::mm::Pte;
@@ -27,6 +28,29 @@ pub fn mappings(k: &Kernel, pfn: Pfn) -> Vec<(u32, usize, usize)> {
     out
 }
 
+/// The rwsem an rmap walk of `pfn` read-locks: its VMA's anon_vma (anon) or its file's
+/// i_mmap_rwsem. None for an anon folio whose VMA is gone.
+fn rmap_lock(k: &Kernel, pfn: Pfn) -> Option<LockRef> {
+    let f = &k.folios[pfn as usize];
+    if !f.test(pg::ANON) {
+        return Some(LockRef::IMmap(f.owner));
+    }
+    let v = k.mms[f.owner as usize].find_vma(f.index as u64)?;
+    Some(LockRef::AnonVma {
+        mm: f.owner,
+        vma: v as u32,
+    })
+}
+
+/// Models rmap_walk's read side of the anon_vma / i_mmap rwsem (down_read before the
+/// walk, up_read after): with no writer (no fork or mmap while reclaim runs), readers
+/// only contend for the count's cacheline.
+fn rmap_rwsem(k: &mut Kernel, lock: Option<LockRef>, site: LockSite) {
+    if let Some(l) = lock {
+        k.line_rmw(l, site);
+    }
+}
+
 /// The MGLRU look-around folio_referenced_one() runs on a young PTE (6.1), given the
 /// mm, the VMA index and the PTE index in the VMA.
 pub type LookAround<'a> = &'a mut dyn FnMut(&mut Kernel, u32, usize, usize);
@@ -45,6 +69,8 @@ pub fn folio_referenced(
     if !k.folios[pfn as usize].mapped() {
         return 0;
     }
+    let lock = rmap_lock(k, pfn);
+    rmap_rwsem(k, lock, LockSite::FolioReferenced);
     k.spend(k.costs.rmap_lookup, Cat::RmapWalk);
     let mut referenced = 0;
     for (mm, v, i) in mappings(k, pfn) {
@@ -69,12 +95,15 @@ pub fn folio_referenced(
             k.spend(k.costs.pte_clear_young, Cat::RmapWalk);
         }
     }
+    rmap_rwsem(k, lock, LockSite::FolioReferenced);
     referenced
 }
 
 /// Models try_to_unmap(): replaces every PTE mapping the folio with a swap entry (anon)
 /// or nothing (file, refaulted through the page cache), moving dirty bits to the folio.
 pub fn try_to_unmap(k: &mut Kernel, pfn: Pfn) {
+    let lock = rmap_lock(k, pfn);
+    rmap_rwsem(k, lock, LockSite::TryToUnmap);
     k.spend(k.costs.rmap_lookup, Cat::RmapWalk);
     let anon = k.folios[pfn as usize].test(pg::ANON);
     let slot = k.folio_swap[pfn as usize];
@@ -97,4 +126,5 @@ pub fn try_to_unmap(k: &mut Kernel, pfn: Pfn) {
         }
         f.mapcount -= 1;
     }
+    rmap_rwsem(k, lock, LockSite::TryToUnmap);
 }
