@@ -1,5 +1,5 @@
-//! Mechanism tests of the classic LRU against the spec (kernel-reclaim.md sections 3 and
-//! 5): get_scan_count modes and arithmetic, refault distance, per-CPU batch rules, the
+//! Mechanism tests of the classic LRU against the kernel (docs/model.md sections 8 and
+//! 12): get_scan_count modes and arithmetic, refault distance, per-CPU batch rules, the
 //! folio_mark_accessed state machine, and the invariant checker itself. Each test drives
 //! kernel functions directly on a small machine and runs the checker afterwards.
 
@@ -37,7 +37,7 @@ path = "/b"
 "#;
 
 // ---------------------------------------------------------------------------------------
-// get_scan_count (spec 5.4)
+// get_scan_count (docs/model.md section 12)
 // ---------------------------------------------------------------------------------------
 
 /// A machine for the pure get_scan_count arithmetic, with swap and the given swappiness,
@@ -212,7 +212,7 @@ fn scan_count_fract_integer_arithmetic() {
     sc.anon_cost = 7;
     sc.file_cost = 9;
     assert_eq!(get_scan_count(&s.k, lv, &mut sc), [1000, 2000, 0, 0]);
-    // A sweep against the spec's formula.
+    // A sweep against get_scan_count's formula.
     for swappiness in [1u64, 10, 60, 100, 133, 199] {
         for (ac, fc) in [
             (0, 0),
@@ -320,7 +320,7 @@ fn scan_count_memory_low_and_min_scaling() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Refault distance (spec 5.11)
+// Refault distance (docs/model.md section 7)
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -488,7 +488,7 @@ fn refault_of_a_deactivated_page_restores_the_workingset() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Per-CPU batches (spec 3.1, 3.2)
+// Per-CPU batches (docs/model.md section 8)
 // ---------------------------------------------------------------------------------------
 
 fn lru_add_flushes_at(pagevec: u32) {
@@ -746,7 +746,7 @@ fn batch_flush_relocks_per_lruvec_only_with_lruvec_locks() {
 }
 
 // ---------------------------------------------------------------------------------------
-// folio_mark_accessed (spec 5.1)
+// folio_mark_accessed (docs/model.md section 12)
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -806,7 +806,7 @@ fn mark_accessed_state_machine() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Reclaim drivers (spec 5.5, 6.2)
+// Reclaim drivers (docs/model.md section 9)
 // ---------------------------------------------------------------------------------------
 
 /// 200 anon pages of one process, 150 of them made active (as reclaim's activate path

@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn effective_protection_shares_parent_protection_proportionally() {
-        // The spec's example shape: parent protects 100, children claim 150 in total.
+        // A textbook shape: parent protects 100, children claim 150 in total.
         assert_eq!(effective_protection(200, 400, 100, 100, 150), 66);
         // Claims within the parent's protection are kept, capped by usage.
         assert_eq!(effective_protection(30, 400, 100, 200, 150), 30);

@@ -15,7 +15,7 @@
 //! background writeback), per-memcg writeback domains and cgroup writeback (one wb for
 //! the device), the write bandwidth estimator (writeback_chunk_size uses the initial
 //! 100 MB/s), and ext4's refusal to write delayed-allocation pages from reclaim
-//! (reclaim's pageout writes as the brief of spec 5.8 step 12 describes).
+//! (reclaim's pageout writes, docs/model.md section 10).
 
 use crate::kernel::batch;
 use crate::kernel::folio::{pg, Pfn};
@@ -420,7 +420,7 @@ pub fn complete_until(k: &mut Kernel, p: &mut dyn Policy, t: u64) {
     }
 }
 
-/// Models pageout() of a dirty page-cache folio by kswapd (spec 5.8 step 12): PG_reclaim
+/// Models pageout() of a dirty page-cache folio by kswapd (6.1 shrink_folio_list): PG_reclaim
 /// is set and the page written asynchronously; the folio stays isolated-then-kept with
 /// PG_writeback, and its completion rotates it to the inactive tail.
 pub fn pageout_file(k: &mut Kernel, pfn: Pfn) {

@@ -458,7 +458,7 @@ impl Policy for Classic {
     }
 
     /// Models shrink_lruvec(): scan the lists in SWAP_CLUSTER_MAX chunks; once the
-    /// target is met (outside kswapd, cgroup reclaim and the first priority), scale the
+    /// target is met (except in global direct reclaim at the first priority), scale the
     /// remaining scan down proportionally, once.
     fn shrink_lruvec(&mut self, k: &mut Kernel, lv: usize, sc: &mut ScanControl) {
         let mut nr = get_scan_count(k, lv, sc);

@@ -1,6 +1,6 @@
 //! When a proportional MGLRU scan stops early: Linux 6.1's `should_abort_scan` (the
-//! backoff of "optimize multiple memcgs", seeds 000/001, spec section 8.1) and the 6.3
-//! memcg LRU's `get_nr_to_reclaim` (spec section 8.2).
+//! backoff of "optimize multiple memcgs", seeds 000/001, docs/model.md section 14) and the 6.3
+//! memcg LRU's `get_nr_to_reclaim` (ibid.).
 
 use super::gen::MIN_LRU_BATCH;
 use crate::kernel::memcg::ROOT;

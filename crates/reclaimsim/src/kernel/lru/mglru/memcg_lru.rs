@@ -1,9 +1,9 @@
-//! The memcg LRU of Linux 6.3+ (spec section 8.2, variant B, `memcg_reclaim =
+//! The memcg LRU of Linux 6.3+ (docs/model.md section 14, `memcg_reclaim =
 //! "memcg-lru"`): each node keeps its lruvecs in generations of memcgs, each a set of
 //! FIFO bins; global reclaim walks the bins of the old generation (`shrink_many`), one
 //! memcg at a time (`shrink_one`), and moves each memcg by what happened to it.
 //!
-//! The version modelled is the first one, 6.3 (label V63 in the spec), as it stood in
+//! The version modelled is the first one, 6.3, as it stood in
 //! 6.4-6.5 and in the 6.1.y stable backports: MEMCG_NR_GENS = 2, `shrink_many` re-reads
 //! the old generation at every restart, `shrink_one` checks the size before the
 //! protection (which it computes itself), reclaim stops at `get_nr_to_reclaim` (the
@@ -11,7 +11,7 @@
 //! `try_to_shrink_lruvec` of 6.3, kswapd zeroes `nr_reclaimed` around `shrink_many`
 //! (the 6.4 replacement of `last_reclaimed`), and `lru_gen_age_node` only checks
 //! min_ttl_ms. The per-folio algorithm stays 6.1's (placement, tiers, PID controller,
-//! `should_run_aging`'s distribution test), as the spec's section 8.3 keeps it orthogonal.
+//! `should_run_aging`'s distribution test), kept apart from how memcgs are chosen.
 
 use super::abort::get_nr_to_reclaim;
 use super::gen::*;
@@ -457,7 +457,8 @@ impl Mglru {
     /// again: its second attempt), until the reclaim target is met; then the next bin,
     /// re-reading the old generation, until every bin was tried once. The kernel
     /// restarts a bin whose walk ended on another generation's end marker (a concurrent
-    /// rotation); in a serial model the walk never leaves its list, so it never does.
+    /// rotation); here a memcg rotated by another task while this one waited at a sync
+    /// point is followed to its new bin (next_in_bin) instead.
     fn shrink_many(&mut self, k: &mut Kernel, node: usize, sc: &mut ScanControl) {
         let nr_to_reclaim = get_nr_to_reclaim(sc);
         let lru = &mut self.memcg_lru[node];
