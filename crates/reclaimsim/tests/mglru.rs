@@ -250,6 +250,8 @@ fn look_around_takes_work_off_the_rmap_walk() {
         ("look_around_off", "look_around_on")
     );
     assert!(share(on, "rmap_walk") < 0.8 * share(off, "rmap_walk"));
+    // try_to_unmap's walks stay: look-around saves none of them.
+    assert!(share(off, "unmap") > 0.0 && share(on, "unmap") >= share(off, "unmap"));
     assert!(share(on, "pte_scan") > share(off, "pte_scan"));
     assert!(
         vm(on, "pgactivate") > 1000 * vm(off, "pgactivate").max(1),

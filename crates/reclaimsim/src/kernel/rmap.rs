@@ -104,11 +104,11 @@ pub fn folio_referenced(
 pub fn try_to_unmap(k: &mut Kernel, pfn: Pfn) {
     let lock = rmap_lock(k, pfn);
     rmap_rwsem(k, lock, LockSite::TryToUnmap);
-    k.spend(k.costs.rmap_lookup, Cat::RmapWalk);
+    k.spend(k.costs.rmap_lookup, Cat::Unmap);
     let anon = k.folios[pfn as usize].test(pg::ANON);
     let slot = k.folio_swap[pfn as usize];
     for (mm, v, i) in mappings(k, pfn) {
-        k.spend(k.costs.pvmw_descent + k.costs.unmap, Cat::RmapWalk);
+        k.spend(k.costs.pvmw_descent + k.costs.unmap, Cat::Unmap);
         let m = &mut k.mms[mm as usize];
         let pte = &mut m.vmas[v].ptes[i];
         if pte.pfn() != Some(pfn) {

@@ -98,8 +98,11 @@ impl VmStat {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
 pub enum Cat {
-    /// rmap walks: folio_referenced, page_vma_mapped_walk, try_to_unmap.
+    /// folio_referenced's rmap walk (its page_vma_mapped_walk and young-bit clears):
+    /// the work look-around can save.
     RmapWalk,
+    /// try_to_unmap's rmap walk and PTE clears: what every evicted mapped folio needs.
+    Unmap,
     /// Sequential PTE scans: look-around and MGLRU page-table walks.
     PteScan,
     /// LRU list manipulation: isolation, putback, sorting, batch moves.
@@ -113,9 +116,10 @@ pub enum Cat {
     Other,
 }
 
-pub const NR_CAT: usize = 7;
+pub const NR_CAT: usize = 8;
 pub const CAT_NAMES: [&str; NR_CAT] = [
     "rmap_walk",
+    "unmap",
     "pte_scan",
     "list_ops",
     "lock_wait",

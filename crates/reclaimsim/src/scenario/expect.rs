@@ -6,7 +6,8 @@
 //! (`VariantResult`): `workloads."memcached:run".ops_per_sec`. Segments are bare keys
 //! (letters, digits, `_`, `-`), `"quoted keys"` (for names with dots, colons or slashes;
 //! `\"` and `\\` escape) or `*`, which sums over every key (or array element) under which
-//! the rest of the path exists: `workloads.*.ops_per_sec` is the throughput of all 104 dd.
+//! the rest of the path exists: `workloads.*.ops_per_sec` is the throughput of all 104 dd;
+//! `{a,b}` sums over the keys listed (`kswapd_profile.categories.{rmap_walk,unmap}`).
 //! A key that is a number indexes an array. `A / B` divides one path by another, for a
 //! share: `kswapd_profile.categories.rmap_walk / kswapd_profile.total_ns`.
 
@@ -165,6 +166,8 @@ enum Step {
     Key(String),
     /// `*`: every key or element.
     Any,
+    /// `{a,b}`: the keys listed.
+    AnyOf(Vec<String>),
 }
 
 /// Why a metric has no value in a result.
@@ -243,8 +246,9 @@ impl Metric {
             let p = if p.len() > 1 { &p[1..] } else { p };
             p.iter()
                 .map(|s| match s {
-                    Step::Key(k) => k.as_str(),
-                    Step::Any => "*",
+                    Step::Key(k) => k.clone(),
+                    Step::Any => "*".into(),
+                    Step::AnyOf(keys) => format!("{{{}}}", keys.join(",")),
                 })
                 .collect::<Vec<_>>()
                 .join(".")
@@ -271,10 +275,20 @@ fn parse_path(s: &str) -> Result<(Vec<Step>, &str), &str> {
     }
 }
 
-/// One segment: `*`, a `"quoted key"` or a bare key.
+/// One segment: `*`, `{key,key...}`, a `"quoted key"` or a bare key.
 fn parse_step(s: &str) -> Option<(Step, &str)> {
     if let Some(r) = s.strip_prefix('*') {
         return Some((Step::Any, r));
+    }
+    if let Some(r) = s.strip_prefix('{') {
+        let (list, after) = r.split_once('}')?;
+        let keys: Vec<String> = list.split(',').map(|k| k.trim().to_string()).collect();
+        let bare = |k: &String| {
+            !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        return keys.iter().all(bare).then_some((Step::AnyOf(keys), after));
     }
     if let Some(r) = s.strip_prefix('"') {
         let mut key = String::new();
@@ -295,14 +309,15 @@ fn parse_step(s: &str) -> Option<(Step, &str)> {
 }
 
 /// The number at `path` under `v`. `*` sums over the children under which the rest of
-/// the path exists (none: no such metric); a path that ends at anything but a number is
-/// not a number.
+/// the path exists (none: no such metric); `{a,b}` sums over the keys listed, each of
+/// which must exist; a path that ends at anything but a number is not a number.
 fn resolve(v: &Json, path: &[Step]) -> Result<f64, Missing> {
     let Some((step, rest)) = path.split_first() else {
         return v.as_f64().ok_or(Missing::NotANumber);
     };
-    let key = match step {
-        Step::Key(k) => k,
+    match step {
+        Step::Key(k) => resolve(child(v, k)?, rest),
+        Step::AnyOf(keys) => keys.iter().map(|k| resolve(child(v, k)?, rest)).sum(),
         Step::Any => {
             let children: Vec<&Json> = match v {
                 Json::Object(m) => m.values().collect(),
@@ -317,15 +332,19 @@ fn resolve(v: &Json, path: &[Step]) -> Result<f64, Missing> {
                     Err(e) => return Err(e),
                 }
             }
-            return total.ok_or(Missing::NoSuchMetric);
+            total.ok_or(Missing::NoSuchMetric)
         }
-    };
-    let child = match v {
+    }
+}
+
+/// The child of an object by key, or of an array by index.
+fn child<'a>(v: &'a Json, key: &str) -> Result<&'a Json, Missing> {
+    let c = match v {
         Json::Object(m) => m.get(key),
         Json::Array(a) => key.parse::<usize>().ok().and_then(|i| a.get(i)),
         _ => None,
     };
-    resolve(child.ok_or(Missing::NoSuchMetric)?, rest)
+    c.ok_or(Missing::NoSuchMetric)
 }
 
 #[cfg(test)]
@@ -340,7 +359,7 @@ mod tests {
                 "dd0": {"ops_per_sec": 10.0},
                 "dd1": {"ops_per_sec": 32.5, "latency_ns": {"p50": 7}},
             },
-            "kswapd_profile": {"total_ns": 400, "categories": {"rmap_walk": 100}},
+            "kswapd_profile": {"total_ns": 400, "categories": {"rmap_walk": 100, "unmap": 60}},
             "memcgs": {"/a": {"memory.stat": {"pgscan": 5}}},
             "oom_kills": [{"time_s": 1.5}, {"time_s": 2.0}],
             "idle": {"total_ns": 0},
@@ -365,6 +384,21 @@ mod tests {
         assert_eq!(value("workloads.*.latency_ns.p50"), Ok(7.0));
         assert_eq!(value("oom_kills.*.time_s"), Ok(3.5));
         assert_eq!(value("workloads.*.nope"), Err(Missing::NoSuchMetric));
+    }
+
+    #[test]
+    fn a_key_list_sums_the_keys_named_and_needs_each() {
+        let both = "kswapd_profile.categories.{rmap_walk, unmap} / kswapd_profile.total_ns";
+        assert_eq!(value(both), Ok(0.4));
+        assert_eq!(
+            value("kswapd_profile.categories.{rmap_walk,nope}"),
+            Err(Missing::NoSuchMetric)
+        );
+        let m = Metric::parse("kswapd_profile.categories.{rmap_walk,unmap}").unwrap();
+        assert_eq!(m.short(), "categories.{rmap_walk,unmap}");
+        for bad in ["a.{}", "a.{b,}", "a.{b", "a.{b c}", "a.{\"b\"}"] {
+            assert!(Metric::parse(bad).is_err(), "{bad:?} accepted");
+        }
     }
 
     #[test]
