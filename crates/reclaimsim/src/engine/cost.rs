@@ -115,10 +115,10 @@ pub struct CostTable {
     /// commonly measured load-to-use latency). MGLRU's 6.1 scan_folios and inc_min_seq
     /// pay it for every folio, every scan pays it for the first folio of a list.
     pub lru_scan_miss: u64,
-    /// The same touch when the previous iteration prefetched the line (`prefetchw` of the
-    /// next folio to scan: classic isolate_lru_folios' prefetchw_prev_lru_folio, MGLRU
-    /// with seed 003's prefetch part): the line is in the cache hierarchy by then, an
-    /// L2/L3 hit (~40 cycles of Zen 2 L3 / Skylake-SP L2-L3, ~15 ns).
+    /// The same touch once a prefetch brought the line (`prefetchw` of the next folio to
+    /// scan: classic isolate_lru_folios' prefetchw_prev_lru_folio, MGLRU with seed 003's
+    /// prefetch part): an L2/L3 hit (~40 cycles of Zen 2 L3 / Skylake-SP L2-L3, ~15 ns).
+    /// A prefetch issued less than `lru_scan_miss` ago stalls for the rest of the miss.
     pub lru_scan_prefetched: u64,
     /// One `lru_gen_update_size` of a generation move (folio_inc_gen): two stores to
     /// lrugen->nr_pages and the lru_gen_is_active tests on cachelines the lock holder

@@ -77,6 +77,9 @@ pub struct Exec {
     pub mm: Option<u32>,
     /// The spinlocks held, innermost last.
     pub held: Vec<crate::engine::lock::Held>,
+    /// When this task last issued a `prefetchw` of the next folio of an LRU scan
+    /// (`vmscan::lru_scan_touch`).
+    pub prefetch_at: u64,
 }
 
 impl Exec {
@@ -88,6 +91,7 @@ impl Exec {
             kswapd,
             mm,
             held: Vec::new(),
+            prefetch_at: 0,
         }
     }
 }

@@ -322,6 +322,25 @@ fn add_to_swap(k: &mut Kernel, pfn: Pfn) -> bool {
     true
 }
 
+/// The touch of one folio met in a tail-first LRU scan (classic isolate_lru_folios,
+/// MGLRU scan_folios and inc_min_seq): a DRAM miss, unless the previous iteration issued
+/// a `prefetchw` of it (classic's prefetchw_prev_lru_folio; MGLRU with seed 003's
+/// prefetch part). A prefetch hides only the part of the miss that elapsed since it was
+/// issued: the rest of the latency stalls, down to a cache hit. The first folio of a
+/// scan is never prefetched. Cost only.
+pub fn lru_scan_touch(k: &mut Kernel, prefetched: bool) {
+    let miss = k.costs.lru_scan_miss;
+    let ns = if prefetched {
+        let elapsed = k.cur.clock - k.cur.prefetch_at;
+        miss.saturating_sub(elapsed)
+            .max(k.costs.lru_scan_prefetched)
+    } else {
+        miss
+    };
+    k.spend(ns, Cat::ListOps);
+    k.cur.prefetch_at = k.cur.clock;
+}
+
 /// Models pageout(): writes a dirty folio. A swap-cache folio goes to zram or brd, which
 /// complete in the submitter's context, so it comes back clean at once; a page-cache
 /// folio gets PG_reclaim and an asynchronous write (ext4 on brd completes through its

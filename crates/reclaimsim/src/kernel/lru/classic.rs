@@ -205,12 +205,8 @@ impl Classic {
             };
             // The folio's line, prefetched by the previous iteration except for the
             // first (prefetchw_prev_lru_folio).
-            let touch = if scan == 0 {
-                k.costs.lru_scan_miss
-            } else {
-                k.costs.lru_scan_prefetched
-            };
-            k.spend(touch + k.costs.list_op, Cat::ListOps);
+            crate::kernel::vmscan::lru_scan_touch(k, scan > 0);
+            k.spend(k.costs.list_op, Cat::ListOps);
             scan += 1;
             // Someone else owns it (a batch flush won PG_lru): rotate it to the head.
             if !k.isolate_lru_flag(pfn) {

@@ -15,6 +15,7 @@ use crate::kernel::folio::{pg, Pfn, NIL};
 use crate::kernel::memcg::MemcgId;
 use crate::kernel::mm::PTRS_PER_PTE;
 use crate::kernel::stats::{Cat, Vm};
+use crate::kernel::vmscan::lru_scan_touch;
 use crate::kernel::Kernel;
 
 /// BLOOM_FILTER_SHIFT: m = 2^15 bits, two hashes.

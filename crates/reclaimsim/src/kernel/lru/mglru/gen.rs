@@ -270,19 +270,6 @@ pub fn folio_inc_gen(
     new_gen
 }
 
-/// The touch of one folio met in a tail-first scan of a generation list (scan_folios,
-/// inc_min_seq): a cache miss, or a cache hit when the previous iteration prefetched it
-/// (seed 003's "mm, lru_gen: try to prefetch next page when scanning LRU": `prefetchw`
-/// of the next folio's flags; the first folio of a list is never prefetched). Cost only.
-pub fn lru_scan_touch(k: &mut Kernel, prefetched: bool) {
-    let ns = if prefetched {
-        k.costs.lru_scan_prefetched
-    } else {
-        k.costs.lru_scan_miss
-    };
-    k.spend(ns, Cat::ListOps);
-}
-
 /// Seed 003's per-list aging batch (`struct gen_update_batch` of v2, "mm, lru_gen: batch
 /// update pages when aging"), one per generation list scanned by scan_folios or
 /// inc_min_seq, applied by lru_gen_update_batch() when the list is done or the scan
