@@ -24,4 +24,6 @@ for s in 300 3000; do
 	"$HERE/run.sh" "$W/mglru-spin$s.log" rs_mglru=y rs_anon_spin=$s
 	"$HERE/run.sh" "$W/classic-spin$s.log" rs_mglru=0 rs_anon_spin=$s
 done
+# which paths age (ftrace)
+"$HERE/run.sh" "$W/mglru-trace.log" rs_mglru=y rs_trace=1
 "$HERE/summarize.py" "$W"/*.log --json "$W/kernel-summary.json"
