@@ -241,6 +241,7 @@ mod tests {
             name: "t".into(),
             measured: "now".into(),
             quick: true,
+            about: String::new(),
         }
     }
 
