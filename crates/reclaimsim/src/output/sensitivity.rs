@@ -319,3 +319,94 @@ pub fn table(s: &Sensitivity) -> String {
         t.render()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn costs() -> Vec<String> {
+        vec!["fault".into(), "xarray".into()]
+    }
+
+    #[test]
+    fn a_plan_is_base_then_each_end_then_seeded_random_points() {
+        let p = plan(costs(), 3, DESIGN_SEED);
+        let labels: Vec<String> = p.points.iter().map(Point::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "base",
+                "fault=low",
+                "fault=high",
+                "xarray=low",
+                "xarray=high",
+                "random 1",
+                "random 2",
+                "random 3"
+            ]
+        );
+        assert_eq!(p, plan(costs(), 3, DESIGN_SEED), "the same seed, the same plan");
+        assert_ne!(p, plan(costs(), 3, DESIGN_SEED + 1));
+    }
+
+    #[test]
+    fn apply_moves_each_cost_within_its_own_range() {
+        let text = "name = \"t\"\n[machine]\nmemory = \"64MiB\"\n[[workload]]\nname = \"a\"\n\
+                    [workload.anon]\nsize = \"8MiB\"\n";
+        let s = crate::scenario::parse(text, "t.toml", &[], None).unwrap().base;
+        let p = plan(costs(), 16, 7);
+        let at = |i: usize| apply(&s, &p, &p.points[i]).costs;
+        assert_eq!((at(1).fault, at(2).fault), (500, 2000));
+        assert_eq!((at(1).xarray, at(2).fault), (s.costs.xarray, 2000));
+        assert_eq!(at(0), s.costs);
+        for i in 5..p.points.len() {
+            let c = at(i);
+            assert!((500..=2000).contains(&c.fault) && (20..=150).contains(&c.xarray));
+            assert_eq!(c.page_zero, s.costs.page_zero, "an unvaried cost stays");
+        }
+    }
+
+    #[test]
+    fn a_band_spans_every_point_and_names_the_widest_swings() {
+        let p = plan(costs(), 2, 1);
+        // base, fault low/high, xarray low/high, two random points.
+        let values = [0.05, 0.01, 0.09, 0.04, 0.05, -0.02, 0.06].map(Some);
+        let b = band("h", &p, &values);
+        assert_eq!((b.value, b.low, b.high), (Some(0.05), Some(-0.02), Some(0.09)));
+        assert!(b.sign_changes);
+        let names: Vec<&str> = b.drivers.iter().map(|d| d.cost.as_str()).collect();
+        assert_eq!(names, ["fault", "xarray"]);
+        assert!((b.drivers[0].swing - 0.08).abs() < 1e-12);
+        assert_eq!(show_band(&b), "+5.0% [-2.0, +9.0]");
+        let b = band("h", &p, &[0.05, 0.05, 0.05, 0.05, 0.05, 0.04, 0.06].map(Some));
+        assert!(!b.sign_changes && b.drivers.is_empty());
+        assert_eq!(show_drivers(&b), "-");
+    }
+
+    #[test]
+    fn compare_headlines_are_each_workloads_change_and_the_total() {
+        let v = |name: &str, a: f64, b: f64| {
+            let mut v = VariantResult {
+                name: name.into(),
+                ..Default::default()
+            };
+            for (w, x) in [("a", a), ("b", b)] {
+                let r = crate::output::results::WorkloadResult {
+                    ops_per_sec: x,
+                    ..Default::default()
+                };
+                v.workloads.insert(w.into(), r);
+            }
+            v
+        };
+        let h = compare_headlines(&[v("old", 100.0, 0.0), v("new", 150.0, 50.0)]);
+        assert_eq!(
+            h,
+            [
+                ("total ops/s new vs old".to_string(), Some(1.0)),
+                ("a ops/s new vs old".to_string(), Some(0.5)),
+                ("b ops/s new vs old".to_string(), None),
+            ]
+        );
+    }
+}
