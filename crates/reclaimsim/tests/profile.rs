@@ -218,7 +218,9 @@ fn a_name_loads_a_shipped_profile() {
     assert_eq!(s.costs.lru_scan_miss, epyc.costs["lru_scan_miss"].value);
     assert_eq!(s.costs.lru_scan_miss, 115);
     assert_eq!(s.cost_ranges["lru_scan_miss"], [90, 200]);
-    let xeon = load(&d, &["machine.profile=xeon-gold-6154-2s"]).unwrap().base;
+    let xeon = load(&d, &["machine.profile=xeon-gold-6154-2s"])
+        .unwrap()
+        .base;
     assert_eq!(xeon.costs.memcached_request, 3046);
     std::fs::remove_dir_all(&d).unwrap();
     let d = setup("default", &named("default"), PROFILE);
@@ -233,15 +235,25 @@ fn an_unknown_name_lists_the_known_ones() {
     let scenario = SCENARIO.replace("\"host.toml\"", "\"epyc\"");
     let d = setup("unknown-name", &scenario, PROFILE);
     let e = load(&d, &[]).unwrap_err();
-    assert_eq!((e.line, e.field.as_str()), (Some(5), "machine.profile"), "{e}");
-    assert!(e.message.contains("no machine profile named \"epyc\""), "{e}");
+    assert_eq!(
+        (e.line, e.field.as_str()),
+        (Some(5), "machine.profile"),
+        "{e}"
+    );
+    assert!(
+        e.message.contains("no machine profile named \"epyc\""),
+        "{e}"
+    );
     for name in reclaimsim::scenario::profile::names() {
         assert!(e.message.contains(name), "{e}");
     }
     let e = load(&d, &["machine.profile=xeon"]).unwrap_err();
     assert!(e.from_set && e.message.contains("default, "), "{e}");
     let e = load(&d, &["machine.profile=./epyc"]).unwrap_err();
-    assert!(e.message.contains("cannot read machine profile ./epyc"), "{e}");
+    assert!(
+        e.message.contains("cannot read machine profile ./epyc"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 

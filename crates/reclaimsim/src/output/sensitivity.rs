@@ -345,7 +345,11 @@ mod tests {
                 "random 3"
             ]
         );
-        assert_eq!(p, plan(costs(), 3, DESIGN_SEED), "the same seed, the same plan");
+        assert_eq!(
+            p,
+            plan(costs(), 3, DESIGN_SEED),
+            "the same seed, the same plan"
+        );
         assert_ne!(p, plan(costs(), 3, DESIGN_SEED + 1));
     }
 
@@ -353,7 +357,9 @@ mod tests {
     fn apply_moves_each_cost_within_its_own_range() {
         let text = "name = \"t\"\n[machine]\nmemory = \"64MiB\"\n[[workload]]\nname = \"a\"\n\
                     [workload.anon]\nsize = \"8MiB\"\n";
-        let s = crate::scenario::parse(text, "t.toml", &[], None).unwrap().base;
+        let s = crate::scenario::parse(text, "t.toml", &[], None)
+            .unwrap()
+            .base;
         let p = plan(costs(), 16, 7);
         let at = |i: usize| apply(&s, &p, &p.points[i]).costs;
         assert_eq!((at(1).fault, at(2).fault), (500, 2000));
@@ -372,13 +378,20 @@ mod tests {
         // base, fault low/high, xarray low/high, two random points.
         let values = [0.05, 0.01, 0.09, 0.04, 0.05, -0.02, 0.06].map(Some);
         let b = band("h", &p, &values);
-        assert_eq!((b.value, b.low, b.high), (Some(0.05), Some(-0.02), Some(0.09)));
+        assert_eq!(
+            (b.value, b.low, b.high),
+            (Some(0.05), Some(-0.02), Some(0.09))
+        );
         assert!(b.sign_changes);
         let names: Vec<&str> = b.drivers.iter().map(|d| d.cost.as_str()).collect();
         assert_eq!(names, ["fault", "xarray"]);
         assert!((b.drivers[0].swing - 0.08).abs() < 1e-12);
         assert_eq!(show_band(&b), "+5.0% [-2.0, +9.0]");
-        let b = band("h", &p, &[0.05, 0.05, 0.05, 0.05, 0.05, 0.04, 0.06].map(Some));
+        let b = band(
+            "h",
+            &p,
+            &[0.05, 0.05, 0.05, 0.05, 0.05, 0.04, 0.06].map(Some),
+        );
         assert!(!b.sign_changes && b.drivers.is_empty());
         assert_eq!(show_drivers(&b), "-");
     }
