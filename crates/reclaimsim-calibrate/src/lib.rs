@@ -166,6 +166,7 @@ pub fn calibrate(name: &str, scale: Scale, log: &mut dyn FnMut(String)) -> Machi
         name: name.to_string(),
         measured: host_description(),
         quick: scale.quick,
+        about: String::new(),
     };
     mapping::profile(info, found)
 }

@@ -244,6 +244,7 @@ mod tests {
             name: "t".into(),
             measured: "now".into(),
             quick: true,
+            about: String::new(),
         }
     }
 
@@ -252,8 +253,12 @@ mod tests {
         let d = defaults();
         assert_eq!(
             d.len(),
-            reclaimsim::engine::cost::COST_SOURCES.len(),
-            "the cost table's fields"
+            reclaimsim::scenario::profile::builtin("default")
+                .unwrap()
+                .unwrap()
+                .costs
+                .len(),
+            "the cost table's fields, each with its source in the default profile"
         );
         for m in &MAPPINGS {
             assert!(d.contains_key(m.field), "{}", m.field);

@@ -5,7 +5,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use reclaimsim::engine::{self, RunOptions};
 use reclaimsim::output::results::{RunResult, VariantResult};
-use reclaimsim::output::validate;
+use reclaimsim::output::{sensitivity, validate};
 use reclaimsim::scenario::{self, LoadedScenario};
 use reclaimsim::{output::report, scenario::config::Scenario};
 use std::io::IsTerminal;
@@ -34,6 +34,8 @@ enum Command {
     Compare {
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        sensitivity: SensitivityArgs,
     },
     /// Run every variant at each value of one or more keys (each value sets every key)
     /// and print throughput and lock spin share per variant.
@@ -64,6 +66,8 @@ enum Command {
         /// Also write the expectations, their outcomes and the runs as JSON to this file.
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,
+        #[command(flatten)]
+        sensitivity: SensitivityArgs,
     },
     /// Measure this host's costs (faults, page copies, cache and DRAM latency, atomics,
     /// lzo and LZ4, loopback TCP, memcached and fio where installed) and write them as a
@@ -123,6 +127,28 @@ struct Common {
     verbose: bool,
 }
 
+/// `--sensitivity` and its options (compare, validate).
+#[derive(Args)]
+struct SensitivityArgs {
+    /// Also rerun the variants with the costs moved across their ranges (each cost alone
+    /// to its low and high end, then random points) and print each headline change as a
+    /// band with the costs it depends on most.
+    #[arg(long)]
+    sensitivity: bool,
+    /// Vary only these costs (cost-table fields, comma-separated); default: every cost
+    /// whose range is more than a point.
+    #[arg(
+        long,
+        value_name = "COST,...",
+        value_delimiter = ',',
+        requires = "sensitivity"
+    )]
+    sensitivity_costs: Vec<String>,
+    /// Random points, every varied cost drawn uniformly in its range (fixed seed).
+    #[arg(long, value_name = "N", default_value_t = 8, requires = "sensitivity")]
+    sensitivity_points: usize,
+}
+
 /// Why the command failed: bad input (exit 2) or a failed run (exit 1).
 enum Failure {
     Input(String),
@@ -133,7 +159,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Run { common, variant } => run(common, variant.as_deref()),
-        Command::Compare { common } => compare(common),
+        Command::Compare {
+            common,
+            sensitivity,
+        } => compare(common, sensitivity),
         Command::Sweep {
             common,
             keys,
@@ -144,7 +173,8 @@ fn main() -> ExitCode {
             scenarios,
             seed,
             json,
-        } => validate(scenarios, *seed, json.as_deref()),
+            sensitivity,
+        } => validate(scenarios, *seed, json.as_deref(), sensitivity),
         Command::Report { results, out } => report_cmd(results, out),
         Command::Bench { json } => bench(json.as_deref()),
         Command::Calibrate { out, quick, name } => calibrate(out, *quick, name.as_deref()),
@@ -186,6 +216,7 @@ fn run(c: &Common, variant: Option<&str>) -> Result<(), Failure> {
         description: loaded.base.description.clone(),
         seed: scenario.seed,
         variants: vec![result],
+        sensitivity: None,
     };
     write_json(c, &run)?;
     write_html(c, || reclaimsim_html::run_report(&run))?;
@@ -219,24 +250,117 @@ fn bench(json: Option<&std::path::Path>) -> Result<(), Failure> {
     Ok(())
 }
 
-fn compare(c: &Common) -> Result<(), Failure> {
+fn compare(c: &Common, sa: &SensitivityArgs) -> Result<(), Failure> {
     let loaded = load(c)?;
-    let jobs: Vec<_> = loaded
-        .variants
-        .iter()
-        .map(|(n, s)| (s, n.clone()))
-        .collect();
-    let variants = run_variants(&jobs, c.check)?;
+    let variants: Vec<&(String, Scenario)> = loaded.variants.iter().collect();
+    let plan = sensitivity_plan(&variants, sa)?;
+    let jobs: Vec<_> = variants.iter().map(|(n, s)| (s, n.clone())).collect();
+    let base = run_variants(&jobs, c.check)?;
+    let sensitivity = match &plan {
+        Some(plan) => Some(bands_of(&variants, plan, &base, c.check, |vs| {
+            sensitivity::compare_headlines(vs)
+        })?),
+        None => None,
+    };
     let run = RunResult {
         scenario: loaded.base.name.clone(),
         description: loaded.base.description.clone(),
         seed: loaded.base.seed,
-        variants,
+        variants: base,
+        sensitivity,
     };
     write_json(c, &run)?;
     write_html(c, || reclaimsim_html::run_report(&run))?;
     print!("{}", report::compare(&run, c.verbose));
+    if let Some(s) = &run.sensitivity {
+        print!("{}", sensitivity::table(s));
+    }
     Ok(())
+}
+
+/// The sensitivity plan `--sensitivity` asks for over these variants (None without it);
+/// an unknown `--sensitivity-costs` name is bad input.
+fn sensitivity_plan(
+    variants: &[&(String, Scenario)],
+    sa: &SensitivityArgs,
+) -> Result<Option<sensitivity::Plan>, Failure> {
+    if !sa.sensitivity {
+        return Ok(None);
+    }
+    let scenarios: Vec<&Scenario> = variants.iter().map(|(_, s)| s).collect();
+    let costs = sensitivity::varied(&scenarios, &sa.sensitivity_costs).map_err(Failure::Input)?;
+    Ok(Some(sensitivity::plan(
+        costs,
+        sa.sensitivity_points,
+        sensitivity::DESIGN_SEED,
+    )))
+}
+
+/// Runs `variants` at every point of `plan` but the base (whose runs are `base`), on every
+/// core, and gives each headline `headlines` finds in a point's results its band. A point
+/// whose costs equal the base's in every variant reuses the base's runs.
+fn bands_of(
+    variants: &[&(String, Scenario)],
+    plan: &sensitivity::Plan,
+    base: &[VariantResult],
+    check: bool,
+    headlines: impl Fn(&[VariantResult]) -> Vec<(String, Option<f64>)>,
+) -> Result<sensitivity::Sensitivity, Failure> {
+    let moved: Vec<Option<Vec<Scenario>>> = plan
+        .points
+        .iter()
+        .map(|p| {
+            let at: Vec<Scenario> = variants
+                .iter()
+                .map(|(_, s)| sensitivity::apply(s, plan, p))
+                .collect();
+            let same = at
+                .iter()
+                .zip(variants)
+                .all(|(a, (_, s))| a.costs == s.costs);
+            (!same).then_some(at)
+        })
+        .collect();
+    let jobs: Vec<(&Scenario, String)> = plan
+        .points
+        .iter()
+        .zip(&moved)
+        .filter_map(|(p, at)| Some((p, at.as_ref()?)))
+        .flat_map(|(p, at)| {
+            at.iter()
+                .zip(variants)
+                .map(move |(s, (name, _))| (s, format!("{name} @ {}", p.label())))
+        })
+        .collect();
+    let mut runs = run_variants(&jobs, check)?.into_iter();
+    let at_points: Vec<Vec<(String, Option<f64>)>> = moved
+        .iter()
+        .map(|at| match at {
+            None => headlines(base),
+            Some(_) => {
+                let vs: Vec<VariantResult> = base
+                    .iter()
+                    .zip(runs.by_ref())
+                    .map(|(b, mut v)| {
+                        v.name = b.name.clone();
+                        v
+                    })
+                    .collect();
+                headlines(&vs)
+            }
+        })
+        .collect();
+    Ok(sensitivity::Sensitivity {
+        costs: plan
+            .costs
+            .iter()
+            .filter_map(|c| Some((c.clone(), *variants.first()?.1.cost_ranges.get(c)?)))
+            .collect(),
+        random_points: plan.random,
+        seed: plan.seed,
+        runs: jobs.len(),
+        bands: sensitivity::bands(plan, &at_points),
+    })
 }
 
 /// Every variant at each value; all values are loaded (and checked) before any runs,
@@ -390,22 +514,20 @@ fn check_json_path(json: Option<&Path>) -> Result<(), Failure> {
 const SEED_SCENARIOS: &str = "scenarios/seeds";
 
 /// Every scenario is loaded (and checked) before any runs; then each runs the variants
-/// its expectations compare, once each, in file order.
-fn validate(files: &[PathBuf], seed: Option<u64>, json: Option<&Path>) -> Result<(), Failure> {
-    let files = if files.is_empty() {
-        seed_scenarios()?
-    } else {
-        files.to_vec()
-    };
-    let mut loaded = Vec::new();
-    for f in &files {
-        loaded.push(scenario::load(f, &[], seed).map_err(|e| Failure::Input(e.to_string()))?);
-    }
+/// its expectations compare, once each, in file order; with `--sensitivity`, then each
+/// scenario's variants again at every point of its plan.
+fn validate(
+    files: &[PathBuf],
+    seed: Option<u64>,
+    json: Option<&Path>,
+    sa: &SensitivityArgs,
+) -> Result<(), Failure> {
+    let loaded = load_expecting(files, seed)?;
     check_json_path(json)?;
-    for l in loaded.iter().filter(|l| l.expects.is_empty()) {
-        eprintln!("{}: no [[expect]], nothing to validate", l.path.display());
-    }
-    let loaded: Vec<_> = loaded.iter().filter(|l| !l.expects.is_empty()).collect();
+    let plans = loaded
+        .iter()
+        .map(|l| sensitivity_plan(&l.expected_variants(), sa))
+        .collect::<Result<Vec<_>, _>>()?;
     let jobs: Vec<_> = loaded
         .iter()
         .flat_map(|l| {
@@ -417,7 +539,7 @@ fn validate(files: &[PathBuf], seed: Option<u64>, json: Option<&Path>) -> Result
         .collect();
     let mut runs = run_variants(&jobs, false)?.into_iter();
     let mut scenarios = Vec::new();
-    for l in loaded {
+    for (l, plan) in loaded.iter().zip(&plans) {
         let variants = l
             .expected_variants()
             .into_iter()
@@ -432,9 +554,21 @@ fn validate(files: &[PathBuf], seed: Option<u64>, json: Option<&Path>) -> Result
             description: l.base.description.clone(),
             seed: l.base.seed,
             variants,
+            sensitivity: None,
         };
         let file = l.path.display().to_string();
-        scenarios.push(validate::check_scenario(&file, run, &l.expects));
+        let mut checked = validate::check_scenario(&file, run, &l.expects);
+        if let Some(plan) = plan {
+            let s = bands_of(
+                &l.expected_variants(),
+                plan,
+                &checked.run.variants,
+                false,
+                |vs| expectation_changes(l, vs),
+            )?;
+            checked.run.sensitivity = Some(s);
+        }
+        scenarios.push(checked);
     }
     let r = validate::ValidateResult { scenarios };
     if let Some(path) = json {
@@ -443,6 +577,38 @@ fn validate(files: &[PathBuf], seed: Option<u64>, json: Option<&Path>) -> Result
     }
     print!("{}", validate::table(&r));
     Ok(())
+}
+
+/// The scenarios `validate` names (default: the seeds'), loaded and checked, without
+/// those that have no `[[expect]]` (a note on stderr says so).
+fn load_expecting(files: &[PathBuf], seed: Option<u64>) -> Result<Vec<LoadedScenario>, Failure> {
+    let files = if files.is_empty() {
+        seed_scenarios()?
+    } else {
+        files.to_vec()
+    };
+    let mut loaded = Vec::new();
+    for f in &files {
+        loaded.push(scenario::load(f, &[], seed).map_err(|e| Failure::Input(e.to_string()))?);
+    }
+    for l in loaded.iter().filter(|l| l.expects.is_empty()) {
+        eprintln!("{}: no [[expect]], nothing to validate", l.path.display());
+    }
+    loaded.retain(|l| !l.expects.is_empty());
+    Ok(loaded)
+}
+
+/// Each expectation of `l` as a headline: its model change on the variants `vs`.
+fn expectation_changes(l: &LoadedScenario, vs: &[VariantResult]) -> Vec<(String, Option<f64>)> {
+    let run = RunResult {
+        variants: vs.to_vec(),
+        ..RunResult::default()
+    };
+    validate::check_scenario("", run, &l.expects)
+        .expectations
+        .into_iter()
+        .map(|c| (format!("{} {} -> {}", c.short, c.from, c.to), c.change))
+        .collect()
 }
 
 /// The `*.toml` files of `SEED_SCENARIOS`, sorted.

@@ -95,6 +95,7 @@ fn run(
             description: loaded.base.description.clone(),
             seed: s.seed,
             variants: vec![result],
+            sensitivity: None,
         };
         to_json(&run)
     })
@@ -149,6 +150,7 @@ fn compare(
             description: loaded.base.description.clone(),
             seed: loaded.base.seed,
             variants: run_all(&jobs, check)?,
+            sensitivity: None,
         };
         to_json(&run)
     })

@@ -204,3 +204,75 @@ fn unknown_keys_and_syntax_errors_are_located() {
     );
     assert_eq!(e.field, "profile", "{e}");
 }
+
+/// `profile = "NAME"` loads a shipped profile, in the file or with `--set`; "default" is
+/// the built-in table itself.
+#[test]
+fn a_name_loads_a_shipped_profile() {
+    let named = |name: &str| SCENARIO.replace("\"host.toml\"", &format!("\"{name}\""));
+    let d = setup("named", &named("epyc-7k62-2s"), PROFILE);
+    let epyc = reclaimsim::scenario::profile::builtin("epyc-7k62-2s")
+        .unwrap()
+        .unwrap();
+    let s = load(&d, &[]).unwrap().base;
+    assert_eq!(s.costs.lru_scan_miss, epyc.costs["lru_scan_miss"].value);
+    assert_eq!(s.costs.lru_scan_miss, 115);
+    assert_eq!(s.cost_ranges["lru_scan_miss"], [90, 200]);
+    let xeon = load(&d, &["machine.profile=xeon-gold-6154-2s"])
+        .unwrap()
+        .base;
+    assert_eq!(xeon.costs.memcached_request, 3046);
+    std::fs::remove_dir_all(&d).unwrap();
+    let d = setup("default", &named("default"), PROFILE);
+    assert_eq!(load(&d, &[]).unwrap().base.costs, CostTable::default());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// An unknown name is an error at `machine.profile` listing the names there are; a name
+/// with a '/' or a `.toml` ending is a file.
+#[test]
+fn an_unknown_name_lists_the_known_ones() {
+    let scenario = SCENARIO.replace("\"host.toml\"", "\"epyc\"");
+    let d = setup("unknown-name", &scenario, PROFILE);
+    let e = load(&d, &[]).unwrap_err();
+    assert_eq!(
+        (e.line, e.field.as_str()),
+        (Some(5), "machine.profile"),
+        "{e}"
+    );
+    assert!(
+        e.message.contains("no machine profile named \"epyc\""),
+        "{e}"
+    );
+    for name in reclaimsim::scenario::profile::names() {
+        assert!(e.message.contains(name), "{e}");
+    }
+    let e = load(&d, &["machine.profile=xeon"]).unwrap_err();
+    assert!(e.from_set && e.message.contains("default, "), "{e}");
+    let e = load(&d, &["machine.profile=./epyc"]).unwrap_err();
+    assert!(
+        e.message.contains("cannot read machine profile ./epyc"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Every seed scenario names its seed's shipped profile.
+#[test]
+fn every_seed_scenario_sets_its_machines_profile() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seeds");
+    let expected = [
+        ("000", "xeon-gold-6154-2s"),
+        ("002", "epyc-7k62-2s"),
+        ("003", "epyc-7k62-2s"),
+        ("004", "xeon-sp-26c-2s"),
+        ("mglru-vs-classic", "xeon-gold-6154-2s"),
+    ];
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().to_string();
+        let (_, name) = expected.iter().find(|(p, _)| file.starts_with(p)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(&format!("profile = \"{name}\"")), "{file}");
+    }
+}

@@ -2,8 +2,9 @@
 //! latency, lock contention and the kswapd profile all emerge from these numbers; nothing
 //! is tuned per scenario. A scenario's `[costs]` table overrides any field.
 //!
-//! Sources of the defaults: figures for a ~2.5-3 GHz x86 server core of the seeds' era
-//! (Xeon 6154 / EPYC 7K62). Cache-miss and cacheline-transfer latencies are the commonly
+//! The defaults are the shipped profile `default` (`profiles/default.toml`, which gives
+//! each field's source and plausible range; a test keeps the two equal): figures for a
+//! ~2.5-3 GHz x86 server core of the seeds' era (Xeon 6154 / EPYC 7K62). Cache-miss and cacheline-transfer latencies are the commonly
 //! measured ~80-100 ns (DRAM) and ~50-100 ns (cross-core); page copy/zero use ~10 GB/s;
 //! lzo1x_1 compresses ~0.8-1 GB/s and decompresses ~3-4 GB/s per core (lzo's published
 //! benchmarks); a minor fault round trip is ~1 us (will-it-scale page_fault3 reaches ~1 M
@@ -176,89 +177,41 @@ impl Default for CostTable {
     }
 }
 
-/// Where a default cost comes from and the range it is plausible in.
-#[derive(Debug, Clone, Copy)]
-pub struct CostSource {
-    pub field: &'static str,
-    pub low: u64,
-    pub high: u64,
-    pub source: &'static str,
-}
-
-const fn src(field: &'static str, low: u64, high: u64, source: &'static str) -> CostSource {
-    CostSource {
-        field,
-        low,
-        high,
-        source,
+impl CostTable {
+    /// The table with `field` set to `value`; None when the table has no such field.
+    pub fn with(&self, field: &str, value: u64) -> Option<CostTable> {
+        let mut table = toml::Table::try_from(self).ok()?;
+        let slot = table.get_mut(field)?;
+        *slot = toml::Value::Integer(i64::try_from(value).ok()?);
+        table.try_into().ok()
     }
 }
-
-/// Every field of the default cost table with its source and plausible range (virtual
-/// ns). A test checks that no field lacks one and that each default lies in its range;
-/// `reclaimsim calibrate` measures what user space can on the host it runs on.
-pub const COST_SOURCES: [CostSource; 37] = [
-    src("access_hit", 1, 5, "L1/L2 hit after a TLB hit: 4-14 cycles at ~3 GHz (Intel optimization manual latencies); calibrate measures an L1 hit"),
-    src("fault", 500, 2000, "will-it-scale page_fault3 reaches ~1 M faults/s per core on Skylake-SP; calibrate measures an anonymous fault round trip (745 ns net on this project's VM)"),
-    src("page_alloc", 80, 300, "rmqueue_pcplist + prep_new_page, a few hundred cycles in perf profiles of fault benchmarks"),
-    src("page_free", 50, 250, "free_unref_page to the per-CPU list, a few hundred cycles"),
-    src("page_zero", 200, 800, "clear_page_erms of 4 KiB at 5-20 GB/s; calibrate measures memset of 4 KiB"),
-    src("page_copy", 200, 800, "copy_page / copy_to_user of 4 KiB at 5-20 GB/s; calibrate measures memcpy of 4 KiB"),
-    src("read_syscall", 100, 500, "syscall entry/exit 70-150 ns plus filemap_read bookkeeping; calibrate measures pread(2) of a cached page"),
-    src("xarray", 20, 150, "xas_load/xas_store through a 2-3 level xarray with cached nodes"),
-    src("charge", 10, 100, "memcg charge from the per-CPU stock (consume_stock) and commit_charge"),
-    src("batch_add", 5, 30, "folio_batch_add under the per-CPU local lock: a few stores"),
-    src("list_op", 10, 60, "list_del/list_add touching 2-4 cached cachelines"),
-    src("lock_acquire", 10, 40, "uncontended spin_lock_irq: one locked RMW and irq disable, 20-40 cycles; calibrate measures it"),
-    src("lock_bounce", 50, 200, "cacheline transfer between cores: ~50-100 ns in a socket, ~100-200 ns across (Molka et al., PACT 2009); calibrate measures two pinned threads ping-ponging a line"),
-    src("rmap_lookup", 80, 300, "anon_vma / i_mmap interval-tree lookup in folio_referenced and try_to_unmap (the rwsem's atomics are charged apart)"),
-    src("pvmw_descent", 200, 600, "page_vma_mapped_walk's pgd-pud-pmd-pte descent: 2-4 dependent loads, some cold"),
-    src("pte_clear_young", 50, 300, "ptep_clear_flush_young: a locked test-and-clear on the PTE's line"),
-    src("pte_scan", 1, 10, "one PTE read in a sequential walk of a page table (8 PTEs per cacheline, prefetched)"),
-    src("unmap", 150, 600, "try_to_unmap_one per mapping: PTE clear, deferred TLB flush, rmap and counters"),
-    src("folio_check", 30, 150, "shrink_folio_list's per-folio checks (trylock, flags, mapping) on a cached folio"),
-    src("zram_compress", 1500, 6000, "lzo1x-1 compresses ~0.8-2.5 GB/s per core depending on the data (lzo benchmarks); calibrate --features lzo measures it on memcached-like pages (1.8 us here)"),
-    src("zram_decompress", 600, 2000, "lzo1x decompression ~2-4 GB/s per core; calibrate --features lzo measures it (1.4 us here)"),
-    src("swap_slot", 50, 300, "a slot from the per-CPU swap slots cache plus the swap cache insert or delete"),
-    src("memcached_request", 1500, 15000, "calibrate on this project's 2-vCPU VM: server CPU per 2000-byte GET one at a time (9.4 us) less memcached_batch (4.9 us); the seeds' binary protocol on a 3 GHz Xeon 6154 costs less"),
-    src("memcached_batch", 1500, 10000, "calibrate: server CPU per GET one at a time (9.4 us) and eight at a time (5.4 us) on this VM differ by 7/8 of a batch's network work: 4.6 us a batch"),
-    src("loopback_wait", 1000, 20000, "calibrate's tcp_rtt_epoll (64-byte echo over loopback with epoll on both ends, 8.6 us on this VM; netperf TCP_RR figures are 10-30 us) less memcached_batch, the server's part of it"),
-    src("fio_io", 200, 1200, "fio's per-I/O submission and completion work for one 4 KiB read; calibrate measured 587 ns net with io_uring here"),
-    src("fio_psync_io", 150, 1000, "fio's per-I/O work around pread(2); calibrate measured 501 ns net here, 0.85 of io_uring's 587, which scales fio_io's default"),
-    src("lru_flag_atomic", 5, 20, "a locked bit operation on folio->flags in an owned line; calibrate measures a lock xadd"),
-    src("wp_fault", 300, 1200, "do_wp_page on a shared file PTE: fault entry, page_mkwrite, PTE update"),
-    src("mark_dirty", 100, 600, "folio_mark_dirty: xarray tag, inode and memcg dirty accounting"),
-    src("writeback_page", 200, 1000, "write_cache_pages per page: tag lookup, folio_clear_dirty_for_io, bio assembly"),
-    src("writeback_latency", 10_000, 100_000, "ext4 on brd: submission to end_io completion of a small write"),
-    src("end_writeback", 50, 300, "folio_end_writeback's flag, counter and wake-up bookkeeping"),
-    src("lru_scan_miss", 80, 200, "DRAM load-to-use ~80-100 ns on the seeds' Xeon 6154 / EPYC 7K62 (vendor and Intel MLC figures); calibrate measures a pointer chase (194 ns on this project's VM)"),
-    src("lru_scan_prefetched", 5, 40, "an L2/L3 hit once prefetchw brought the line: 14-50 cycles"),
-    src("gen_size_update", 3, 15, "two stores to lrugen->nr_pages on owned lines, ~15 cycles"),
-    src("lru_stat_update", 10, 50, "__update_lru_size's per-CPU vmstat and memcg counter adds, ~50 cycles"),
-];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::profile;
+
+    /// The `default` profile is this table: same fields, same values.
+    #[test]
+    fn the_default_profile_is_the_default_table() {
+        let p = profile::builtin("default").unwrap().unwrap();
+        let values: CostTable = toml::Value::Table(p.cost_values()).try_into().unwrap();
+        assert_eq!(values, CostTable::default());
+        let fields = toml::Table::try_from(CostTable::default()).unwrap();
+        assert_eq!(p.costs.len(), fields.len());
+    }
 
     #[test]
-    fn every_cost_has_a_source_and_a_range_that_holds_its_default() {
-        let table = toml::Table::try_from(CostTable::default()).unwrap();
-        assert_eq!(table.len(), COST_SOURCES.len());
-        for s in &COST_SOURCES {
-            let value = table
-                .get(s.field)
-                .and_then(|v| v.as_integer())
-                .unwrap_or_else(|| panic!("{} is not a cost field", s.field))
-                as u64;
-            assert!(!s.source.is_empty(), "{}", s.field);
-            assert!(
-                s.low <= value && value <= s.high,
-                "{}: {value} outside {}..{}",
-                s.field,
-                s.low,
-                s.high
-            );
-        }
+    fn with_sets_one_field_and_refuses_unknown_ones() {
+        let c = CostTable::default()
+            .with("lru_scan_prefetched", 45)
+            .unwrap();
+        assert_eq!(c.lru_scan_prefetched, 45);
+        assert_eq!(
+            c.with("lru_scan_prefetched", 15),
+            Some(CostTable::default())
+        );
+        assert_eq!(c.with("no_such_cost", 1), None);
     }
 }

@@ -784,6 +784,7 @@ mod tests {
             description: String::new(),
             seed: 1,
             variants: vec![variant("old", 100.0, 600), variant("new", 147.0, 300)],
+            sensitivity: None,
         };
         let out = compare(&r, false);
         let ops = out
@@ -828,6 +829,7 @@ mod tests {
             description: "seed: +119%".into(),
             seed: 1,
             variants: vec![with("x", 50, 50, 2_000_000), with("y", 100, 0, 1_000_000)],
+            sensitivity: None,
         };
         let out = compare(&r, false);
         let line = |start: &str| {
@@ -871,6 +873,7 @@ mod tests {
             description: String::new(),
             seed: 3,
             variants: vec![variant("a", 1.0, 1)],
+            sensitivity: None,
         };
         write_json(&r, &path).unwrap();
         let back: serde_json::Value =

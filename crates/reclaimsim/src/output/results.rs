@@ -11,6 +11,9 @@ pub struct RunResult {
     pub description: String,
     pub seed: u64,
     pub variants: Vec<VariantResult>,
+    /// `compare --sensitivity`: each headline's band over the costs' ranges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sensitivity: Option<crate::output::sensitivity::Sensitivity>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]

@@ -3,6 +3,7 @@
 
 use crate::output::report::Grid;
 use crate::output::results::{RunResult, VariantResult};
+use crate::output::sensitivity::{self, Band};
 use crate::scenario::expect::Expectation;
 use serde::Serialize;
 
@@ -20,6 +21,14 @@ pub struct ScenarioCheck {
     #[serde(flatten)]
     pub run: RunResult,
     pub expectations: Vec<Check>,
+}
+
+impl ScenarioCheck {
+    /// The band of expectation `i` (`validate --sensitivity`): the run's sensitivity holds
+    /// one band per expectation, in order.
+    pub fn band(&self, i: usize) -> Option<&Band> {
+        self.run.sensitivity.as_ref()?.bands.get(i)
+    }
 }
 
 /// One expectation and what the model gives. Without a model change (`note` says why),
@@ -133,9 +142,12 @@ fn sign(x: f64) -> i8 {
 
 /// One table over all scenarios: per expectation the scenario, the metric (short), the
 /// variants, the expected range, the model's change, whether its sign and its value
-/// agree, and its ratio to the middle of the range.
+/// agree, and its ratio to the middle of the range; with `--sensitivity`, also the band
+/// of the model's change, whether its sign changes inside it, and the costs it depends on
+/// most.
 pub fn table(r: &ValidateResult) -> String {
-    let mut t = Grid::new(&[
+    let banded = r.scenarios.iter().any(|s| s.run.sensitivity.is_some());
+    let mut header = vec![
         "scenario",
         "metric",
         "from -> to",
@@ -144,31 +156,58 @@ pub fn table(r: &ValidateResult) -> String {
         "same sign",
         "in range",
         "model/expected",
-    ]);
+    ];
+    if banded {
+        header.extend(["band", "sign in band", "depends most on (pp)"]);
+    }
+    let mut t = Grid::new(&header);
+    for s in &r.scenarios {
+        for (i, c) in s.expectations.iter().enumerate() {
+            let mut row = row(s, c);
+            if banded {
+                row.extend(band_cells(s.band(i)));
+            }
+            t.row(row);
+        }
+    }
+    t.render()
+}
+
+/// An expectation's cells, up to `model/expected`.
+fn row(s: &ScenarioCheck, c: &Check) -> Vec<String> {
     let yes_no = |b: Option<bool>| match b {
         Some(true) => "yes",
         Some(false) => "no",
         None => "-",
     };
-    for s in &r.scenarios {
-        for c in &s.expectations {
-            let model = match (c.change, &c.note) {
-                (Some(x), _) => format!("{:+.1}%", x * 100.0),
-                (None, note) => format!("n/a ({})", note.as_deref().unwrap_or("?")),
-            };
-            t.row(vec![
-                s.run.scenario.clone(),
-                c.short.clone(),
-                format!("{} -> {}", c.from, c.to),
-                expected(c.expected),
-                model,
-                yes_no(c.same_sign).into(),
-                yes_no(c.in_range).into(),
-                c.ratio.map_or("-".into(), |x| format!("{x:.2}")),
-            ]);
-        }
+    let model = match (c.change, &c.note) {
+        (Some(x), _) => format!("{:+.1}%", x * 100.0),
+        (None, note) => format!("n/a ({})", note.as_deref().unwrap_or("?")),
+    };
+    vec![
+        s.run.scenario.clone(),
+        c.short.clone(),
+        format!("{} -> {}", c.from, c.to),
+        expected(c.expected),
+        model,
+        yes_no(c.same_sign).into(),
+        yes_no(c.in_range).into(),
+        c.ratio.map_or("-".into(), |x| format!("{x:.2}")),
+    ]
+}
+
+/// The band, whether the sign changes inside it, the drivers; `-` without a band.
+fn band_cells(b: Option<&Band>) -> [String; 3] {
+    match b {
+        Some(b) if b.value.is_some() => [
+            sensitivity::show_band(b)
+                .split_once(' ')
+                .map_or(String::new(), |(_, band)| band.to_string()),
+            if b.sign_changes { "changes" } else { "holds" }.into(),
+            sensitivity::show_drivers(b),
+        ],
+        _ => ["-".into(), "-".into(), "-".into()],
     }
-    t.render()
 }
 
 /// `+7.5%`, or `+101..+105%` for a range.

@@ -36,6 +36,11 @@ pub struct Scenario {
     /// Commands run at points in virtual time (`[[event]]`).
     #[serde(default, rename = "event")]
     pub events: Vec<EventConfig>,
+    /// Each cost field's plausible range `[low, high]` on this scenario's machine, for
+    /// sensitivity runs: set when the scenario is loaded (`scenario::profile::cost_ranges`),
+    /// not read from the file.
+    #[serde(skip)]
+    pub cost_ranges: std::collections::BTreeMap<String, [u64; 2]>,
 }
 
 /// A write to /sys/kernel/debug/lru_gen at a point in virtual time (MGLRU only), for
@@ -63,10 +68,11 @@ pub struct MachineConfig {
     #[serde(default = "default_cpus")]
     pub cpus: u32,
     pub swap: Option<SwapConfig>,
-    /// A machine profile (TOML, as `reclaimsim calibrate` writes it) whose `[costs]`
-    /// values replace the cost table's defaults; the scenario's `[costs]` still win.
-    /// Loaded into `Scenario::costs` when the scenario is (`scenario::profile`); relative
-    /// to the scenario file, or to the current directory when given with `--set`.
+    /// A machine profile whose `[costs]` values replace the cost table's defaults; the
+    /// scenario's `[costs]` still win. A name (no '/', no `.toml` ending) is a shipped
+    /// profile (`scenario::profile::BUILTIN`); anything else a file (TOML, as `reclaimsim
+    /// calibrate` writes it), relative to the scenario file, or to the current directory
+    /// when given with `--set`. Loaded into `Scenario::costs` when the scenario is.
     pub profile: Option<String>,
 }
 

@@ -173,7 +173,7 @@ pub fn parse(
             }
             e
         };
-        apply_profile(&mut doc, &origins, &src).map_err(in_variant)?;
+        let (profile, pinned) = apply_profile(&mut doc, &origins, &src).map_err(in_variant)?;
         let expansion = expand_instances(&mut doc)
             .map_err(|(path, msg)| in_variant(src.error(&origins.of(&path), show(&path), &msg)))?;
         let mut scenario: Scenario = src
@@ -182,6 +182,8 @@ pub fn parse(
         if let Some(seed) = seed {
             scenario.seed = seed;
         }
+        scenario.cost_ranges =
+            profile::cost_ranges(&scenario.costs, profile.as_ref(), &pinned).map_err(in_variant)?;
         check(&scenario, available).map_err(|(path, msg)| {
             let (path, msg) = expansion.translate(path, msg);
             in_variant(src.error(&origins.of(&path), show(&path), &msg))
@@ -224,16 +226,65 @@ fn load_expects(
 
 /// Loads the `[machine] profile` the merged document names and puts its `[costs]` values
 /// under the document's `[costs]` where the scenario sets none, so a profile replaces the
-/// defaults and the scenario's own `[costs]` still win. A path written in the scenario
-/// is relative to the scenario file; one given with `--set` is relative to the current
-/// directory, as any path on a command line. A value that is not a string is left for
-/// deserializing to report.
-fn apply_profile(doc: &mut Table, origins: &Origins, src: &Source) -> Result<(), ScenarioError> {
-    let Some(Value::String(name)) = doc.get("machine").and_then(|m| m.get("profile")) else {
-        return Ok(());
+/// defaults and the scenario's own `[costs]` still win. Returns the profile (None without
+/// one) and the `[costs]` fields the scenario set itself, which `profile::cost_ranges`
+/// holds fixed. A value that is not a string is left for deserializing to report.
+fn apply_profile(
+    doc: &mut Table,
+    origins: &Origins,
+    src: &Source,
+) -> Result<(Option<profile::MachineProfile>, Vec<String>), ScenarioError> {
+    let pinned: Vec<String> = match doc.get("costs") {
+        Some(Value::Table(t)) => t.keys().cloned().collect(),
+        _ => Vec::new(),
     };
+    let Some(Value::String(name)) = doc.get("machine").and_then(|m| m.get("profile")) else {
+        return Ok((None, pinned));
+    };
+    let profile = read_profile(name, origins, src)?;
+    let costs = doc
+        .entry("costs")
+        .or_insert_with(|| Value::Table(Table::new()));
+    if let Value::Table(costs) = costs {
+        for (k, v) in profile.cost_values() {
+            costs.entry(k).or_insert(v);
+        }
+    }
+    Ok((Some(profile), pinned))
+}
+
+/// The profile `machine.profile = name` names: a shipped one (`profile::is_name`), or a
+/// file. A path written in the scenario is relative to the scenario file; one given with
+/// `--set` is relative to the current directory, as any path on a command line. An
+/// unknown name is reported at `machine.profile` with the names there are.
+fn read_profile(
+    name: &str,
+    origins: &Origins,
+    src: &Source,
+) -> Result<profile::MachineProfile, ScenarioError> {
     let field = at("machine.profile");
     let origin = origins.of(&field);
+    let by = match &origin {
+        Origin::Set(_) => "--set machine.profile".to_string(),
+        Origin::Doc(_) => src.file.to_string(),
+    };
+    let named = |mut e: ScenarioError| {
+        e.message = format!("{} (the machine profile named by {by})", e.message);
+        e
+    };
+    if profile::is_name(name) {
+        return match profile::builtin(name) {
+            Some(p) => p.map_err(named),
+            None => {
+                let message = format!(
+                    "no machine profile named \"{name}\" (there are: {}; a path to a profile \
+                     file has a '/' or ends in .toml)",
+                    profile::names().join(", ")
+                );
+                Err(src.error(&origin, show(&field), &message))
+            }
+        };
+    }
     let path = match &origin {
         Origin::Set(_) => PathBuf::from(name),
         Origin::Doc(_) => Path::new(src.file)
@@ -245,23 +296,7 @@ fn apply_profile(doc: &mut Table, origins: &Origins, src: &Source) -> Result<(),
         let message = format!("cannot read machine profile {}: {e}", path.display());
         src.error(&origin, show(&field), &message)
     })?;
-    let profile = profile::parse(&text, &path.display().to_string()).map_err(|mut e| {
-        let by = match &origin {
-            Origin::Set(_) => "--set machine.profile".to_string(),
-            Origin::Doc(_) => src.file.to_string(),
-        };
-        e.message = format!("{} (the machine profile named by {by})", e.message);
-        e
-    })?;
-    let costs = doc
-        .entry("costs")
-        .or_insert_with(|| Value::Table(Table::new()));
-    if let Value::Table(costs) = costs {
-        for (k, v) in profile.cost_values() {
-            costs.entry(k).or_insert(v);
-        }
-    }
-    Ok(())
+    profile::parse(&text, &path.display().to_string()).map_err(named)
 }
 
 /// One step of a path through a document.

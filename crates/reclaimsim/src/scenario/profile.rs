@@ -1,5 +1,8 @@
-//! Machine profiles: cost-table values measured on a host (`reclaimsim calibrate` writes
-//! them) that a scenario loads with `[machine] profile = "PATH"`.
+//! Machine profiles: cost-table values for one machine, measured on a host (`reclaimsim
+//! calibrate` writes them) or taken from published figures (the profiles shipped in
+//! `crates/reclaimsim/profiles/`), that a scenario loads with `[machine] profile = "NAME"`
+//! or `"PATH"`. A value with a '/' or ending in `.toml` is a path; anything else names a
+//! shipped profile (`BUILTIN`).
 //!
 //! A profile is TOML: `[profile]` says where and when it was measured, `[costs.FIELD]`
 //! holds a value for a field of the cost table with the statistics and method behind it,
@@ -42,6 +45,10 @@ pub struct ProfileInfo {
     /// Measured with `--quick`'s tiny iteration counts: figures for tests, not for use.
     #[serde(default)]
     pub quick: bool,
+    /// What the machine is and which choices made the profile (the shipped profiles say
+    /// which seed's machine they stand for, and what its mail leaves unsaid).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub about: String,
 }
 
 /// One measured (or derived) cost, in nanoseconds.
@@ -97,6 +104,75 @@ impl MachineProfile {
             })
             .collect()
     }
+}
+
+/// The profiles shipped with the library, by name: the built-in cost table and the seeds'
+/// machines. Each field of each has a value, a range and its source (`method`); a test
+/// checks all of them.
+pub const BUILTIN: [(&str, &str); 4] = [
+    ("default", include_str!("../../profiles/default.toml")),
+    (
+        "epyc-7k62-2s",
+        include_str!("../../profiles/epyc-7k62-2s.toml"),
+    ),
+    (
+        "xeon-gold-6154-2s",
+        include_str!("../../profiles/xeon-gold-6154-2s.toml"),
+    ),
+    (
+        "xeon-sp-26c-2s",
+        include_str!("../../profiles/xeon-sp-26c-2s.toml"),
+    ),
+];
+
+/// Whether `profile = "S"` names a shipped profile rather than a file: a path has a '/'
+/// (or a backslash) or ends in `.toml`.
+pub fn is_name(s: &str) -> bool {
+    !s.contains('/') && !s.contains('\\') && !s.ends_with(".toml")
+}
+
+/// The names of the shipped profiles, in `BUILTIN` order.
+pub fn names() -> Vec<&'static str> {
+    BUILTIN.iter().map(|(n, _)| *n).collect()
+}
+
+/// The shipped profile `name`, parsed; None for a name that is not shipped. Errors call
+/// the file `profiles/NAME.toml`.
+pub fn builtin(name: &str) -> Option<Result<MachineProfile, ScenarioError>> {
+    let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name)?;
+    Some(parse(text, &format!("profiles/{name}.toml")))
+}
+
+/// Each cost field's plausible range `[low, high]` for a scenario whose cost table is
+/// `costs`: the `default` profile's, replaced by `profile`'s where it has the field (an
+/// entry without its own range keeps the default's, stretched to reach its value), and
+/// held at the value for each field in `pinned` (set by the scenario's own `[costs]`).
+/// Every range holds the table's value.
+pub fn cost_ranges(
+    costs: &CostTable,
+    profile: Option<&MachineProfile>,
+    pinned: &[String],
+) -> Result<BTreeMap<String, [u64; 2]>, ScenarioError> {
+    let default = builtin("default").expect("the default profile is shipped")?;
+    let values = Table::try_from(costs).unwrap_or_default();
+    let mut ranges = BTreeMap::new();
+    for (field, value) in values {
+        let Some(value) = value.as_integer().and_then(|v| u64::try_from(v).ok()) else {
+            continue;
+        };
+        let from = |p: &MachineProfile| p.costs.get(&field).and_then(|e| e.range);
+        let [lo, hi] = profile
+            .and_then(from)
+            .or_else(|| from(&default))
+            .unwrap_or([value, value]);
+        let range = if pinned.contains(&field) {
+            [value, value]
+        } else {
+            [lo.min(value), hi.max(value)]
+        };
+        ranges.insert(field, range);
+    }
+    Ok(ranges)
 }
 
 /// Parse and check a profile given as text; `file` is what errors call it. Every error
@@ -192,6 +268,7 @@ mod tests {
                 name: "host".into(),
                 measured: "today on here".into(),
                 quick: true,
+                about: "a test host".into(),
             },
             costs: BTreeMap::from([("zram_compress".to_string(), entry(1234))]),
             measured: BTreeMap::from([("tcp_rtt".to_string(), entry(20_000))]),
@@ -211,5 +288,62 @@ mod tests {
         .unwrap();
         assert_eq!(p.costs["fault"].value, 700);
         assert_eq!(p.cost_values()["fault"].as_integer(), Some(700));
+    }
+
+    /// Every shipped profile parses, is called by its name, says which machine it is,
+    /// and gives every cost field a value, a range holding it and a source.
+    #[test]
+    fn every_shipped_profile_is_complete_with_sources_and_ranges() {
+        let fields = Table::try_from(CostTable::default()).unwrap();
+        for name in names() {
+            let p = builtin(name)
+                .unwrap()
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(p.profile.name, name);
+            assert!(!p.profile.about.is_empty(), "{name}: no about");
+            for field in fields.keys() {
+                let e = p.costs.get(field);
+                let e = e.unwrap_or_else(|| panic!("{name}: no {field}"));
+                let [lo, hi] = e
+                    .range
+                    .unwrap_or_else(|| panic!("{name}.{field}: no range"));
+                assert!(lo <= e.value && e.value <= hi, "{name}.{field}");
+                let source = e.method.as_deref().unwrap_or_default();
+                assert!(source.len() > 20, "{name}.{field}: no source");
+            }
+            assert_eq!(p.costs.len(), fields.len(), "{name}: a field too many");
+        }
+    }
+
+    #[test]
+    fn names_and_paths() {
+        assert!(is_name("epyc-7k62-2s") && is_name("host"));
+        assert!(!is_name("host.toml") && !is_name("./host") && !is_name("/tmp/h"));
+        assert!(builtin("default").is_some() && builtin("nope").is_none());
+    }
+
+    /// A profile's range replaces the default's; a field the scenario set is held; a
+    /// profile entry without a range keeps the default's, stretched to its value.
+    #[test]
+    fn cost_ranges_come_from_the_profile_the_defaults_and_the_scenario() {
+        let p = parse(
+            "[profile]\nname = \"h\"\n[costs.fault]\nvalue = 700\nrange = [600, 800]\n\
+             [costs.xarray]\nvalue = 400\n",
+            "p.toml",
+        )
+        .unwrap();
+        let costs = CostTable {
+            fault: 700,
+            xarray: 400,
+            list_op: 33,
+            ..CostTable::default()
+        };
+        let r = cost_ranges(&costs, Some(&p), &["list_op".to_string()]).unwrap();
+        assert_eq!(r["fault"], [600, 800]);
+        assert_eq!(r["xarray"], [20, 400]);
+        assert_eq!(r["list_op"], [33, 33]);
+        assert_eq!(r["lru_scan_prefetched"], [5, 40]);
+        let none = cost_ranges(&CostTable::default(), None, &[]).unwrap();
+        assert_eq!(none["fault"], [500, 2000]);
     }
 }
