@@ -503,7 +503,12 @@ fn input_error(e: &ScenarioError, sets: &[String]) -> Failure {
     if !e.from_set {
         return Failure::Input(e.to_string());
     }
-    let keys: Vec<&str> = e.field.split(", ").collect();
+    let whole = sets.iter().any(|s| set_key(s) == e.field);
+    let keys: Vec<&str> = if whole {
+        vec![e.field.as_str()]
+    } else {
+        e.field.split(", ").collect()
+    };
     let written: Vec<String> = keys
         .iter()
         .map(|k| match sets.iter().rev().find(|s| set_key(s) == *k) {

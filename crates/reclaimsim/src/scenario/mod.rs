@@ -487,10 +487,22 @@ fn parse_set(file: &str, set: &str) -> Result<(String, Table), ScenarioError> {
         message,
         from_set: true,
     };
+    // The argument as written names a --set without a key (quoted when blank).
+    let written = if set.trim().is_empty() {
+        format!("{set:?}")
+    } else {
+        set.to_string()
+    };
     let Some((k, v)) = set.split_once('=') else {
-        return Err(err(set, "expected KEY=VALUE".into()));
+        return Err(err(&written, "expected KEY=VALUE".into()));
     };
     let k = k.trim();
+    if k.is_empty() {
+        return Err(err(
+            &written,
+            "no KEY before the `=` (expected KEY=VALUE)".into(),
+        ));
+    }
     let keys = toml_edit::Key::parse(k).map_err(|_| {
         err(
             k,
