@@ -330,12 +330,16 @@ fn sweep(c: &Common, keys: &[String], values: &[String], ray: Option<&str>) -> R
     let settings = RunSettings::of(c);
     guard(&jobs, &settings)?;
     let r = match ray {
-        Some(address) => ray_sweep(c, keys, values, address)?,
-        None => local_sweep(keys, &loaded, &jobs, &settings)?,
+        Some(address) => ray_sweep(c, keys, values, address),
+        None => local_sweep(keys, &loaded, &jobs, &settings),
     };
-    if progress::stopped() {
-        return Err(Failure::Interrupted("the sweep was stopped".into()));
-    }
+    // Ctrl-C reaches the Ray driver too, which then fails: say what happened.
+    let r = match r {
+        Err(Failure::Run(_)) | Ok(_) if progress::stopped() => {
+            return Err(Failure::Interrupted("the sweep was stopped".into()))
+        }
+        r => r?,
+    };
     if let Some(path) = &c.json {
         report::write_json(&r, path)
             .map_err(|e| Failure::Run(format!("--json {}: {e}", path.display())))?;

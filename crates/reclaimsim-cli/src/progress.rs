@@ -91,6 +91,7 @@ impl Display {
                 bar.set_style(style.progress_chars("=> "));
             }
             bar.set_prefix(name.to_string());
+            bar.set_message("setting up");
             bar.enable_steady_tick(Duration::from_millis(250));
             bar
         });
@@ -200,9 +201,12 @@ impl Watcher {
     }
 }
 
-/// `42 s`, `3m05s`, `2h01m`.
+/// `4.2 s`, `42 s`, `3m05s`, `2h01m`.
 fn clock(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
+    if s < 9.95 {
+        return format!("{:.1} s", s.max(0.0));
+    }
+    let s = s.round() as u64;
     match s {
         0..=99 => format!("{s} s"),
         100..=5999 => format!("{}m{:02}s", s / 60, s % 60),
@@ -267,7 +271,8 @@ mod tests {
 
     #[test]
     fn clock_reads_as_seconds_minutes_hours() {
-        assert_eq!(clock(4.4), "4 s");
+        assert_eq!(clock(4.44), "4.4 s");
+        assert_eq!(clock(42.4), "42 s");
         assert_eq!(clock(185.0), "3m05s");
         assert_eq!(clock(7260.0), "2h01m");
     }

@@ -788,3 +788,45 @@ fn shipped_scenarios_load() {
     }
     assert!(scenario::parse(SMALL, "small", &[], None).is_ok());
 }
+
+/// Inputs the fuzzing found: a `--set` with no key was reported with an empty field
+/// (`--set : expected KEY=VALUE`); now the argument is named as written, quoted when
+/// blank.
+#[test]
+fn regression_a_set_without_a_key_names_the_argument() {
+    for (set, field, message) in [
+        ("", "\"\"", "expected KEY=VALUE"),
+        (" ", "\" \"", "expected KEY=VALUE"),
+        (", ", ", ", "expected KEY=VALUE"),
+        ("=x", "=x", "no KEY before the `=` (expected KEY=VALUE)"),
+        (" = 1", " = 1", "no KEY before the `=` (expected KEY=VALUE)"),
+    ] {
+        let sets = [set.to_string()];
+        let e = scenario::parse(SMALL, "f.toml", &sets, None).unwrap_err();
+        assert_eq!(
+            (e.from_set, e.field.as_str(), e.message.as_str()),
+            (true, field, message),
+            "{set:?}"
+        );
+        check_located(&e, SMALL, &sets).unwrap();
+    }
+}
+
+/// A value that is fine alone but breaks a field of the file is blamed on the `--set`s
+/// without which the file passes, naming the field and its line.
+#[test]
+fn regression_a_set_that_breaks_a_field_of_the_file_is_named() {
+    let sets = ["machine.nodes=4".to_string(), "seed=3".to_string()];
+    let e = scenario::parse(SMALL, "f.toml", &sets, None).unwrap_err();
+    assert_eq!(
+        (e.from_set, e.field.as_str()),
+        (true, "machine.nodes"),
+        "{e}"
+    );
+    assert_eq!(
+        e.message,
+        "machine.cpus: 2 CPUs cannot be split evenly over 4 nodes (a multiple of \
+         machine.nodes) (at f.toml:5)"
+    );
+    check_located(&e, SMALL, &sets).unwrap();
+}
