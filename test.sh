@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
-cargo test --workspace --exclude reclaimsim-py
+# --release: the tests reuse what `cargo run --release` (the README's first command) and
+# maturin's release build compile, instead of building every dependency a second time.
+cargo test --release --workspace --exclude reclaimsim-py
 
 venv="${RECLAIMSIM_VENV:-$CARGO_TARGET_DIR/venv}"
 if [ ! -x "$venv/bin/python" ]; then
@@ -28,7 +30,7 @@ rm -rf "$CARGO_TARGET_DIR/wheels"
 
 # The CLI that cargo test built, for `sweep --ray` (which runs this venv's python); the
 # report's screenshot lands in target/report-artifacts.
-export RECLAIMSIM_BIN="$CARGO_TARGET_DIR/debug/reclaimsim"
+export RECLAIMSIM_BIN="$CARGO_TARGET_DIR/release/reclaimsim"
 export RECLAIMSIM_PYTHON="$py"
 export RECLAIMSIM_ARTIFACTS="$CARGO_TARGET_DIR/report-artifacts"
 export PATH="$venv/bin:$PATH"

@@ -1,14 +1,15 @@
 //! The `reclaimsim` command.
 
+mod guard;
+mod progress;
+
 use clap::{Args, Parser, Subcommand};
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::engine::{self, Progress, RunOptions, SimError};
 use reclaimsim::output::results::{RunResult, VariantResult};
 use reclaimsim::output::{sensitivity, validate};
-use reclaimsim::scenario::{self, LoadedScenario};
+use reclaimsim::scenario::{self, LoadedScenario, ScenarioError};
 use reclaimsim::{output::report, scenario::config::Scenario};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -68,6 +69,8 @@ enum Command {
         json: Option<PathBuf>,
         #[command(flatten)]
         sensitivity: SensitivityArgs,
+        #[command(flatten)]
+        runs: RunFlags,
     },
     /// Measure this host's costs (faults, page copies, cache and DRAM latency, atomics,
     /// lzo and LZ4, loopback TCP, memcached and fio where installed) and write them as a
@@ -125,6 +128,11 @@ struct Common {
     /// Print every vmstat counter.
     #[arg(long, short)]
     verbose: bool,
+    /// Exit 1 when any workload was OOM-killed (the results are written all the same).
+    #[arg(long)]
+    fail_on_oom: bool,
+    #[command(flatten)]
+    runs: RunFlags,
 }
 
 /// `--sensitivity` and its options (compare, validate).
@@ -149,14 +157,63 @@ struct SensitivityArgs {
     sensitivity_points: usize,
 }
 
-/// Why the command failed: bad input (exit 2) or a failed run (exit 1).
+/// How runs go: progress and the run-away guard.
+#[derive(Args)]
+struct RunFlags {
+    /// Show no progress on stderr.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Run even when the estimated work is over the limits (64 GiB of memory, 3600
+    /// virtual CPU-seconds, 10^9 workload operations; see the README).
+    #[arg(long)]
+    allow_long: bool,
+}
+
+/// Why the command failed: bad input (exit 2), a failed run (exit 1), or Ctrl-C (130).
 enum Failure {
     Input(String),
     Run(String),
+    Interrupted(String),
+}
+
+/// One variant to run: the scenario, its name in progress and errors, and its file.
+struct Job<'a> {
+    scenario: &'a Scenario,
+    name: String,
+    file: &'a Path,
+}
+
+/// How `run_variants` runs its jobs.
+struct RunSettings {
+    check: bool,
+    quiet: bool,
+    allow_long: bool,
+    /// `--set duration=...` was given: the user chose the virtual time.
+    set_duration: bool,
+}
+
+impl RunSettings {
+    fn of(c: &Common) -> Self {
+        RunSettings {
+            check: c.check,
+            quiet: c.runs.quiet,
+            allow_long: c.runs.allow_long,
+            set_duration: c.sets.iter().any(|s| {
+                s.split_once('=')
+                    .is_some_and(|(k, _)| k.trim() == "duration")
+            }),
+        }
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(
+        cli.command,
+        Command::Calibrate { .. } | Command::Report { .. }
+    ) {
+        progress::install_ctrlc();
+    }
     let result = match &cli.command {
         Command::Run { common, variant } => run(common, variant.as_deref()),
         Command::Compare {
@@ -174,7 +231,8 @@ fn main() -> ExitCode {
             seed,
             json,
             sensitivity,
-        } => validate(scenarios, *seed, json.as_deref(), sensitivity),
+            runs,
+        } => validate(scenarios, *seed, json.as_deref(), sensitivity, runs),
         Command::Report { results, out } => report_cmd(results, out),
         Command::Bench { json } => bench(json.as_deref()),
         Command::Calibrate { out, quick, name } => calibrate(out, *quick, name.as_deref()),
@@ -188,6 +246,10 @@ fn main() -> ExitCode {
         Err(Failure::Run(e)) => {
             eprintln!("error: {e}");
             ExitCode::from(1)
+        }
+        Err(Failure::Interrupted(e)) => {
+            eprintln!("interrupted: {e}; nothing written");
+            ExitCode::from(progress::EXIT_INTERRUPTED)
         }
     }
 }
@@ -210,7 +272,12 @@ fn run(c: &Common, variant: Option<&str>) -> Result<(), Failure> {
                 ))
             })?,
     };
-    let result = run_variants(&[(scenario, name.to_string())], c.check)?.remove(0);
+    let job = Job {
+        scenario,
+        name: name.to_string(),
+        file: &loaded.path,
+    };
+    let result = run_variants(&[job], &RunSettings::of(c))?.remove(0);
     let run = RunResult {
         scenario: loaded.base.name.clone(),
         description: loaded.base.description.clone(),
@@ -221,7 +288,7 @@ fn run(c: &Common, variant: Option<&str>) -> Result<(), Failure> {
     write_json(c, &run)?;
     write_html(c, || reclaimsim_html::run_report(&run))?;
     print!("{}", report::table(&run.variants[0], c.verbose));
-    Ok(())
+    oom_outcome(&run.variants, c.fail_on_oom)
 }
 
 fn bench(json: Option<&std::path::Path>) -> Result<(), Failure> {
@@ -254,10 +321,18 @@ fn compare(c: &Common, sa: &SensitivityArgs) -> Result<(), Failure> {
     let loaded = load(c)?;
     let variants: Vec<&(String, Scenario)> = loaded.variants.iter().collect();
     let plan = sensitivity_plan(&variants, sa)?;
-    let jobs: Vec<_> = variants.iter().map(|(n, s)| (s, n.clone())).collect();
-    let base = run_variants(&jobs, c.check)?;
+    let jobs: Vec<_> = variants
+        .iter()
+        .map(|(n, s)| Job {
+            scenario: s,
+            name: n.clone(),
+            file: &loaded.path,
+        })
+        .collect();
+    let settings = RunSettings::of(c);
+    let base = run_variants(&jobs, &settings)?;
     let sensitivity = match &plan {
-        Some(plan) => Some(bands_of(&variants, plan, &base, c.check, |vs| {
+        Some(plan) => Some(bands_of(&variants, plan, &base, &settings, &loaded.path, |vs| {
             sensitivity::compare_headlines(vs)
         })?),
         None => None,
@@ -275,7 +350,7 @@ fn compare(c: &Common, sa: &SensitivityArgs) -> Result<(), Failure> {
     if let Some(s) = &run.sensitivity {
         print!("{}", sensitivity::table(s));
     }
-    Ok(())
+    oom_outcome(&run.variants, c.fail_on_oom)
 }
 
 /// The sensitivity plan `--sensitivity` asks for over these variants (None without it);
@@ -303,7 +378,8 @@ fn bands_of(
     variants: &[&(String, Scenario)],
     plan: &sensitivity::Plan,
     base: &[VariantResult],
-    check: bool,
+    settings: &RunSettings,
+    file: &Path,
     headlines: impl Fn(&[VariantResult]) -> Vec<(String, Option<f64>)>,
 ) -> Result<sensitivity::Sensitivity, Failure> {
     let moved: Vec<Option<Vec<Scenario>>> = plan
@@ -321,18 +397,20 @@ fn bands_of(
             (!same).then_some(at)
         })
         .collect();
-    let jobs: Vec<(&Scenario, String)> = plan
+    let jobs: Vec<Job> = plan
         .points
         .iter()
         .zip(&moved)
         .filter_map(|(p, at)| Some((p, at.as_ref()?)))
         .flat_map(|(p, at)| {
-            at.iter()
-                .zip(variants)
-                .map(move |(s, (name, _))| (s, format!("{name} @ {}", p.label())))
+            at.iter().zip(variants).map(move |(s, (name, _))| Job {
+                scenario: s,
+                name: format!("{name} @ {}", p.label()),
+                file,
+            })
         })
         .collect();
-    let mut runs = run_variants(&jobs, check)?.into_iter();
+    let mut runs = run_variants(&jobs, settings)?.into_iter();
     let at_points: Vec<Vec<(String, Option<f64>)>> = moved
         .iter()
         .map(|at| match at {
@@ -368,13 +446,30 @@ fn bands_of(
 fn sweep(c: &Common, keys: &[String], values: &[String], ray: Option<&str>) -> Result<(), Failure> {
     let mut loaded = Vec::new();
     for v in values {
-        let mut sets = c.sets.clone();
-        sets.extend(keys.iter().map(|k| format!("{k}={v}")));
-        loaded.push((v.clone(), load_with(c, &sets)?));
+        loaded.push((v.clone(), load_point(c, keys, v)?));
     }
+    let jobs: Vec<_> = loaded
+        .iter()
+        .flat_map(|(value, l)| {
+            l.variants.iter().map(move |(n, s)| Job {
+                scenario: s,
+                name: format!("{n} @ {value}"),
+                file: &l.path,
+            })
+        })
+        .collect();
+    let settings = RunSettings::of(c);
+    guard(&jobs, &settings)?;
     let r = match ray {
-        Some(address) => ray_sweep(c, keys, values, address)?,
-        None => local_sweep(c, keys, &loaded)?,
+        Some(address) => ray_sweep(c, keys, values, address),
+        None => local_sweep(keys, &loaded, &jobs, &settings),
+    };
+    // Ctrl-C reaches the Ray driver too, which then fails: say what happened.
+    let r = match r {
+        Err(Failure::Run(_)) | Ok(_) if progress::stopped() => {
+            return Err(Failure::Interrupted("the sweep was stopped".into()))
+        }
+        r => r?,
     };
     if let Some(path) = &c.json {
         report::write_json(&r, path)
@@ -382,24 +477,52 @@ fn sweep(c: &Common, keys: &[String], values: &[String], ray: Option<&str>) -> R
     }
     write_html(c, || reclaimsim_html::sweep_report(&r))?;
     print!("{}", reclaimsim::output::sweep::table(&r));
-    Ok(())
+    let all: Vec<VariantResult> = (r.points.iter())
+        .flat_map(|p| {
+            p.variants.iter().map(|v| VariantResult {
+                name: format!("{} @ {}", v.name, p.value),
+                ..v.clone()
+            })
+        })
+        .collect();
+    oom_outcome(&all, c.fail_on_oom)
+}
+
+/// One point of a sweep: the scenario with every key set to `value`. An error from
+/// the value names `--values`, the flag the user wrote it in.
+fn load_point(c: &Common, keys: &[String], value: &str) -> Result<LoadedScenario, Failure> {
+    if value.trim().is_empty() {
+        return Err(Failure::Input(
+            "--values: an empty value: give comma-separated values, such as 2,4,16".into(),
+        ));
+    }
+    let mut sets = c.sets.clone();
+    sets.extend(keys.iter().map(|k| format!("{k}={value}")));
+    let loaded = scenario::load(&c.scenario, &sets, c.seed).map_err(|e| {
+        let from_value = e.from_set
+            && keys.iter().any(|k| k.trim() == e.field)
+            && !c.sets.iter().any(|s| set_key(s) == e.field);
+        if from_value {
+            Failure::Input(format!(
+                "--values {value} (for --key {}): {}",
+                e.field, e.message
+            ))
+        } else {
+            input_error(&e, &sets)
+        }
+    })?;
+    check_outputs(c)?;
+    Ok(loaded)
 }
 
 /// The sweep's runs on this machine's cores.
 fn local_sweep(
-    c: &Common,
     keys: &[String],
     loaded: &[(String, LoadedScenario)],
+    jobs: &[Job],
+    settings: &RunSettings,
 ) -> Result<reclaimsim::output::sweep::SweepResult, Failure> {
-    let jobs: Vec<_> = loaded
-        .iter()
-        .flat_map(|(value, l)| {
-            l.variants
-                .iter()
-                .map(move |(n, s)| (s, format!("{n} @ {value}")))
-        })
-        .collect();
-    let mut runs = run_variants(&jobs, c.check)?.into_iter();
+    let mut runs = run_variants(jobs, settings)?.into_iter();
     let mut points = Vec::new();
     for (value, l) in loaded {
         let variants = runs
@@ -489,17 +612,46 @@ fn run_python(python: &str, request: &str) -> Result<std::process::ExitStatus, F
 /// Load the scenario, and refuse a `--json` or `--html` path that cannot be written
 /// before running.
 fn load(c: &Common) -> Result<LoadedScenario, Failure> {
-    load_with(c, &c.sets)
+    let loaded =
+        scenario::load(&c.scenario, &c.sets, c.seed).map_err(|e| input_error(&e, &c.sets))?;
+    check_outputs(c)?;
+    Ok(loaded)
 }
 
-fn load_with(c: &Common, sets: &[String]) -> Result<LoadedScenario, Failure> {
-    let loaded =
-        scenario::load(&c.scenario, sets, c.seed).map_err(|e| Failure::Input(e.to_string()))?;
+/// Refuse a `--json` or `--html` path that cannot be written.
+fn check_outputs(c: &Common) -> Result<(), Failure> {
     check_json_path(c.json.as_deref())?;
     if let Some(html) = &c.html {
         check_out("--html", html)?;
     }
-    Ok(loaded)
+    Ok(())
+}
+
+/// The key of a `KEY=VALUE`, as `scenario::parse` reports it.
+fn set_key(set: &str) -> &str {
+    set.split_once('=').map_or(set, |(k, _)| k.trim())
+}
+
+/// A scenario error as the user wrote its cause: `--set KEY=VALUE: ...` for a value
+/// from `--set` (every `--set` given, when several together caused it).
+fn input_error(e: &ScenarioError, sets: &[String]) -> Failure {
+    if !e.from_set {
+        return Failure::Input(e.to_string());
+    }
+    let whole = sets.iter().any(|s| set_key(s) == e.field);
+    let keys: Vec<&str> = if whole {
+        vec![e.field.as_str()]
+    } else {
+        e.field.split(", ").collect()
+    };
+    let written: Vec<String> = keys
+        .iter()
+        .map(|k| match sets.iter().rev().find(|s| set_key(s) == *k) {
+            Some(s) => format!("--set {s}"),
+            None => format!("--set {k}"),
+        })
+        .collect();
+    Failure::Input(format!("{}: {}", written.join(" "), e.message))
 }
 
 /// Refuse a `--json` path that cannot be written, before anything runs.
@@ -521,6 +673,7 @@ fn validate(
     seed: Option<u64>,
     json: Option<&Path>,
     sa: &SensitivityArgs,
+    flags: &RunFlags,
 ) -> Result<(), Failure> {
     let loaded = load_expecting(files, seed)?;
     check_json_path(json)?;
@@ -532,12 +685,20 @@ fn validate(
         .iter()
         .flat_map(|l| {
             let scenario = &l.base.name;
-            l.expected_variants()
-                .into_iter()
-                .map(move |(n, s)| (s, format!("{scenario} {n}")))
+            l.expected_variants().into_iter().map(move |(n, s)| Job {
+                scenario: s,
+                name: format!("{scenario} {n}"),
+                file: &l.path,
+            })
         })
         .collect();
-    let mut runs = run_variants(&jobs, false)?.into_iter();
+    let settings = RunSettings {
+        check: false,
+        quiet: flags.quiet,
+        allow_long: flags.allow_long,
+        set_duration: false,
+    };
+    let mut runs = run_variants(&jobs, &settings)?.into_iter();
     let mut scenarios = Vec::new();
     for (l, plan) in loaded.iter().zip(&plans) {
         let variants = l
@@ -563,7 +724,8 @@ fn validate(
                 &l.expected_variants(),
                 plan,
                 &checked.run.variants,
-                false,
+                &settings,
+                &l.path,
                 |vs| expectation_changes(l, vs),
             )?;
             checked.run.sensitivity = Some(s);
@@ -725,42 +887,104 @@ fn write_json(c: &Common, run: &RunResult) -> Result<(), Failure> {
     }
 }
 
-/// Runs independent variants on every core (rayon), a progress bar each on stderr (when it is a
-/// terminal); results in the order given. Each run is single-threaded and deterministic,
-/// so how the runs are spread over threads changes nothing but the wall time.
-fn run_variants(jobs: &[(&Scenario, String)], check: bool) -> Result<Vec<VariantResult>, Failure> {
-    let target = if std::io::stderr().is_terminal() {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let bars = MultiProgress::with_draw_target(target);
-    jobs.par_iter()
-        .map(|(s, name)| run_variant(s, name, check, &bars))
-        .collect()
+/// Exit 1 with `--fail-on-oom` when a workload was OOM-killed; else a note. The kills
+/// are results (the model's OOM killer did its job), written and printed either way.
+fn oom_outcome(variants: &[VariantResult], fail: bool) -> Result<(), Failure> {
+    let killed: Vec<String> = (variants.iter())
+        .filter(|v| !v.oom_kills.is_empty())
+        .map(|v| format!("{} ({})", v.name, v.oom_kills.len()))
+        .collect();
+    if killed.is_empty() {
+        return Ok(());
+    }
+    let what = format!("OOM kills in variant {}", killed.join(", "));
+    if fail {
+        return Err(Failure::Run(format!("{what} (--fail-on-oom)")));
+    }
+    eprintln!("note: {what}");
+    Ok(())
 }
 
-/// Run one variant with its progress bar.
-fn run_variant(
-    scenario: &Scenario,
-    name: &str,
-    check: bool,
-    bars: &MultiProgress,
-) -> Result<VariantResult, Failure> {
-    let bar = bars.add(ProgressBar::new(1000));
-    if let Ok(style) = ProgressStyle::with_template("{prefix} [{bar:40}] {percent:>3}% {elapsed}") {
-        bar.set_style(style.progress_chars("=> "));
+/// Refuse, before anything runs, a job whose estimated work is over the limits
+/// (`guard`), unless `--allow-long`.
+fn guard(jobs: &[Job], settings: &RunSettings) -> Result<(), Failure> {
+    if settings.allow_long {
+        return Ok(());
     }
-    bar.set_prefix(name.to_string());
-    let mut progress = |done: f64| bar.set_position((done.clamp(0.0, 1.0) * 1000.0) as u64);
-    let result = engine::run(
-        scenario,
-        name,
-        RunOptions {
+    for job in jobs {
+        let work = guard::estimate(job.scenario);
+        if let Some(why) = guard::refuse(&work, settings.set_duration) {
+            let variant = match job.name.as_str() {
+                "base" => String::new(),
+                name => format!("variant {name}: "),
+            };
+            return Err(Failure::Input(format!(
+                "{}: {variant}{why}",
+                job.file.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Runs independent variants on every core (rayon), each with its progress on stderr
+/// (`progress`); results in the order given. Each run is single-threaded and
+/// deterministic, so how the runs are spread over threads changes nothing but the wall
+/// time. Refuses runs over the limits first (`guard`); after Ctrl-C, says where each
+/// run was.
+fn run_variants(jobs: &[Job], settings: &RunSettings) -> Result<Vec<VariantResult>, Failure> {
+    guard(jobs, settings)?;
+    let display = progress::Display::new(settings.quiet);
+    let results: Vec<Result<VariantResult, Failure>> = jobs
+        .par_iter()
+        .map(|job| run_variant(job, settings.check, &display))
+        .collect();
+    let stopped: Vec<&str> = (results.iter())
+        .filter_map(|r| match r {
+            Err(Failure::Interrupted(at)) => Some(at.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !stopped.is_empty() || progress::stopped() {
+        let at = if stopped.is_empty() {
+            "after the runs had ended".to_string()
+        } else {
+            stopped.join("; ")
+        };
+        return Err(Failure::Interrupted(at));
+    }
+    results.into_iter().collect()
+}
+
+/// Run one variant, showing its progress.
+fn run_variant(
+    job: &Job,
+    check: bool,
+    display: &progress::Display,
+) -> Result<VariantResult, Failure> {
+    if progress::stopped() {
+        return Err(Failure::Interrupted(format!(
+            "variant {} not started",
+            job.name
+        )));
+    }
+    let work = guard::estimate(job.scenario);
+    let expected = work.virtual_exact.then_some(work.virtual_ns);
+    let mut watcher = display.watcher(&job.name, expected, work.virtual_ns);
+    let result = {
+        let mut watch = |p: &Progress| watcher.watch(p);
+        let opts = RunOptions {
             check,
-            progress: Some(&mut progress),
-        },
-    );
-    bar.finish_and_clear();
-    result.map_err(|e| Failure::Run(format!("variant {name}: {e}")))
+            progress: None,
+        };
+        engine::run_watched(job.scenario, &job.name, opts, Some(&mut watch))
+    };
+    watcher.finish(result.as_ref().ok().map(|r| r.virtual_time_s));
+    let name = &job.name;
+    result.map_err(|e| match e {
+        SimError::Stopped { time_s, phase } => Failure::Interrupted(format!(
+            "variant {name} stopped at {time_s:.3} s of virtual time ({phase})"
+        )),
+        e => Failure::Run(format!("variant {name}: {e}")),
+    })
 }

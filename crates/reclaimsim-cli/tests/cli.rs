@@ -61,7 +61,7 @@ fn bad_set_and_bad_variant_exit_2() {
     let s = scenario.to_str().unwrap();
     let out = reclaimsim(&["compare", s, "--set", "kernel.policy=lru"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --set kernel.policy: "));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --set kernel.policy=lru: "));
     let out = reclaimsim(&["run", s, "--variant", "less"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(reclaimsim(&["run", s, "--bogus"]).status.code(), Some(2));

@@ -97,7 +97,10 @@ fn sweep_refuses_a_bad_value_before_running() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--set machine.cpus"), "{stderr}");
+    assert!(
+        stderr.starts_with("error: --values 0 (for --key machine.cpus): 0 CPUs: must be 1 to"),
+        "the flag the value was written in: {stderr}"
+    );
     assert!(out.stdout.is_empty(), "nothing ran");
     let _ = std::fs::remove_dir_all(&d);
 }

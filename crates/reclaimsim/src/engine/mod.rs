@@ -49,6 +49,25 @@ pub enum SimError {
     Invariant { time_s: f64, what: String },
     #[error("{0}")]
     Setup(String),
+    /// The watcher given to `run_watched` asked to stop (Ctrl-C).
+    #[error("stopped at {time_s:.3} s of virtual time ({phase})")]
+    Stopped { time_s: f64, phase: String },
+}
+
+/// Where a run is: what `run_watched` shows its watcher.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Progress {
+    /// Virtual time reached (ns): the earliest clock of the tasks still to run.
+    pub now_ns: u64,
+    /// The scenario's `duration` (ns), if it has one.
+    pub end_ns: Option<u64>,
+    /// The fraction done, as `RunOptions::progress` gets it.
+    pub fraction: f64,
+    /// The running workloads and their phases (`memcached:populate, fio:run`),
+    /// `starting` before any has started and `finishing` after all have ended.
+    pub phase: String,
+    /// Task steps run so far.
+    pub steps: u64,
 }
 
 /// Steps between invariant checks under `check`.
@@ -171,7 +190,19 @@ type TaskCoroutine = Coroutine<(), Yield, ()>;
 pub fn run(
     scenario: &Scenario,
     variant: &str,
+    opts: RunOptions,
+) -> Result<VariantResult, SimError> {
+    run_watched(scenario, variant, opts, None)
+}
+
+/// `run`, showing `watch` where the run is every `WATCH_EVERY` steps (a few
+/// milliseconds of wall time); when it returns false the run stops with
+/// `SimError::Stopped`.
+pub fn run_watched(
+    scenario: &Scenario,
+    variant: &str,
     mut opts: RunOptions,
+    mut watch: Option<&mut dyn FnMut(&Progress) -> bool>,
 ) -> Result<VariantResult, SimError> {
     let wall = std::time::Instant::now();
     let engine = Box::into_raw(Box::new(Engine::new(scenario)?));
@@ -179,7 +210,7 @@ pub fn run(
     let nr_tasks = unsafe { (*engine).tasks.len() };
     let mut coros: Vec<TaskCoroutine> =
         (0..nr_tasks).map(|id| task_coroutine(engine, id)).collect();
-    let ran = drive(engine, &mut coros, &mut opts);
+    let ran = drive(engine, &mut coros, &mut opts, &mut watch);
     // Tasks still inside a step unwind before the engine they point to goes.
     drop(coros);
     // SAFETY: from Box::into_raw above, and no coroutine refers to it any more.
@@ -207,11 +238,16 @@ fn task_coroutine(engine: *mut Engine, id: usize) -> TaskCoroutine {
     })
 }
 
-/// Resumes the task due earliest until none is left or the scenario's duration ends.
+/// Steps between calls of `run_watched`'s watcher.
+pub const WATCH_EVERY: u64 = 4096;
+
+/// Resumes the task due earliest until none is left, the scenario's duration ends or
+/// the watcher says stop.
 fn drive(
     engine: *mut Engine,
     coros: &mut [TaskCoroutine],
     opts: &mut RunOptions,
+    watch: &mut Option<&mut dyn FnMut(&Progress) -> bool>,
 ) -> Result<(), SimError> {
     let mut last_progress = 0.0;
     loop {
@@ -257,6 +293,17 @@ fn drive(
                 if frac - last_progress >= 0.01 {
                     last_progress = frac;
                     f(frac);
+                }
+            }
+        }
+        if e.steps % WATCH_EVERY == 0 {
+            if let Some(w) = watch.as_deref_mut() {
+                let p = e.where_now();
+                if !w(&p) {
+                    return Err(SimError::Stopped {
+                        time_s: p.now_ns as f64 / 1e9,
+                        phase: p.phase,
+                    });
                 }
             }
         }
@@ -924,6 +971,37 @@ impl Engine {
             time_s: self.now() as f64 / 1e9,
             what: format!("tasks stuck inside a step: {}", stuck.join("; ")),
         })
+    }
+
+    /// Where the run is, for `run_watched`'s watcher.
+    fn where_now(&self) -> Progress {
+        let running: Vec<String> = (self.wls.iter())
+            .filter(|w| w.started && !w.done)
+            .map(|w| match w.phases.get(w.phase) {
+                Some(p) => format!("{}:{p}", w.name),
+                None => w.name.clone(),
+            })
+            .collect();
+        let phase = if running.len() > 3 {
+            format!(
+                "{}, ... ({} running)",
+                running[..2].join(", "),
+                running.len()
+            )
+        } else if !running.is_empty() {
+            running.join(", ")
+        } else if self.wls.iter().all(|w| w.done) {
+            "finishing".into()
+        } else {
+            "starting".into()
+        };
+        Progress {
+            now_ns: self.k.sched.min_clock().unwrap_or(0),
+            end_ns: self.end_ns,
+            fraction: self.progress(),
+            phase,
+            steps: self.steps,
+        }
     }
 
     fn progress(&self) -> f64 {

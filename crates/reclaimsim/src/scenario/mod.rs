@@ -147,7 +147,9 @@ pub fn parse(
         .map(|s| parse_set(file_name, s))
         .collect::<Result<Vec<_>, _>>()?;
     let available = host_available();
-    let build = |variant: Option<(&str, &Table)>| -> Result<Scenario, ScenarioError> {
+    let build = |variant: Option<(&str, &Table)>,
+                 sets: &[(String, Table)]|
+     -> Result<Scenario, ScenarioError> {
         let mut doc = root.clone();
         let mut origins = Origins::default();
         if let Some((name, table)) = variant {
@@ -159,7 +161,7 @@ pub fn parse(
             .merge(&mut doc, table, &mut Vec::new(), &mut from)
             .map_err(|(origin, field, msg)| src.error(&origin, field, &msg))?;
         }
-        for (set_key, table) in &sets {
+        for (set_key, table) in sets {
             Merger {
                 origins: &mut origins,
                 set: Some(set_key),
@@ -190,6 +192,14 @@ pub fn parse(
         })?;
         Ok(scenario)
     };
+    // An error the file alone does not have comes from the `--set`s that cause it.
+    let build = |variant: Option<(&str, &Table)>| {
+        build(variant, &sets).map_err(|e| {
+            blame_sets(e, file_name, &sets, |without| {
+                build(variant, without).is_ok()
+            })
+        })
+    };
     let base = build(None)?;
     let variants = if variants.is_empty() {
         vec![("base".to_string(), base.clone())]
@@ -206,6 +216,50 @@ pub fn parse(
         variants,
         expects,
     })
+}
+
+/// An error about a field of the file (`machine.cpus`) that the `--set`s cause (the file
+/// alone, `passes(&[])`, has none: `--set machine.nodes=8` with `cpus = 4`) is about
+/// those `--set`s: the ones without which it passes, or all of them. Its `field` names
+/// their keys (`, `-separated), its message the field and line it was found at. An
+/// error in another file (a machine profile) stays as it is.
+fn blame_sets(
+    e: ScenarioError,
+    file: &str,
+    sets: &[(String, Table)],
+    passes: impl Fn(&[(String, Table)]) -> bool,
+) -> ScenarioError {
+    if e.from_set || e.file != file || sets.is_empty() || !passes(&[]) {
+        return e;
+    }
+    let mut culprits: Vec<&str> = (0..sets.len())
+        .filter(|&i| {
+            let others: Vec<_> = (sets.iter().enumerate())
+                .filter(|&(j, _)| j != i)
+                .map(|(_, s)| s.clone())
+                .collect();
+            passes(&others)
+        })
+        .map(|i| sets[i].0.as_str())
+        .collect();
+    if culprits.is_empty() {
+        culprits = sets.iter().map(|(k, _)| k.as_str()).collect();
+    }
+    let at = match e.line {
+        Some(line) => format!("{}:{line}", e.file),
+        None => e.file.clone(),
+    };
+    let message = match e.field.as_str() {
+        "" => format!("{} (at {at})", e.message),
+        field => format!("{field}: {} (at {at})", e.message),
+    };
+    ScenarioError {
+        file: e.file,
+        line: None,
+        field: culprits.join(", "),
+        message,
+        from_set: true,
+    }
 }
 
 /// The file's `[[expect]]` tables (the `expect` value), checked against the variants.
@@ -468,10 +522,22 @@ fn parse_set(file: &str, set: &str) -> Result<(String, Table), ScenarioError> {
         message,
         from_set: true,
     };
+    // The argument as written names a --set without a key (quoted when blank).
+    let written = if set.trim().is_empty() {
+        format!("{set:?}")
+    } else {
+        set.to_string()
+    };
     let Some((k, v)) = set.split_once('=') else {
-        return Err(err(set, "expected KEY=VALUE".into()));
+        return Err(err(&written, "expected KEY=VALUE".into()));
     };
     let k = k.trim();
+    if k.is_empty() {
+        return Err(err(
+            &written,
+            "no KEY before the `=` (expected KEY=VALUE)".into(),
+        ));
+    }
     let keys = toml_edit::Key::parse(k).map_err(|_| {
         err(
             k,

@@ -1,0 +1,69 @@
+//! The invariant checker (`--check`) finds nothing in any variant of any seed scenario,
+//! scaled down to a few tens of milliseconds of virtual time (and the largest machines
+//! to less memory, since every check walks every frame). All variants of all seeds run
+//! in this one process, on every core, as `compare --check` runs them.
+
+use rayon::prelude::*;
+use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::scenario;
+use std::path::PathBuf;
+
+/// Overrides for every seed, and the extra ones of the largest.
+const ALL: &[&str] = &["duration=30ms"];
+const SCALED: &[(&str, &[&str])] = &[
+    (
+        "004-page-fault3.toml",
+        &["duration=5ms", "machine.memory=2GiB"],
+    ),
+    (
+        "004-readtwice.toml",
+        &["duration=5ms", "machine.memory=2GiB"],
+    ),
+    ("003-batch-aging.toml", &["duration=10ms"]),
+];
+
+fn seeds() -> Vec<PathBuf> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/seeds");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn check_finds_no_violation_in_any_seed_variant() {
+    let mut jobs = Vec::new();
+    for path in seeds() {
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let mut sets: Vec<String> = ALL.iter().map(|s| s.to_string()).collect();
+        if let Some((_, extra)) = SCALED.iter().find(|(f, _)| *f == file) {
+            sets.extend(extra.iter().map(|s| s.to_string()));
+        }
+        let loaded = scenario::load(&path, &sets, None).unwrap_or_else(|e| panic!("{e}"));
+        for (name, s) in loaded.variants {
+            jobs.push((format!("{file} {name}"), s));
+        }
+    }
+    assert!(jobs.len() >= 8, "{} variants", jobs.len());
+    let failures: Vec<String> = jobs
+        .par_iter()
+        .filter_map(|(name, s)| {
+            let t = std::time::Instant::now();
+            let opts = RunOptions {
+                check: true,
+                progress: None,
+            };
+            let r = engine::run(s, name, opts);
+            eprintln!("{name}: {:.2} s", t.elapsed().as_secs_f64());
+            match r {
+                Ok(r) if r.virtual_time_s > 0.0 => None,
+                Ok(_) => Some(format!("{name}: no virtual time passed")),
+                Err(e) => Some(format!("{name}: {e}")),
+            }
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
