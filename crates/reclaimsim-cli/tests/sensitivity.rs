@@ -153,7 +153,7 @@ fn unknown_costs_and_profile_names_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.starts_with("error: --set machine.profile: no machine profile named \"epyc\"")
+        err.starts_with("error: --set machine.profile=epyc: no machine profile named \"epyc\"")
             && err.contains("epyc-7k62-2s"),
         "{err}"
     );
