@@ -18,22 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include "rate.h"
 
 #define PAGE 4096UL
 static char *region;
 static uint64_t npages;
 static int do_write;
 static long spin;
-static volatile int stop;
-static volatile uint64_t counts[64 * 16]; /* one cache line per thread */
 static volatile uint64_t sink;
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void *worker(void *arg)
 {
@@ -91,31 +83,8 @@ int main(int argc, char **argv)
 		if (fd >= 0)
 			close(fd);
 	}
-	pthread_t tid[64];
-	double start = now();
-	for (long t = 0; t < threads; t++)
-		pthread_create(&tid[t], NULL, worker, (void *)t);
-	uint64_t last = 0;
-	double lastt = start;
-	while (now() - start < secs) {
-		double left = secs - (now() - start);
-		usleep((useconds_t)((left < interval ? left : interval) * 1e6));
-		uint64_t tot = 0;
-		for (int t = 0; t < threads; t++)
-			tot += counts[t * 16];
-		double tn = now();
-		printf("anon: t=%.0f s %.0f accesses/s\n", tn - start, (tot - last) / (tn - lastt));
-		fflush(stdout);
-		last = tot;
-		lastt = tn;
-	}
-	stop = 1;
-	for (int t = 0; t < threads; t++)
-		pthread_join(tid[t], NULL);
-	double el = now() - start;
-	uint64_t tot = 0;
-	for (int t = 0; t < threads; t++)
-		tot += counts[t * 16];
+	double el;
+	uint64_t tot = run_workers("anon", "accesses", threads, secs, interval, worker, &el);
 	printf("anon: RESULT threads=%d size_mib=%llu mode=%s spin=%ld accesses=%llu seconds=%.1f rate=%.0f/s\n",
 	       threads, (unsigned long long)mib, do_write ? "w" : "r", spin, (unsigned long long)tot, el, tot / el);
 	return 0;

@@ -14,17 +14,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "rate.h"
 
 static const char *dir;
-static volatile int stop;
-static volatile uint64_t counts[64 * 16];
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void *worker(void *arg)
 {
@@ -67,31 +59,8 @@ int main(int argc, char **argv)
 	double interval = argc > 4 ? atof(argv[4]) : 10;
 	if (threads < 1 || threads > 64)
 		return 2;
-	pthread_t tid[64];
-	double start = now();
-	for (long t = 0; t < threads; t++)
-		pthread_create(&tid[t], NULL, worker, (void *)t);
-	uint64_t last = 0;
-	double lastt = start;
-	while (now() - start < secs) {
-		double left = secs - (now() - start);
-		usleep((useconds_t)((left < interval ? left : interval) * 1e6));
-		uint64_t tot = 0;
-		for (int t = 0; t < threads; t++)
-			tot += counts[t * 16];
-		double tn = now();
-		printf("fileread: t=%.0f s %.0f reads/s\n", tn - start, (tot - last) / (tn - lastt));
-		fflush(stdout);
-		last = tot;
-		lastt = tn;
-	}
-	stop = 1;
-	for (int t = 0; t < threads; t++)
-		pthread_join(tid[t], NULL);
-	double el = now() - start;
-	uint64_t tot = 0;
-	for (int t = 0; t < threads; t++)
-		tot += counts[t * 16];
+	double el;
+	uint64_t tot = run_workers("fileread", "reads", threads, secs, interval, worker, &el);
 	printf("fileread: RESULT threads=%d reads=%llu seconds=%.1f rate=%.0f/s\n", threads,
 	       (unsigned long long)tot, el, tot / el);
 	return 0;
