@@ -332,9 +332,14 @@ fn compare(c: &Common, sa: &SensitivityArgs) -> Result<(), Failure> {
     let settings = RunSettings::of(c);
     let base = run_variants(&jobs, &settings)?;
     let sensitivity = match &plan {
-        Some(plan) => Some(bands_of(&variants, plan, &base, &settings, &loaded.path, |vs| {
-            sensitivity::compare_headlines(vs)
-        })?),
+        Some(plan) => Some(bands_of(
+            &variants,
+            plan,
+            &base,
+            &settings,
+            &loaded.path,
+            |vs| sensitivity::compare_headlines(vs),
+        )?),
         None => None,
     };
     let run = RunResult {

@@ -424,3 +424,35 @@ fn memtier_seed_scenario_runs_clean_with_each_part() {
         assert!(v.vmstat["pswpout"] > 0, "{}: under pressure", v.name);
     }
 }
+
+/// 6.8's page-cache fix (`page_cache_fix`): a folio whose refs saturated (six reads) is
+/// protected by sort_folio even when the PID controller protects no tier; in 6.1 it is
+/// evicted with the rest of the tail.
+#[test]
+fn the_page_cache_fix_protects_saturated_folios() {
+    let kept = |fix: bool| {
+        let mut s = Sys::new(&format!("page_cache_fix = {fix}"), 300);
+        s.read_all(300);
+        for _ in 0..5 {
+            for i in 0..10 {
+                s.read(i);
+            }
+        }
+        let g = &mut s.p.lrugen[s.lv];
+        g.avg_refaulted[FILE] = [1000, 0, 0, 0];
+        g.avg_total[FILE] = [1000; 4];
+        assert_eq!(
+            g.get_tier_idx(FILE),
+            3,
+            "no tier protected by the controller"
+        );
+        while s.k.files[s.file as usize].nr_cached > 200 {
+            assert!(s.evict_once() > 0);
+        }
+        s.check();
+        let slots = &s.k.files[s.file as usize].slots;
+        (0..10).filter(|&i| slots[i].as_page().is_some()).count()
+    };
+    assert_eq!(kept(false), 0, "6.1: evicted with the tail");
+    assert_eq!(kept(true), 10, "6.8: protected, one generation up");
+}

@@ -189,6 +189,13 @@ pub struct KernelConfig {
     /// Default true.
     #[serde(default = "yes")]
     pub lru_gen_walks: bool,
+    /// MGLRU: "mm/mglru: fix underprotected page cache" (Linux 6.8, backported to 6.1.y
+    /// stable: Debian's 6.1.192 has it). Cold folios are added one generation above the
+    /// oldest while there are more than two, folios whose refs saturate are protected,
+    /// and a refault with nearly saturated refs restores them all. Default false (6.1.0,
+    /// the seeds' code).
+    #[serde(default)]
+    pub page_cache_fix: bool,
     /// MGLRU: /sys/kernel/mm/lru_gen/min_ttl_ms, thrashing protection; 0 is off.
     #[serde(default)]
     pub min_ttl_ms: u64,
@@ -282,6 +289,7 @@ impl Default for KernelConfig {
             flusher_cpu: None,
             look_around: true,
             lru_gen_walks: true,
+            page_cache_fix: false,
             min_ttl_ms: 0,
             memcg_reclaim: MemcgReclaim::V61,
             batch_aging: false,

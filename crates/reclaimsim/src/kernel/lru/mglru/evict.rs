@@ -142,7 +142,10 @@ impl Mglru {
             k.spend(k.costs.list_op, Cat::ListOps);
             return true;
         }
-        if tier > tier_idx {
+        // 6.8's page-cache fix also protects folios whose refs saturated, whatever the
+        // PID controller says, so they get another generation to show their refaults.
+        let saturated = self.page_cache_fix && folio_lru_refs(&f) == 1 << LRU_REFS_WIDTH;
+        if tier > tier_idx || saturated {
             let hist = lru_hist_from_seq(min_seq);
             let new_gen = folio_inc_gen(&mut self.lrugen[lv], k, lv, pfn, false, batch);
             if batch.parts.bulk_move {

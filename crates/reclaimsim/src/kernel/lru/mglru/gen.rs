@@ -174,17 +174,25 @@ impl LruGen {
 
     /// Models the placement of lru_gen_add_folio() in Linux 6.1: an active hint goes to
     /// max_seq; anon not in the swap cache, or a folio waiting on writeback for reclaim,
-    /// to min_seq + 1; everything else to min_seq.
-    pub fn add_seq(&self, f: &Folio) -> u64 {
+    /// to min_seq + 1; everything else to min_seq. With `page_cache_fix` (6.8), the
+    /// former go to max_seq - 1 and the rest to min_seq + 1 unless reclaiming or only
+    /// MIN_NR_GENS + 1 generations are in use.
+    pub fn add_seq(&self, f: &Folio, reclaiming: bool, page_cache_fix: bool) -> u64 {
         let t = f.lru_type();
+        let pending = (t == ANON && !f.test(pg::SWAPCACHE))
+            || (f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)));
         if f.test(pg::ACTIVE) {
             self.max_seq
-        } else if (t == ANON && !f.test(pg::SWAPCACHE))
-            || (f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)))
-        {
-            self.min_seq[t] + 1
-        } else {
+        } else if !page_cache_fix {
+            self.min_seq[t] + u64::from(pending)
+        } else if pending {
+            // 6.8: the second youngest generation.
+            self.max_seq - 1
+        } else if reclaiming || self.min_seq[t] + MIN_NR_GENS >= self.max_seq {
             self.min_seq[t]
+        } else {
+            // 6.8: not at the very tail, so a surge of refaults has time to show.
+            self.min_seq[t] + 1
         }
     }
 
@@ -435,16 +443,41 @@ mod tests {
         g.min_seq = [4, 5];
         let anon = pg::ANON | pg::SWAPBACKED;
         // Active hint (faults, activation): the youngest generation.
-        assert_eq!(g.add_seq(&folio(anon | pg::ACTIVE)), 7);
-        assert_eq!(g.add_seq(&folio(pg::ACTIVE)), 7);
+        assert_eq!(g.add_seq(&folio(anon | pg::ACTIVE), false, false), 7);
+        assert_eq!(g.add_seq(&folio(pg::ACTIVE), false, false), 7);
         // Anon without a swap slot cannot be evicted at once: second oldest.
-        assert_eq!(g.add_seq(&folio(anon)), 5);
+        assert_eq!(g.add_seq(&folio(anon), false, false), 5);
         // Anon in the swap cache is as cold as clean file: the oldest.
-        assert_eq!(g.add_seq(&folio(anon | pg::SWAPCACHE)), 4);
-        assert_eq!(g.add_seq(&folio(0)), 5);
+        assert_eq!(g.add_seq(&folio(anon | pg::SWAPCACHE), false, false), 4);
+        assert_eq!(g.add_seq(&folio(0), false, false), 5);
         // Reclaim waiting on a dirty file folio: second oldest of its type.
-        assert_eq!(g.add_seq(&folio(pg::RECLAIM | pg::DIRTY)), 6);
-        assert_eq!(g.add_seq(&folio(pg::RECLAIM)), 5);
+        assert_eq!(g.add_seq(&folio(pg::RECLAIM | pg::DIRTY), false, false), 6);
+        assert_eq!(g.add_seq(&folio(pg::RECLAIM), false, false), 5);
+    }
+
+    #[test]
+    fn placement_with_the_6_8_page_cache_fix() {
+        let mut g = LruGen::new(0);
+        g.max_seq = 7;
+        g.min_seq = [4, 5];
+        let anon = pg::ANON | pg::SWAPBACKED;
+        let add =
+            |g: &LruGen, flags: u32, reclaiming: bool| g.add_seq(&folio(flags), reclaiming, true);
+        assert_eq!(add(&g, anon | pg::ACTIVE, false), 7);
+        // What cannot be evicted at once: the second youngest generation.
+        assert_eq!(add(&g, anon, false), 6);
+        assert_eq!(add(&g, pg::RECLAIM | pg::DIRTY, false), 6);
+        // Cold anon (four generations in use): one above the oldest.
+        assert_eq!(add(&g, anon | pg::SWAPCACHE, false), 5);
+        assert_eq!(
+            add(&g, anon | pg::SWAPCACHE, true),
+            4,
+            "reclaim puts it back at the tail"
+        );
+        // Clean file with only three generations in use: the oldest, as in 6.1.
+        assert_eq!(add(&g, 0, false), 5);
+        g.min_seq[1] = 4;
+        assert_eq!(add(&g, 0, false), 5, "four in use: one above the oldest");
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub struct Mglru {
     /// kswapd's static walk of each node, kept between uses as the kernel keeps it.
     kswapd_walks: Vec<MmWalk>,
     look_around: bool,
+    /// `kernel.page_cache_fix` (6.8's "fix underprotected page cache").
+    page_cache_fix: bool,
     /// Page-table walks during aging (lru_gen/enabled 0x2).
     walks: bool,
     /// lru_gen_min_ttl in virtual ns (0: off).
@@ -104,6 +106,7 @@ impl Mglru {
             walk_node: None,
             kswapd_walks: vec![MmWalk::default(); k.nr_nodes()],
             look_around: k.cfg.look_around,
+            page_cache_fix: k.cfg.page_cache_fix,
             walks: k.cfg.lru_gen_walks,
             min_ttl_ns: k.cfg.min_ttl_ms.saturating_mul(1_000_000),
             memcg_reclaim: k.cfg.memcg_reclaim,
@@ -157,7 +160,8 @@ impl Mglru {
         let f = &k.folios[pfn as usize];
         debug_assert_eq!(f.lru_gen(), -1);
         let t = f.lru_type();
-        let gen = lru_gen_from_seq(self.lrugen[lv].add_seq(f));
+        let seq = self.lrugen[lv].add_seq(f, reclaiming, self.page_cache_fix);
+        let gen = lru_gen_from_seq(seq);
         let f = &mut k.folios[pfn as usize];
         f.set_lru_gen(gen as i32);
         f.clear(pg::ACTIVE);

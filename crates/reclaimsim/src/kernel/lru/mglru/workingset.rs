@@ -38,7 +38,8 @@ impl Mglru {
     /// Models lru_gen_refault() (6.1): only a refault into the same memcg and node whose
     /// token's generation is still min_seq counts (refaulted[] of its tier,
     /// workingset_refault). In a page fault, or with saturated refs, the folio gets
-    /// PG_workingset (workingset_restore).
+    /// PG_workingset (workingset_restore). With `page_cache_fix` (6.8), refs one short of
+    /// saturation are enough, and the folio gets every refs bit as well.
     pub(super) fn lru_gen_refault(
         &mut self,
         k: &mut Kernel,
@@ -67,7 +68,14 @@ impl Mglru {
             (Vm::WorkingsetRefaultFile, Vm::WorkingsetRestoreFile)
         };
         k.count(refault, f.memcg, 1);
-        if in_fault || refs == 1 << LRU_REFS_WIDTH {
+        let saturated = 1u32 << LRU_REFS_WIDTH;
+        if self.page_cache_fix && (in_fault || refs >= saturated - 1) {
+            // 6.8: all refs and PG_workingset, so sort_folio protects it once.
+            let folio = &mut k.folios[pfn as usize];
+            folio.set_refs_field(saturated - 1);
+            folio.set(pg::WORKINGSET);
+            k.count(restore, f.memcg, 1);
+        } else if !self.page_cache_fix && (in_fault || refs == saturated) {
             k.folios[pfn as usize].set(pg::WORKINGSET);
             k.count(restore, f.memcg, 1);
         }
