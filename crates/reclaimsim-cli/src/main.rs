@@ -980,9 +980,9 @@ fn run_variant(
         let mut watch = |p: &Progress| watcher.watch(p);
         let opts = RunOptions {
             check,
-            progress: None,
+            watch: Some(&mut watch),
         };
-        engine::run_watched(job.scenario, &job.name, opts, Some(&mut watch))
+        engine::run(job.scenario, &job.name, opts)
     };
     watcher.finish(result.as_ref().ok().map(|r| r.virtual_time_s));
     let name = &job.name;

@@ -54,7 +54,7 @@ fn check_finds_no_violation_in_any_seed_variant() {
             let t = std::time::Instant::now();
             let opts = RunOptions {
                 check: true,
-                progress: None,
+                watch: None,
             };
             let r = engine::run(s, name, opts);
             eprintln!("{name}: {:.2} s", t.elapsed().as_secs_f64());

@@ -162,10 +162,7 @@ fn compare(
 fn run_all(jobs: &[(&Scenario, &str)], check: bool) -> Result<Vec<VariantResult>, Failure> {
     jobs.par_iter()
         .map(|(s, name)| {
-            let opts = RunOptions {
-                check,
-                progress: None,
-            };
+            let opts = RunOptions { check, watch: None };
             engine::run(s, name, opts).map_err(|e| format!("variant {name}: {e}"))
         })
         .collect::<Result<Vec<_>, String>>()

@@ -125,7 +125,7 @@ fn run(s: &Scenario, name: &str) -> VariantResult {
         name,
         RunOptions {
             check: true,
-            progress: None,
+            watch: None,
         },
     )
     .unwrap_or_else(|e| panic!("{name}: {e}"))

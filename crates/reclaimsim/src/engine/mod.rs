@@ -37,8 +37,9 @@ pub struct RunOptions<'a> {
     /// Run the invariant checker (the model's CONFIG_DEBUG_VM) every few thousand steps
     /// and at the end.
     pub check: bool,
-    /// Called now and then with the fraction of the run done (0.0..=1.0).
-    pub progress: Option<&'a mut dyn FnMut(f64)>,
+    /// Shown where the run is every `WATCH_EVERY` steps (a few milliseconds of wall
+    /// time); when it returns false the run stops with `SimError::Stopped` (Ctrl-C).
+    pub watch: Option<&'a mut dyn FnMut(&Progress) -> bool>,
 }
 
 /// A failure while running (an invariant violation found by `--check`, or a workload that
@@ -49,19 +50,19 @@ pub enum SimError {
     Invariant { time_s: f64, what: String },
     #[error("{0}")]
     Setup(String),
-    /// The watcher given to `run_watched` asked to stop (Ctrl-C).
+    /// The watcher (`RunOptions::watch`) asked to stop (Ctrl-C).
     #[error("stopped at {time_s:.3} s of virtual time ({phase})")]
     Stopped { time_s: f64, phase: String },
 }
 
-/// Where a run is: what `run_watched` shows its watcher.
+/// Where a run is: what `RunOptions::watch` is shown.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Progress {
     /// Virtual time reached (ns): the earliest clock of the tasks still to run.
     pub now_ns: u64,
     /// The scenario's `duration` (ns), if it has one.
     pub end_ns: Option<u64>,
-    /// The fraction done, as `RunOptions::progress` gets it.
+    /// The fraction of the run done (0.0..=1.0).
     pub fraction: f64,
     /// The running workloads and their phases (`memcached:populate, fio:run`),
     /// `starting` before any has started and `finishing` after all have ended.
@@ -190,19 +191,7 @@ type TaskCoroutine = Coroutine<(), Yield, ()>;
 pub fn run(
     scenario: &Scenario,
     variant: &str,
-    opts: RunOptions,
-) -> Result<VariantResult, SimError> {
-    run_watched(scenario, variant, opts, None)
-}
-
-/// `run`, showing `watch` where the run is every `WATCH_EVERY` steps (a few
-/// milliseconds of wall time); when it returns false the run stops with
-/// `SimError::Stopped`.
-pub fn run_watched(
-    scenario: &Scenario,
-    variant: &str,
     mut opts: RunOptions,
-    mut watch: Option<&mut dyn FnMut(&Progress) -> bool>,
 ) -> Result<VariantResult, SimError> {
     let wall = std::time::Instant::now();
     let engine = Box::into_raw(Box::new(Engine::new(scenario)?));
@@ -210,15 +199,12 @@ pub fn run_watched(
     let nr_tasks = unsafe { (*engine).tasks.len() };
     let mut coros: Vec<TaskCoroutine> =
         (0..nr_tasks).map(|id| task_coroutine(engine, id)).collect();
-    let ran = drive(engine, &mut coros, &mut opts, &mut watch);
+    let ran = drive(engine, &mut coros, &mut opts);
     // Tasks still inside a step unwind before the engine they point to goes.
     drop(coros);
     // SAFETY: from Box::into_raw above, and no coroutine refers to it any more.
     let e = unsafe { Box::from_raw(engine) };
     ran?;
-    if let Some(f) = opts.progress.as_deref_mut() {
-        f(1.0);
-    }
     let mut r = e.results(variant);
     r.wall_s = wall.elapsed().as_secs_f64();
     Ok(r)
@@ -238,7 +224,7 @@ fn task_coroutine(engine: *mut Engine, id: usize) -> TaskCoroutine {
     })
 }
 
-/// Steps between calls of `run_watched`'s watcher.
+/// Steps between calls of `RunOptions::watch`.
 pub const WATCH_EVERY: u64 = 4096;
 
 /// Resumes the task due earliest until none is left, the scenario's duration ends or
@@ -247,9 +233,7 @@ fn drive(
     engine: *mut Engine,
     coros: &mut [TaskCoroutine],
     opts: &mut RunOptions,
-    watch: &mut Option<&mut dyn FnMut(&Progress) -> bool>,
 ) -> Result<(), SimError> {
-    let mut last_progress = 0.0;
     loop {
         // SAFETY: between resumes no task runs; see task_coroutine.
         let e = unsafe { &mut *engine };
@@ -287,17 +271,8 @@ fn drive(
         if opts.check && e.steps % CHECK_EVERY == 0 {
             e.check()?;
         }
-        if e.steps % 1024 == 0 {
-            if let Some(f) = opts.progress.as_deref_mut() {
-                let frac = e.progress();
-                if frac - last_progress >= 0.01 {
-                    last_progress = frac;
-                    f(frac);
-                }
-            }
-        }
         if e.steps % WATCH_EVERY == 0 {
-            if let Some(w) = watch.as_deref_mut() {
+            if let Some(w) = opts.watch.as_deref_mut() {
                 let p = e.where_now();
                 if !w(&p) {
                     return Err(SimError::Stopped {
@@ -973,7 +948,7 @@ impl Engine {
         })
     }
 
-    /// Where the run is, for `run_watched`'s watcher.
+    /// Where the run is, for `RunOptions::watch`.
     fn where_now(&self) -> Progress {
         let running: Vec<String> = (self.wls.iter())
             .filter(|w| w.started && !w.done)
