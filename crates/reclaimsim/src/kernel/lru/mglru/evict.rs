@@ -8,8 +8,7 @@ use crate::engine::lock::LockSite;
 use crate::kernel::folio::{pg, Pfn, NIL};
 use crate::kernel::list::List;
 use crate::kernel::stats::{Cat, Vm};
-use crate::kernel::vmscan::lru_scan_touch;
-use crate::kernel::vmscan::{self, ReclaimStat, ScanControl};
+use crate::kernel::vmscan::{self, lru_scan_touch, ReclaimStat, ScanControl};
 use crate::kernel::Kernel;
 
 /// struct ctrl_pos: a PID controller position, refaults over (evicted + protected).

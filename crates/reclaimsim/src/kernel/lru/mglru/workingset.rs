@@ -69,14 +69,18 @@ impl Mglru {
         };
         k.count(refault, f.memcg, 1);
         let saturated = 1u32 << LRU_REFS_WIDTH;
-        if self.page_cache_fix && (in_fault || refs >= saturated - 1) {
-            // 6.8: all refs and PG_workingset, so sort_folio protects it once.
+        // 6.8 restores one access short of saturation, and saturates the refs too.
+        let needed = if self.page_cache_fix {
+            saturated - 1
+        } else {
+            saturated
+        };
+        if in_fault || refs >= needed {
             let folio = &mut k.folios[pfn as usize];
-            folio.set_refs_field(saturated - 1);
+            if self.page_cache_fix {
+                folio.set_refs_field(saturated - 1);
+            }
             folio.set(pg::WORKINGSET);
-            k.count(restore, f.memcg, 1);
-        } else if !self.page_cache_fix && (in_fault || refs == saturated) {
-            k.folios[pfn as usize].set(pg::WORKINGSET);
             k.count(restore, f.memcg, 1);
         }
     }
