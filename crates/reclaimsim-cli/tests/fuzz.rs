@@ -70,6 +70,10 @@ const SHIPPED: &[(&str, &str)] = &[
         "mglru-vs-classic-memcached.toml",
         include_str!("../../../scenarios/seeds/mglru-vs-classic-memcached.toml"),
     ),
+    (
+        "000-fio-shared-cpus.toml",
+        include_str!("../../../scenarios/analysis/000-fio-shared-cpus.toml"),
+    ),
 ];
 
 /// A small valid scenario, the base `--set` and sweep values are applied to.
