@@ -321,6 +321,22 @@ pub fn estimate_host_bytes(scenario: &Scenario) -> u64 {
     frames * 29 + swap * 14 + lruvecs * 8192 + virt
 }
 
+/// Host only: starts loading the PTEs of a step's memory touches, so that their cache
+/// misses overlap rather than follow one another.
+fn prefetch_ptes(mm: &crate::kernel::mm::Mm, touches: &[Touch]) {
+    for touch in touches {
+        if let Touch::Mem { region, page, .. } = *touch {
+            if let Some(pte) = mm
+                .vmas
+                .get(region as usize)
+                .and_then(|v| v.ptes.get(page as usize))
+            {
+                crate::kernel::mm::prefetch(pte);
+            }
+        }
+    }
+}
+
 impl Engine {
     fn new(s: &Scenario) -> Result<Self, SimError> {
         let mut k = Kernel::new(s);
@@ -794,6 +810,9 @@ impl Engine {
         let (k, p) = (&mut self.k, self.p.as_mut());
         let w = &self.wls[wi];
         k.spend(w.op_cost, Cat::Other);
+        if let Some(m) = mm {
+            prefetch_ptes(&k.mms[m as usize], touches);
+        }
         for &touch in touches {
             match touch {
                 Touch::Mem {
