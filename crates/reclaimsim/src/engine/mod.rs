@@ -299,7 +299,7 @@ fn drive(
 
 /// Host bytes a scenario will need, for refusing machines larger than this host: the
 /// frame arena and swap-slot map (28 B/frame, plus 1 B for MGLRU's list bookkeeping),
-/// the swap map (14 B/slot), page tables (4 B per mapped page), page-cache slots
+/// the swap map (10 B/slot, and 4 B for each slot given back), page tables (4 B per mapped page), page-cache slots
 /// (8 B/page) and MGLRU's Bloom filters (8 KiB per lruvec).
 pub fn estimate_host_bytes(scenario: &Scenario) -> u64 {
     let frames = scenario.machine.memory.pages();
