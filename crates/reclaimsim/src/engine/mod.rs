@@ -321,19 +321,24 @@ pub fn estimate_host_bytes(scenario: &Scenario) -> u64 {
     frames * 29 + swap * 14 + lruvecs * 8192 + virt
 }
 
-/// Host only: starts loading the PTEs of a step's memory touches, so that their cache
-/// misses overlap rather than follow one another.
-fn prefetch_ptes(mm: &crate::kernel::mm::Mm, touches: &[Touch]) {
-    for touch in touches {
-        if let Touch::Mem { region, page, .. } = *touch {
-            if let Some(pte) = mm
-                .vmas
-                .get(region as usize)
-                .and_then(|v| v.ptes.get(page as usize))
-            {
-                crate::kernel::mm::prefetch(pte);
+/// Host only: starts loading the PTEs of a step's memory touches, then the swap-map
+/// entries of those that are swap entries, so that their cache misses overlap rather
+/// than follow one another.
+fn prefetch_touches(k: &Kernel, mm: u32, touches: &[Touch]) {
+    let ptes = || {
+        touches.iter().filter_map(|t| match *t {
+            Touch::Mem { region, page, .. } => {
+                let vma = k.mms[mm as usize].vmas.get(region as usize)?;
+                vma.ptes.get(page as usize)
             }
-        }
+            _ => None,
+        })
+    };
+    ptes().for_each(crate::kernel::mm::prefetch);
+    let Some(swap) = &k.swap else { return };
+    for slot in ptes().filter_map(|p| p.swap_slot()) {
+        crate::kernel::mm::prefetch(&swap.slots[slot as usize]);
+        crate::kernel::mm::prefetch(&swap.memcg[slot as usize]);
     }
 }
 
@@ -811,7 +816,7 @@ impl Engine {
         let w = &self.wls[wi];
         k.spend(w.op_cost, Cat::Other);
         if let Some(m) = mm {
-            prefetch_ptes(&k.mms[m as usize], touches);
+            prefetch_touches(k, m, touches);
         }
         for &touch in touches {
             match touch {

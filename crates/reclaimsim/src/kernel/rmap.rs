@@ -46,6 +46,16 @@ pub fn prefetch_ptes(k: &Kernel, pfns: &[Pfn]) {
     }
 }
 
+/// Host only: starts loading the frames that the young PTEs among `ptes` map, for a
+/// page-table scan (MGLRU's walk or look-around) about to check each of them.
+pub fn prefetch_young_folios(k: &Kernel, ptes: &[Pte]) {
+    for pte in ptes {
+        if let Some(pfn) = pte.pfn().filter(|_| pte.young()) {
+            crate::kernel::mm::prefetch(&k.folios[pfn as usize]);
+        }
+    }
+}
+
 /// The rwsem an rmap walk of `pfn` read-locks: its VMA's anon_vma (anon) or its file's
 /// i_mmap_rwsem. None for an anon folio whose VMA is gone.
 fn rmap_lock(k: &Kernel, pfn: Pfn) -> Option<LockRef> {
