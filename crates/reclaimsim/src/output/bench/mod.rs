@@ -55,45 +55,32 @@ ops_per_step = 64
 /// The README's demo scenario.
 pub const DEMO: &str = include_str!("../../../../../scenarios/demo.toml");
 
+/// A case without `--set`s.
+const fn case(name: &'static str, text: &'static str, per_policy: bool) -> Case {
+    Case {
+        name,
+        text,
+        sets: &[],
+        per_policy,
+    }
+}
+
 /// The cases, in the order they run. Seed 004's readtwice (104 CPUs, 104 memcgs) runs
 /// for 40 ms of virtual time rather than 200.
 const CASES: [Case; 6] = [
+    case("hit-heavy", HIT_HEAVY, false),
+    case("zipf", include_str!("zipf.toml"), true),
+    case("uniform", include_str!("uniform.toml"), true),
+    case("mixed-memcgs", include_str!("mixed-memcgs.toml"), true),
     Case {
-        name: "hit-heavy",
-        text: HIT_HEAVY,
-        sets: &[],
-        per_policy: false,
-    },
-    Case {
-        name: "zipf",
-        text: include_str!("zipf.toml"),
-        sets: &[],
-        per_policy: true,
-    },
-    Case {
-        name: "uniform",
-        text: include_str!("uniform.toml"),
-        sets: &[],
-        per_policy: true,
-    },
-    Case {
-        name: "mixed-memcgs",
-        text: include_str!("mixed-memcgs.toml"),
-        sets: &[],
-        per_policy: true,
-    },
-    Case {
-        name: "readtwice-104",
-        text: include_str!("../../../../../scenarios/seeds/004-readtwice.toml"),
         sets: &["workload.\"dd{i}\".dd.runtime=\"40ms\""],
-        per_policy: true,
+        ..case(
+            "readtwice-104",
+            include_str!("../../../../../scenarios/seeds/004-readtwice.toml"),
+            true,
+        )
     },
-    Case {
-        name: "demo",
-        text: DEMO,
-        sets: &[],
-        per_policy: false,
-    },
+    case("demo", DEMO, false),
 ];
 
 /// The benchmarks' figures, and the engine's cost of switching tasks at a sync point.
