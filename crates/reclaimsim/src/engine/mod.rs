@@ -299,7 +299,7 @@ fn drive(
 
 /// Host bytes a scenario will need, for refusing machines larger than this host: the
 /// frame arena and swap-slot map (28 B/frame, plus 1 B for MGLRU's list bookkeeping),
-/// the swap map (14 B/slot), page tables (4 B per mapped page), page-cache slots
+/// the swap map (10 B/slot, and 4 B for each slot given back), page tables (4 B per mapped page), page-cache slots
 /// (8 B/page) and MGLRU's Bloom filters (8 KiB per lruvec).
 pub fn estimate_host_bytes(scenario: &Scenario) -> u64 {
     let frames = scenario.machine.memory.pages();
@@ -319,6 +319,27 @@ pub fn estimate_host_bytes(scenario: &Scenario) -> u64 {
         }
     }
     frames * 29 + swap * 14 + lruvecs * 8192 + virt
+}
+
+/// Host only: starts loading the PTEs of a step's memory touches, then the swap-map
+/// entries of those that are swap entries, so that their cache misses overlap rather
+/// than follow one another.
+fn prefetch_touches(k: &Kernel, mm: u32, touches: &[Touch]) {
+    let ptes = || {
+        touches.iter().filter_map(|t| match *t {
+            Touch::Mem { region, page, .. } => {
+                let vma = k.mms[mm as usize].vmas.get(region as usize)?;
+                vma.ptes.get(page as usize)
+            }
+            _ => None,
+        })
+    };
+    ptes().for_each(crate::kernel::mm::prefetch);
+    let Some(swap) = &k.swap else { return };
+    for slot in ptes().filter_map(|p| p.swap_slot()) {
+        crate::kernel::mm::prefetch(&swap.slots[slot as usize]);
+        crate::kernel::mm::prefetch(&swap.memcg[slot as usize]);
+    }
 }
 
 impl Engine {
@@ -794,6 +815,9 @@ impl Engine {
         let (k, p) = (&mut self.k, self.p.as_mut());
         let w = &self.wls[wi];
         k.spend(w.op_cost, Cat::Other);
+        if let Some(m) = mm {
+            prefetch_touches(k, m, touches);
+        }
         for &touch in touches {
             match touch {
                 Touch::Mem {

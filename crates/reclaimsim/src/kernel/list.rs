@@ -69,12 +69,17 @@ impl List {
         self.len -= 1;
     }
 
+    /// Takes the tail off, and starts loading the new tail's frame (host only: a scan
+    /// from the tail reads it next).
     pub fn pop_tail(&mut self, a: &mut [Folio]) -> Option<Pfn> {
         let t = self.tail;
         if t == NIL {
             return None;
         }
         self.remove(a, t);
+        if let Some(next) = a.get(self.tail as usize) {
+            crate::kernel::mm::prefetch(next);
+        }
         Some(t)
     }
 

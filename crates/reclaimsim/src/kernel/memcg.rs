@@ -2,6 +2,7 @@
 //! statistics (mm/memcontrol.c, mm/page_counter.c).
 
 use crate::kernel::stats::VmStat;
+use smallvec::SmallVec;
 
 pub type MemcgId = u16;
 pub const ROOT: MemcgId = 0;
@@ -95,13 +96,14 @@ impl MemcgTree {
             .map(|i| i as MemcgId)
     }
 
-    /// Pre-order walk of the subtree rooted at `root` (mem_cgroup_iter).
-    pub fn iter(&self, root: MemcgId) -> Vec<MemcgId> {
-        let mut out = Vec::new();
-        let mut stack = vec![root];
+    /// Pre-order walk of the subtree rooted at `root` (mem_cgroup_iter). Inline up to
+    /// 16 memcgs: reclaim walks the tree on every pass.
+    pub fn iter(&self, root: MemcgId) -> SmallVec<[MemcgId; 16]> {
+        let mut out = SmallVec::new();
+        let mut stack: SmallVec<[MemcgId; 16]> = smallvec::smallvec![root];
         while let Some(m) = stack.pop() {
             out.push(m);
-            stack.extend(self.cgs[m as usize].children.iter().rev());
+            stack.extend(self.cgs[m as usize].children.iter().rev().copied());
         }
         out
     }

@@ -9,6 +9,18 @@ use crate::kernel::folio::Pfn;
 /// PTEs per PTE table (PTRS_PER_PTE).
 pub const PTRS_PER_PTE: u64 = 512;
 
+/// Host only, no effect on the model: asks the host CPU to start loading the cache line
+/// of `x`, so that a later read of it overlaps with other work instead of stalling.
+#[inline]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults, even on an invalid address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast());
+    }
+}
+
 /// A page table entry, 32 bits: present + frame, or a swap entry, or none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Pte(pub u32);

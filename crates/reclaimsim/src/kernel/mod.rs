@@ -437,7 +437,7 @@ impl Kernel {
             .map(|f| f.slots.capacity() * 8)
             .sum::<usize>();
         b += self.swap.as_ref().map_or(0, |s| {
-            s.slots.len() * 8 + s.memcg.len() * 2 + s.total() as usize * 4
+            s.slots.len() * 8 + s.memcg.len() * 2 + s.free_bytes()
         });
         b += self.lruvecs.len() * size_of::<Lruvec>();
         b as u64

@@ -7,11 +7,13 @@ use crate::kernel::memcg::MemcgId;
 use crate::kernel::mm::Pte;
 use crate::kernel::stats::Cat;
 use crate::kernel::Kernel;
+use smallvec::SmallVec;
 
-/// Every (mm, vma, pte index) mapping `pfn`, in i_mmap order.
-pub fn mappings(k: &Kernel, pfn: Pfn) -> Vec<(u32, usize, usize)> {
+/// Every (mm, vma, pte index) mapping `pfn`, in i_mmap order. Inline up to four: an
+/// anon folio has one, and an rmap walk per reclaimed folio must not cost a malloc.
+pub fn mappings(k: &Kernel, pfn: Pfn) -> SmallVec<[(u32, usize, usize); 4]> {
     let f = &k.folios[pfn as usize];
-    let mut out = Vec::new();
+    let mut out = SmallVec::new();
     if f.test(pg::ANON) {
         let mm = &k.mms[f.owner as usize];
         if let Some(v) = mm.find_vma(f.index as u64) {
@@ -26,6 +28,32 @@ pub fn mappings(k: &Kernel, pfn: Pfn) -> Vec<(u32, usize, usize)> {
         }
     }
     out
+}
+
+/// Host only: starts loading the PTEs that rmap walks of these folios will read (the
+/// anon ones: one PTE each), so that their cache misses overlap.
+pub fn prefetch_ptes(k: &Kernel, pfns: &[Pfn]) {
+    for &pfn in pfns {
+        let f = &k.folios[pfn as usize];
+        if !f.test(pg::ANON) || !f.mapped() {
+            continue;
+        }
+        let mm = &k.mms[f.owner as usize];
+        if let Some(v) = mm.find_vma(f.index as u64) {
+            let vma = &mm.vmas[v];
+            crate::kernel::mm::prefetch(&vma.ptes[(f.index as u64 - vma.start) as usize]);
+        }
+    }
+}
+
+/// Host only: starts loading the frames that the young PTEs among `ptes` map, for a
+/// page-table scan (MGLRU's walk or look-around) about to check each of them.
+pub fn prefetch_young_folios(k: &Kernel, ptes: &[Pte]) {
+    for pte in ptes {
+        if let Some(pfn) = pte.pfn().filter(|_| pte.young()) {
+            crate::kernel::mm::prefetch(&k.folios[pfn as usize]);
+        }
+    }
 }
 
 /// The rwsem an rmap walk of `pfn` read-locks: its VMA's anon_vma (anon) or its file's

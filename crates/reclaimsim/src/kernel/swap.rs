@@ -42,8 +42,12 @@ pub struct Swap {
     pub slots: Vec<SwapSlot>,
     /// Owner memcg of each slot (for memory.swap.current).
     pub memcg: Vec<u16>,
-    /// Free slots of the swap map (the lowest last), not counting the per-CPU caches'.
+    /// Slots given back to the swap map (the latest last), not counting the per-CPU
+    /// caches'. They are taken before any slot never used yet.
     free: Vec<u32>,
+    /// Slots `fresh..` have never been used, so they need no place in `free`: the same
+    /// order as a free stack holding them below the given-back ones, at 4 B less a slot.
+    fresh: u32,
     /// si->lock, guarding the swap map.
     pub lock: crate::engine::lock::Lock,
 }
@@ -55,7 +59,8 @@ impl Swap {
             device,
             slots: vec![SwapSlot::FREE; n as usize],
             memcg: vec![0; n as usize],
-            free: (0..n).rev().collect(),
+            free: Vec::new(),
+            fresh: 0,
             lock: Default::default(),
         }
     }
@@ -65,7 +70,12 @@ impl Swap {
     }
 
     pub fn nr_free(&self) -> u64 {
-        self.free.len() as u64
+        self.free.len() as u64 + self.total() - self.fresh as u64
+    }
+
+    /// Host bytes of the free slots' stack.
+    pub fn free_bytes(&self) -> usize {
+        self.free.capacity() * 4
     }
 
     /// Models vm_swap_full(): more than half of swap in use.
@@ -75,7 +85,13 @@ impl Swap {
 
     /// Takes the lowest free slot of the swap map (scan_swap_map_slots), si->lock held.
     fn take(&mut self) -> Option<u32> {
-        self.free.pop()
+        self.free.pop().or_else(|| {
+            let s = self.fresh;
+            (u64::from(s) < self.total()).then(|| {
+                self.fresh += 1;
+                s
+            })
+        })
     }
 }
 

@@ -141,6 +141,7 @@ pub fn shrink_folio_list(
 ) -> u64 {
     let mut reclaimed = 0;
     let mut survivors = Vec::with_capacity(list.len());
+    crate::kernel::rmap::prefetch_ptes(k, list);
     for &pfn in list.iter() {
         k.spend(k.costs.folio_check, Cat::ListOps);
         sc.nr_scanned += 1;

@@ -156,7 +156,8 @@ impl Distribution {
 #[derive(Clone, Debug)]
 pub(crate) struct Zipf {
     n: u64,
-    theta: f64,
+    /// ζ(2, θ) = 1 + 0.5^θ, the bound of rank 2 (kept rather than recomputed per draw).
+    zeta2: f64,
     zetan: f64,
     alpha: f64,
     eta: f64,
@@ -173,7 +174,7 @@ impl Zipf {
         let zeta2 = 1.0 + 0.5f64.powf(theta);
         Zipf {
             n,
-            theta,
+            zeta2,
             zetan,
             alpha: 1.0 / (1.0 - theta),
             eta: (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan),
@@ -190,7 +191,7 @@ impl Zipf {
         let z = u * self.zetan;
         if z < 1.0 {
             1
-        } else if z < 1.0 + 0.5f64.powf(self.theta) {
+        } else if z < self.zeta2 {
             2
         } else {
             // `as` saturates (and maps NaN to 0), so extreme θ cannot overflow.

@@ -256,6 +256,7 @@ impl Classic {
         sc.count(k, Vm::Pgrefill, memcg, scanned);
         k.unlock();
         let mut deactivate = Vec::with_capacity(taken.len());
+        rmap::prefetch_ptes(k, &taken);
         for &pfn in &taken {
             // folio_referenced() clears the young bits; anon and non-exec file folios
             // are deactivated whether referenced or not.

@@ -383,6 +383,10 @@ impl Mglru {
         let (memcg, node) = (k.lruvecs[lv].memcg, k.lruvecs[lv].node as usize);
         let new_gen = lru_gen_from_seq(walk.max_seq);
         let (mut total, mut young) = (0, 0);
+        crate::kernel::rmap::prefetch_young_folios(
+            k,
+            &k.mms[mm as usize].vmas[v].ptes[range.clone()],
+        );
         for i in range {
             total += 1;
             walk.mm_stats[MM_LEAF_TOTAL] += 1;

@@ -228,6 +228,9 @@ impl Mglru {
         while next != NIL {
             let pfn = next;
             next = k.folios[pfn as usize].prev;
+            if let Some(f) = k.folios.get(next as usize) {
+                crate::kernel::mm::prefetch(f);
+            }
             lru_scan_touch(k, batch.parts.prefetch && scanned > 0);
             scanned += 1;
             if self.sort_folio(k, lv, pfn, tier, &mut batch) {

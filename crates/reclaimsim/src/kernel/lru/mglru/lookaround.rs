@@ -51,6 +51,8 @@ impl Mglru {
         let (start, end) = look_around_window(addr, vstart, vend);
         let mut young = 0;
         let mut promote = Vec::new();
+        let window = (start - vstart) as usize..(end - vstart) as usize;
+        crate::kernel::rmap::prefetch_young_folios(k, &k.mms[mm as usize].vmas[vma].ptes[window]);
         for vpn in start..end {
             let i = (vpn - vstart) as usize;
             k.spend(k.costs.pte_scan, Cat::PteScan);
