@@ -352,7 +352,7 @@ fn compare(c: &Common, sa: &SensitivityArgs) -> Result<(), Failure> {
             &base,
             &settings,
             &loaded.path,
-            |vs| sensitivity::compare_headlines(vs),
+            sensitivity::compare_headlines,
         )?),
         None => None,
     };
