@@ -25,7 +25,6 @@ use crate::kernel::stats::{Cat, Histogram, CAT_NAMES, VM_NAMES};
 use crate::kernel::Kernel;
 use crate::output::results::*;
 use crate::scenario::config::{PolicyKind, Scenario, WorkloadConfig};
-use crate::workload::fio::IoEngine;
 use crate::workload::{RegionSpec, Step, Touch, Workload, WorkloadOptions};
 use corosensei::{Coroutine, CoroutineResult};
 use sched::{TaskYielder, Yield};
@@ -361,10 +360,7 @@ impl Engine {
                 .build(seed)
                 .map_err(|e| SimError::Setup(format!("workload {}: {e}", wc.name)))?;
             let op_cost = match opts {
-                WorkloadOptions::Fio(o) => match o.ioengine {
-                    IoEngine::Psync => s.costs.fio_psync_io,
-                    IoEngine::IoUring => s.costs.fio_io,
-                },
+                WorkloadOptions::Fio(o) => o.ioengine.op_cost(&s.costs),
                 WorkloadOptions::Memcached(_) => s.costs.memcached_request,
                 _ => 0,
             };
@@ -826,6 +822,9 @@ impl Engine {
                 }
                 Touch::Read { file, index } => {
                     fault::filemap_read(k, p, w.memcg, w.file_base + file, index)?
+                }
+                Touch::Write { file, index } => {
+                    fault::generic_perform_write(k, p, w.memcg, w.file_base + file, index)?
                 }
                 Touch::Unmap { region } => {
                     fault::zap_vma(k, p, mm.expect("unmap needs a process"), region as usize)

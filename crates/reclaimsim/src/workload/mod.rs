@@ -57,6 +57,8 @@ pub enum Touch {
     Mem { region: u32, page: u64, write: bool },
     /// A buffered `read(2)` of one 4 KiB page of a file (`filemap_read`).
     Read { file: u32, index: u64 },
+    /// A buffered `write(2)` of one whole 4 KiB page of a file (`generic_perform_write`).
+    Write { file: u32, index: u64 },
     /// `munmap` of a whole region (it is mapped again on the next touch, as page_fault3 does).
     Unmap { region: u32 },
     /// CPU time spent outside the memory model (request parsing, syscall entry, copying).
@@ -98,6 +100,7 @@ pub trait Workload {
 
 pub mod anon;
 pub mod dd;
+pub mod distribution;
 pub mod fio;
 pub mod memtier;
 pub mod pagefault;
