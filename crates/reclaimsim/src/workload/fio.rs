@@ -269,6 +269,12 @@ impl FioOptions {
         })
     }
 
+    /// I/Os each clone does before it stops (`u64::MAX` when time_based without
+    /// number_ios).
+    pub fn ios_per_clone(&self) -> Result<u64, String> {
+        self.io_limit(&self.geometry()?)
+    }
+
     /// I/Os a clone does before it stops (fio's total_io_size = io_size × loops, capped
     /// by number_ios); unbounded but for number_ios when time_based.
     fn io_limit(&self, g: &Geometry) -> Result<u64, String> {

@@ -102,6 +102,7 @@ pub mod anon;
 pub mod dd;
 pub mod distribution;
 pub mod fio;
+pub mod jobfile;
 pub mod memtier;
 pub mod pagefault;
 
