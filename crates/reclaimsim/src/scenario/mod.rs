@@ -96,6 +96,37 @@ pub fn load(
     Ok(loaded)
 }
 
+/// The scenario `reclaimsim fio JOBFILE --memory SIZE` runs: a machine of `memory`
+/// (the model's defaults otherwise) running the job file's jobs, one workload each
+/// (`expand_jobfiles`), with `--set` and `--seed` applied as for a scenario file.
+pub fn load_jobfile(
+    jobfile: &Path,
+    memory: &str,
+    sets: &[String],
+    seed: Option<u64>,
+) -> Result<LoadedScenario, ScenarioError> {
+    units::parse_size(memory).map_err(|message| ScenarioError {
+        file: "--memory".into(),
+        line: None,
+        field: String::new(),
+        message,
+        from_set: false,
+    })?;
+    let quote = |s: &str| Value::String(s.to_string()).to_string();
+    let stem = jobfile.file_stem().map_or("fio".into(), |s| s.to_string_lossy());
+    let text = format!(
+        "name = {}\n[machine]\nmemory = {}\n[[workload]]\nname = \"fio\"\n\
+         fio = {{ jobfile = {} }}\n",
+        quote(&stem),
+        quote(memory),
+        quote(&jobfile.to_string_lossy())
+    );
+    // A name without a directory: the job file's path is taken as given.
+    let mut loaded = parse(&text, "reclaimsim-fio", sets, seed)?;
+    loaded.path = jobfile.to_path_buf();
+    Ok(loaded)
+}
+
 /// Merge and check a scenario given as text; `file_name` is what errors call it.
 pub fn parse(
     text: &str,
