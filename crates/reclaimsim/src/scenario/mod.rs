@@ -1294,7 +1294,7 @@ fn check_workloads(s: &Scenario) -> Result<(), Problem> {
         built.push(
             options
                 .build(s.seed)
-                .map_err(|e| (elem("workload", i, kind(&options)), e))?,
+                .map_err(|e| build_problem(i, kind(&options), e))?,
         );
     }
     for (i, w) in s.workloads.iter().enumerate() {
@@ -1312,6 +1312,20 @@ fn check_workloads(s: &Scenario) -> Result<(), Problem> {
         }
     }
     Ok(())
+}
+
+/// A workload's build error, about the field its message starts with (`fio.rw: ...`,
+/// the generators' convention) when that is one plain field, else about its table.
+fn build_problem(i: usize, kind: &str, e: String) -> Problem {
+    let field = e
+        .strip_prefix(kind)
+        .and_then(|r| r.strip_prefix('.'))
+        .and_then(|r| r.split_once(": "))
+        .filter(|(f, _)| f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    match field {
+        Some((f, message)) => (elem("workload", i, &format!("{kind}.{f}")), message.into()),
+        None => (elem("workload", i, kind), e),
+    }
 }
 
 /// Check that `target` (`workload` or `workload:phase`) names another workload (and one of its phases).
