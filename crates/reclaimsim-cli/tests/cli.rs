@@ -213,12 +213,27 @@ fn fio_runs_a_job_file_and_locates_its_errors() {
     let job = "[global]\nsize=8m\n\n[seq]\nrw=write\n\n[rand]\nrw=randread\nioengine=mmap\n";
     std::fs::write(d.join("two.fio"), job).unwrap();
     let out = common::reclaimsim_in(
-        &["fio", "two.fio", "--memory", "128MiB", "--set", "machine.cpus=2", "-q"],
+        &[
+            "fio",
+            "two.fio",
+            "--memory",
+            "128MiB",
+            "--set",
+            "machine.cpus=2",
+            "-q",
+        ],
         &d,
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("fio.seq") && stdout.contains("fio.rand"), "{stdout}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("fio.seq") && stdout.contains("fio.rand"),
+        "{stdout}"
+    );
     std::fs::write(d.join("bad.fio"), "[j]\nsize=8m\nverify=md5\n").unwrap();
     let out = common::reclaimsim_in(&["fio", "bad.fio", "--memory", "128MiB"], &d);
     assert_eq!(out.status.code(), Some(2));

@@ -149,11 +149,27 @@ fn cpu_out_of_range() {
 #[test]
 fn workload_that_does_not_build() {
     let text = edit("size = \"8MiB\"", "size = 0");
-    assert_at(&error(&text, &[]), &text, "size = 0", "workload[0].anon.size");
+    assert_at(
+        &error(&text, &[]),
+        &text,
+        "size = 0",
+        "workload[0].anon.size",
+    );
     // An option left at its default is reported at its table.
-    let text = edit("size = \"8MiB\"", "size = \"8MiB\"\n[[workload.anon.mix]]\nweight = 0");
-    assert_at(&error(&text, &[]), &text, "[workload.anon]", "workload[0].anon");
-    let text = edit("[workload.anon]\nsize = \"8MiB\"", "fio = { size = \"1m\", rw = \"trim\" }");
+    let text = edit(
+        "size = \"8MiB\"",
+        "size = \"8MiB\"\n[[workload.anon.mix]]\nweight = 0",
+    );
+    assert_at(
+        &error(&text, &[]),
+        &text,
+        "[workload.anon]",
+        "workload[0].anon",
+    );
+    let text = edit(
+        "[workload.anon]\nsize = \"8MiB\"",
+        "fio = { size = \"1m\", rw = \"trim\" }",
+    );
     assert_at(&error(&text, &[]), &text, "fio = {", "workload[0].fio.rw");
 }
 

@@ -113,7 +113,9 @@ pub fn load_jobfile(
         from_set: false,
     })?;
     let quote = |s: &str| Value::String(s.to_string()).to_string();
-    let stem = jobfile.file_stem().map_or("fio".into(), |s| s.to_string_lossy());
+    let stem = jobfile
+        .file_stem()
+        .map_or("fio".into(), |s| s.to_string_lossy());
     let text = format!(
         "name = {}\n[machine]\nmemory = {}\n[[workload]]\nname = \"fio\"\n\
          fio = {{ jobfile = {} }}\n",
@@ -434,7 +436,10 @@ fn expand_jobfiles(
             return Err(fail(&format!("fio.{other}"), message));
         }
         let Value::String(name) = jobfile else {
-            return Err(fail("fio.jobfile", "must be the job file's path (a string)"));
+            return Err(fail(
+                "fio.jobfile",
+                "must be the job file's path (a string)",
+            ));
         };
         let jobs = read_jobfile(name, &field("fio.jobfile"), origins, src)?;
         let base = element.get("name").and_then(Value::as_str).unwrap_or("");

@@ -108,7 +108,11 @@ fn convert(kind: Kind, value: Option<&str>) -> Result<Value, String> {
         Kind::Micros => {
             let v = need()?;
             let bare = v.chars().all(|c| c.is_ascii_digit());
-            Value::String(if bare { format!("{v}us") } else { v.to_string() })
+            Value::String(if bare {
+                format!("{v}us")
+            } else {
+                v.to_string()
+            })
         }
         Kind::Ignored | Kind::Only(_) | Kind::Stonewall => Value::Boolean(true),
     })
@@ -143,7 +147,10 @@ pub fn parse(text: &str) -> Result<Vec<Job>, JobFileError> {
         if let Some(name) = l.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
             let name = name.trim();
             if name.is_empty() || name.contains(':') {
-                return Err(err("", format!("`[{name}]`: a job name is non-empty, without ':'")));
+                return Err(err(
+                    "",
+                    format!("`[{name}]`: a job name is non-empty, without ':'"),
+                ));
             }
             if sections.iter().any(|s| s.name == name) {
                 return Err(err("", format!("job `{name}` is defined twice")));
@@ -169,12 +176,18 @@ pub fn parse(text: &str) -> Result<Vec<Job>, JobFileError> {
             None => return Err(err(key, "is outside any [section]".into())),
         };
         let (field, kind) = option(key).ok_or_else(|| {
-            err(key, "is not an fio option the model supports (see README, fio job files)".into())
+            err(
+                key,
+                "is not an fio option the model supports (see README, fio job files)".into(),
+            )
         })?;
         let v = convert(kind, value).map_err(|m| err(key, m))?;
         match kind {
             Kind::Only(want) if value.unwrap_or("1") != want => {
-                return Err(err(key, format!("only {key}={want} is modelled (buffered I/O through the page cache)")))
+                return Err(err(
+                    key,
+                    format!("only {key}={want} is modelled (buffered I/O through the page cache)"),
+                ))
             }
             Kind::Stonewall => section.stonewall = true,
             Kind::Ignored | Kind::Only(_) => {}
@@ -209,7 +222,9 @@ fn check(s: Section) -> Result<Job, JobFileError> {
         let (option, message) = e
             .strip_prefix("fio.")
             .and_then(|r| r.split_once(": "))
-            .map_or(("", e.as_str()), |(o, m)| (o.split(',').next().unwrap_or(o), m));
+            .map_or(("", e.as_str()), |(o, m)| {
+                (o.split(',').next().unwrap_or(o), m)
+            });
         return Err(at(option, message.to_string()));
     }
     Ok(Job {
@@ -247,7 +262,10 @@ thinktime=20
         let jobs = parse(FILE).unwrap();
         assert_eq!(jobs.len(), 2);
         let (r, w) = (&jobs[0], &jobs[1]);
-        assert_eq!((r.name.as_str(), r.stonewall, w.stonewall), ("reader", false, true));
+        assert_eq!(
+            (r.name.as_str(), r.stonewall, w.stonewall),
+            ("reader", false, true)
+        );
         assert_eq!(r.options["size"].as_str(), Some("1m"));
         assert_eq!(r.options["numjobs"].as_integer(), Some(2));
         assert_eq!(r.options["norandommap"].as_bool(), Some(true));
@@ -275,7 +293,10 @@ thinktime=20
         let e = err("[j]\nsize=1m\nnumjobs=two\n");
         assert_eq!((e.line, e.option.as_str()), (3, "numjobs"), "{e:?}");
         assert_eq!(err("size=1m\n[j]\n").line, 1);
-        assert_eq!(err("[global]\nsize=1m\n").message, "no job section (only [global])");
+        assert_eq!(
+            err("[global]\nsize=1m\n").message,
+            "no job section (only [global])"
+        );
         assert_eq!(err("[a]\nsize=1m\n[a]\n").line, 3);
     }
 }
