@@ -307,7 +307,7 @@ fn gauss_next(n: u64, stddev: u64, offset: i64, rng: &mut Rng) -> u64 {
     let sum: u64 = (0..ITERS)
         .map(|_| u64::from(rng.next_u32()) % (n + 1))
         .sum();
-    let mut mean = (sum + ITERS - 1) / ITERS;
+    let mut mean = sum.div_ceil(ITERS);
     if stddev > 0 {
         let r = f64::from(rng.next_u32()) / (f64::from(u32::MAX) + 1.0);
         let mut dev = (stddev as f64 * r) as i64 - (stddev / 2) as i64;
