@@ -317,9 +317,9 @@ fn gauss_next(n: u64, stddev: u64, offset: i64, rng: &mut Rng) -> u64 {
         }
         mean = (mean as i64 + dev) as u64;
     }
-    mean.wrapping_mul(GOLDEN_RATIO_64)
-        .wrapping_add(offset as u64)
-        % n
+    // fio's offset n × (center - 0.5) may be negative: add it modulo n.
+    let hashed = i128::from(mean.wrapping_mul(GOLDEN_RATIO_64));
+    (hashed + i128::from(offset)).rem_euclid(i128::from(n)) as u64
 }
 
 /// fio's zipf offset generator (`lib/zipf.c`, Gray et al.'s method as used by YCSB): a
@@ -454,6 +454,22 @@ mod tests {
             tenths[(block * 10 / n) as usize] += 1;
         }
         assert!(tenths.iter().all(|&c| (50..150).contains(&c)), "{tenths:?}");
+    }
+
+    #[test]
+    fn a_center_rotates_the_hashed_blocks() {
+        // fio's rand_off: n × (center - 0.5) for normal, n × center for zipf.
+        let n = 1000;
+        let draw = |spec: &str| {
+            let mut rng = stream_rng(3, 0);
+            let s = Distribution::parse(spec).unwrap().sampler(n).unwrap();
+            let s = s.seeded(&mut rng);
+            (0..50).map(|_| s.sample(&mut rng)).collect::<Vec<_>>()
+        };
+        let (low, high) = (draw("normal:5:0.25"), draw("normal:5:0.75"));
+        assert!(low.iter().zip(&high).all(|(l, h)| (l + n / 2) % n == *h));
+        let (z0, z1) = (draw("zipf:1.2:0"), draw("zipf:1.2:0.1"));
+        assert!(z0.iter().zip(&z1).all(|(a, b)| (a + n / 10) % n == *b));
     }
 
     #[test]

@@ -128,6 +128,30 @@ struct Section {
     stonewall: bool,
 }
 
+impl Section {
+    /// Sets option `key` (`value` when given) read at `line`.
+    fn set(&mut self, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+        let (field, kind) = option(key).ok_or_else(|| {
+            "is not an fio option the model supports (see README, fio job files)".to_string()
+        })?;
+        let v = convert(kind, value)?;
+        match kind {
+            Kind::Only(want) if value.unwrap_or("1") != want => {
+                return Err(format!(
+                    "only {key}={want} is modelled (buffered I/O through the page cache)"
+                ))
+            }
+            Kind::Stonewall => self.stonewall = true,
+            Kind::Ignored | Kind::Only(_) => {}
+            _ => {
+                self.options.insert(field.to_string(), v);
+                self.lines.insert(field.to_string(), line);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Reads a job file into its jobs, each checked as the fio workload checks its options.
 pub fn parse(text: &str) -> Result<Vec<Job>, JobFileError> {
     let mut global = Section::default();
@@ -175,27 +199,7 @@ pub fn parse(text: &str) -> Result<Vec<Job>, JobFileError> {
             Some(s) => s,
             None => return Err(err(key, "is outside any [section]".into())),
         };
-        let (field, kind) = option(key).ok_or_else(|| {
-            err(
-                key,
-                "is not an fio option the model supports (see README, fio job files)".into(),
-            )
-        })?;
-        let v = convert(kind, value).map_err(|m| err(key, m))?;
-        match kind {
-            Kind::Only(want) if value.unwrap_or("1") != want => {
-                return Err(err(
-                    key,
-                    format!("only {key}={want} is modelled (buffered I/O through the page cache)"),
-                ))
-            }
-            Kind::Stonewall => section.stonewall = true,
-            Kind::Ignored | Kind::Only(_) => {}
-            _ => {
-                section.options.insert(field.to_string(), v);
-                section.lines.insert(field.to_string(), line);
-            }
-        }
+        section.set(key, value, line).map_err(|m| err(key, m))?;
     }
     if sections.is_empty() {
         return Err(JobFileError {
