@@ -129,9 +129,16 @@ fn own_end(w: &WorkloadConfig) -> End {
         let unbounded = a.accesses.map_or(pages, |_| u128::MAX);
         let run = a.passes.map_or(unbounded, |p| u128::from(p) * pages);
         let populate = if a.populate { pages } else { 0 };
+        let later: u128 = (a.phase.iter())
+            .map(|p| {
+                p.accesses
+                    .map_or(u128::from(p.passes.unwrap_or(1)) * pages, u128::from)
+            })
+            .sum();
         let touches = run
+            .min(a.accesses.map_or(u128::MAX, u128::from))
             .saturating_add(populate)
-            .min(a.accesses.map_or(u128::MAX, u128::from));
+            .saturating_add(later);
         return match a.runtime {
             Some(r) => End::time(r.0),
             None => End::ops(touches * u128::from(a.threads)),

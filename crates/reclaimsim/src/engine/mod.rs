@@ -28,7 +28,7 @@ use crate::scenario::config::{PolicyKind, Scenario, WorkloadConfig};
 use crate::workload::{RegionSpec, Step, Touch, Workload, WorkloadOptions};
 use corosensei::{Coroutine, CoroutineResult};
 use sched::{TaskYielder, Yield};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How to run one variant.
 #[derive(Default)]
@@ -172,6 +172,8 @@ struct Engine {
     /// The `[[event]]` commands (as written, parsed) and how they ended.
     events: Vec<(String, Vec<LruGenCmd>)>,
     event_results: Vec<EventResult>,
+    /// The workloads and `workload:phase`s that have finished (what `trigger` was given).
+    finished: BTreeSet<String>,
     /// The flusher's task id.
     flusher: usize,
     /// Per CPU, the tasks waiting for it in arrival order: a CPU shared by several
@@ -461,6 +463,7 @@ impl Engine {
             accesses: 0,
             events,
             event_results: Vec::new(),
+            finished: BTreeSet::new(),
             flusher: usize::MAX,
             cpu_queue: vec![Vec::new(); cpus as usize],
             min_vruntime: vec![0; cpus as usize],
@@ -855,6 +858,13 @@ impl Engine {
             w.name,
             w.phases.get(w.phase).cloned().unwrap_or_default()
         );
+        // The phase has finished; the next may wait for another workload (or phase).
+        if (w.gen.waits_for(w.phase + 1)).is_some_and(|what| !self.finished.contains(what)) {
+            if !self.finished.contains(&finished_phase) {
+                self.trigger(&finished_phase, at);
+            }
+            return;
+        }
         self.wls[wi].phase += 1;
         for i in 0..self.wls[wi].tasks.len() {
             let id = self.wls[wi].tasks[i];
@@ -863,7 +873,9 @@ impl Engine {
                 self.schedule(id, at);
             }
         }
-        self.trigger(&finished_phase, at);
+        if !self.finished.contains(&finished_phase) {
+            self.trigger(&finished_phase, at);
+        }
     }
 
     fn thread_done(&mut self, id: usize, wi: usize, clock: u64) {
@@ -900,7 +912,21 @@ impl Engine {
     /// A workload (or `workload:phase`) finished at `at`: start those waiting on it and
     /// stop those running `until` it.
     fn trigger(&mut self, what: &str, at: u64) {
+        self.finished.insert(what.to_string());
         for wi in 0..self.wls.len() {
+            let w = &self.wls[wi];
+            if w.gen.waits_for(w.phase + 1) == Some(what) {
+                // Threads parked at the barrier resume no earlier than now.
+                let parked: Vec<usize> = (w.tasks.iter().copied())
+                    .filter(|&id| self.tasks[id].state == State::Barrier)
+                    .collect();
+                for &id in &parked {
+                    self.tasks[id].clock = self.tasks[id].clock.max(at);
+                }
+                if !parked.is_empty() {
+                    self.maybe_release_barrier(wi);
+                }
+            }
             let cfg = &self.wls[wi].cfg;
             if cfg.after.as_deref() == Some(what) {
                 let t = at + cfg.start.0;

@@ -1309,6 +1309,17 @@ fn check_workloads(s: &Scenario) -> Result<(), Problem> {
                     .map_err(|e| (elem("workload", i, field), e))?;
             }
         }
+        for (p, name) in built[i].phases().iter().enumerate() {
+            if let Some(target) = built[i].waits_for(p) {
+                check_reference(s, &built, i, target).map_err(|e| {
+                    let table = w.options().map_or("", |o| kind(&o));
+                    (
+                        elem("workload", i, table),
+                        format!("phase `{name}`: wait_for: {e}"),
+                    )
+                })?;
+            }
+        }
         if after_cycle(&s.workloads, i) {
             return fail(
                 elem("workload", i, "after"),

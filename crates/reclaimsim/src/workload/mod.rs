@@ -96,6 +96,11 @@ pub trait Workload {
     /// The next step of thread `thread` at virtual time `now_ns` (since the workload
     /// started); touches go to `out`, which the caller has cleared.
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step;
+    /// What phase `phase` waits for, after the barrier ending the phase before it: a
+    /// workload or `workload:phase` that must have finished.
+    fn waits_for(&self, _phase: usize) -> Option<&str> {
+        None
+    }
 }
 
 pub mod anon;
