@@ -174,6 +174,21 @@ fn workload_that_does_not_build() {
 }
 
 #[test]
+fn wait_for_names_a_missing_workload() {
+    let text = edit(
+        "size = \"8MiB\"",
+        "size = \"8MiB\"\n[[workload.anon.phase]]\nwait_for = \"b\"",
+    );
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "[workload.anon]", "workload[0].anon");
+    assert!(
+        e.message
+            .contains("phase `phase1`: wait_for: no [[workload]] named \"b\""),
+        "{e}"
+    );
+}
+
+#[test]
 fn after_names_a_missing_workload() {
     let text = edit("memcg = \"/a\"", "memcg = \"/a\"\nafter = \"b\"");
     assert_at(&error(&text, &[]), &text, "after = ", "workload[0].after");
