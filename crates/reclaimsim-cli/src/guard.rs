@@ -76,8 +76,8 @@ impl Work {
 fn own_end(w: &WorkloadConfig) -> End {
     let name = &w.name;
     if let Some(f) = &w.fio {
-        if !f.time_based {
-            return End::ops(u128::from(f.size.pages()) * u128::from(f.numjobs));
+        if let (false, Ok(ios)) = (f.time_based, f.ios_per_clone()) {
+            return End::ops(u128::from(ios) * u128::from(f.numjobs));
         }
         return match f.runtime {
             Some(r) => End::time(f.ramp_time.0.saturating_add(r.0)),
@@ -125,13 +125,23 @@ fn own_end(w: &WorkloadConfig) -> End {
         return End::time(p.runtime.0);
     }
     if let Some(a) = &w.anon {
-        return match (a.runtime, a.passes) {
-            (Some(r), _) => End::time(r.0),
-            (None, passes) => End::ops(
-                u128::from(passes.unwrap_or(1))
-                    * u128::from(a.size.pages())
-                    * u128::from(a.threads),
-            ),
+        let pages = u128::from(a.size.pages());
+        let unbounded = a.accesses.map_or(pages, |_| u128::MAX);
+        let run = a.passes.map_or(unbounded, |p| u128::from(p) * pages);
+        let populate = if a.populate { pages } else { 0 };
+        let later: u128 = (a.phase.iter())
+            .map(|p| {
+                p.accesses
+                    .map_or(u128::from(p.passes.unwrap_or(1)) * pages, u128::from)
+            })
+            .sum();
+        let touches = run
+            .min(a.accesses.map_or(u128::MAX, u128::from))
+            .saturating_add(populate)
+            .saturating_add(later);
+        return match a.runtime {
+            Some(r) => End::time(r.0),
+            None => End::ops(touches * u128::from(a.threads)),
         };
     }
     End::default()

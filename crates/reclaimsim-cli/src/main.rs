@@ -31,6 +31,15 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         variant: Option<String>,
     },
+    /// Run an fio job file (INI, `[global]` and job sections) on a machine of --memory and
+    /// print its results; set the rest with --set (machine.cpus=8, kernel.policy=mglru).
+    Fio {
+        #[command(flatten)]
+        common: Common,
+        /// The machine's memory (4GiB, 960m).
+        #[arg(long, value_name = "SIZE")]
+        memory: String,
+    },
     /// Run every variant of a scenario in order and compare them.
     Compare {
         #[command(flatten)]
@@ -108,7 +117,7 @@ enum Command {
 /// Options every subcommand that runs a scenario takes.
 #[derive(Args)]
 struct Common {
-    /// The scenario file (TOML).
+    /// The scenario file (TOML; for `fio`, the fio job file).
     scenario: PathBuf,
     /// Override the scenario's seed.
     #[arg(long, value_name = "N")]
@@ -216,6 +225,7 @@ fn main() -> ExitCode {
     }
     let result = match &cli.command {
         Command::Run { common, variant } => run(common, variant.as_deref()),
+        Command::Fio { common, memory } => fio(common, memory),
         Command::Compare {
             common,
             sensitivity,
@@ -255,7 +265,19 @@ fn main() -> ExitCode {
 }
 
 fn run(c: &Common, variant: Option<&str>) -> Result<(), Failure> {
-    let loaded = load(c)?;
+    run_loaded(c, &load(c)?, variant)
+}
+
+/// `reclaimsim fio`: the job file (`c.scenario`) on a machine of `memory`.
+fn fio(c: &Common, memory: &str) -> Result<(), Failure> {
+    let loaded = scenario::load_jobfile(&c.scenario, memory, &c.sets, c.seed)
+        .map_err(|e| input_error(&e, &c.sets))?;
+    check_outputs(c)?;
+    run_loaded(c, &loaded, None)
+}
+
+/// Runs the base of a loaded scenario, or one variant, and prints its results.
+fn run_loaded(c: &Common, loaded: &LoadedScenario, variant: Option<&str>) -> Result<(), Failure> {
     let (name, scenario) = match variant {
         None => ("base", &loaded.base),
         Some(name) => loaded

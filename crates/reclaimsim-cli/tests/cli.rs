@@ -203,3 +203,44 @@ fn compare_in_parallel_gives_each_variant_as_run_alone() {
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `reclaimsim fio JOBFILE --memory SIZE` runs a job file, one workload per job, with
+/// `--set` for the rest of the machine; an option the model does not support exits 2
+/// naming the job file, line and option; a bad --memory is refused.
+#[test]
+fn fio_runs_a_job_file_and_locates_its_errors() {
+    let d = dir("fio");
+    let job = "[global]\nsize=8m\n\n[seq]\nrw=write\n\n[rand]\nrw=randread\nioengine=mmap\n";
+    std::fs::write(d.join("two.fio"), job).unwrap();
+    let out = common::reclaimsim_in(
+        &[
+            "fio",
+            "two.fio",
+            "--memory",
+            "128MiB",
+            "--set",
+            "machine.cpus=2",
+            "-q",
+        ],
+        &d,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("fio.seq") && stdout.contains("fio.rand"),
+        "{stdout}"
+    );
+    std::fs::write(d.join("bad.fio"), "[j]\nsize=8m\nverify=md5\n").unwrap();
+    let out = common::reclaimsim_in(&["fio", "bad.fio", "--memory", "128MiB"], &d);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: bad.fio:3: verify: "), "{stderr}");
+    let out = common::reclaimsim_in(&["fio", "two.fio", "--memory", "lots"], &d);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --memory: "));
+    std::fs::remove_dir_all(&d).unwrap();
+}

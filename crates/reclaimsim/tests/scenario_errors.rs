@@ -152,8 +152,39 @@ fn workload_that_does_not_build() {
     assert_at(
         &error(&text, &[]),
         &text,
+        "size = 0",
+        "workload[0].anon.size",
+    );
+    // An option left at its default is reported at its table.
+    let text = edit(
+        "size = \"8MiB\"",
+        "size = \"8MiB\"\n[[workload.anon.mix]]\nweight = 0",
+    );
+    assert_at(
+        &error(&text, &[]),
+        &text,
         "[workload.anon]",
         "workload[0].anon",
+    );
+    let text = edit(
+        "[workload.anon]\nsize = \"8MiB\"",
+        "fio = { size = \"1m\", rw = \"trim\" }",
+    );
+    assert_at(&error(&text, &[]), &text, "fio = {", "workload[0].fio.rw");
+}
+
+#[test]
+fn wait_for_names_a_missing_workload() {
+    let text = edit(
+        "size = \"8MiB\"",
+        "size = \"8MiB\"\n[[workload.anon.phase]]\nwait_for = \"b\"",
+    );
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "[workload.anon]", "workload[0].anon");
+    assert!(
+        e.message
+            .contains("phase `phase1`: wait_for: no [[workload]] named \"b\""),
+        "{e}"
     );
 }
 

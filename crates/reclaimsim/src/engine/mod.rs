@@ -25,11 +25,10 @@ use crate::kernel::stats::{Cat, Histogram, CAT_NAMES, VM_NAMES};
 use crate::kernel::Kernel;
 use crate::output::results::*;
 use crate::scenario::config::{PolicyKind, Scenario, WorkloadConfig};
-use crate::workload::fio::IoEngine;
 use crate::workload::{RegionSpec, Step, Touch, Workload, WorkloadOptions};
 use corosensei::{Coroutine, CoroutineResult};
 use sched::{TaskYielder, Yield};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How to run one variant.
 #[derive(Default)]
@@ -173,6 +172,8 @@ struct Engine {
     /// The `[[event]]` commands (as written, parsed) and how they ended.
     events: Vec<(String, Vec<LruGenCmd>)>,
     event_results: Vec<EventResult>,
+    /// The workloads and `workload:phase`s that have finished (what `trigger` was given).
+    finished: BTreeSet<String>,
     /// The flusher's task id.
     flusher: usize,
     /// Per CPU, the tasks waiting for it in arrival order: a CPU shared by several
@@ -382,10 +383,7 @@ impl Engine {
                 .build(seed)
                 .map_err(|e| SimError::Setup(format!("workload {}: {e}", wc.name)))?;
             let op_cost = match opts {
-                WorkloadOptions::Fio(o) => match o.ioengine {
-                    IoEngine::Psync => s.costs.fio_psync_io,
-                    IoEngine::IoUring => s.costs.fio_io,
-                },
+                WorkloadOptions::Fio(o) => o.ioengine.op_cost(&s.costs),
                 WorkloadOptions::Memcached(_) => s.costs.memcached_request,
                 _ => 0,
             };
@@ -486,6 +484,7 @@ impl Engine {
             accesses: 0,
             events,
             event_results: Vec::new(),
+            finished: BTreeSet::new(),
             flusher: usize::MAX,
             cpu_queue: vec![Vec::new(); cpus as usize],
             min_vruntime: vec![0; cpus as usize],
@@ -851,6 +850,9 @@ impl Engine {
                 Touch::Read { file, index } => {
                     fault::filemap_read(k, p, w.memcg, w.file_base + file, index)?
                 }
+                Touch::Write { file, index } => {
+                    fault::generic_perform_write(k, p, w.memcg, w.file_base + file, index)?
+                }
                 Touch::Unmap { region } => {
                     fault::zap_vma(k, p, mm.expect("unmap needs a process"), region as usize)
                 }
@@ -880,6 +882,13 @@ impl Engine {
             w.name,
             w.phases.get(w.phase).cloned().unwrap_or_default()
         );
+        // The phase has finished; the next may wait for another workload (or phase).
+        if (w.gen.waits_for(w.phase + 1)).is_some_and(|what| !self.finished.contains(what)) {
+            if !self.finished.contains(&finished_phase) {
+                self.trigger(&finished_phase, at);
+            }
+            return;
+        }
         self.wls[wi].phase += 1;
         for i in 0..self.wls[wi].tasks.len() {
             let id = self.wls[wi].tasks[i];
@@ -888,7 +897,9 @@ impl Engine {
                 self.schedule(id, at);
             }
         }
-        self.trigger(&finished_phase, at);
+        if !self.finished.contains(&finished_phase) {
+            self.trigger(&finished_phase, at);
+        }
     }
 
     fn thread_done(&mut self, id: usize, wi: usize, clock: u64) {
@@ -925,7 +936,21 @@ impl Engine {
     /// A workload (or `workload:phase`) finished at `at`: start those waiting on it and
     /// stop those running `until` it.
     fn trigger(&mut self, what: &str, at: u64) {
+        self.finished.insert(what.to_string());
         for wi in 0..self.wls.len() {
+            let w = &self.wls[wi];
+            if w.gen.waits_for(w.phase + 1) == Some(what) {
+                // Threads parked at the barrier resume no earlier than now.
+                let parked: Vec<usize> = (w.tasks.iter().copied())
+                    .filter(|&id| self.tasks[id].state == State::Barrier)
+                    .collect();
+                for &id in &parked {
+                    self.tasks[id].clock = self.tasks[id].clock.max(at);
+                }
+                if !parked.is_empty() {
+                    self.maybe_release_barrier(wi);
+                }
+            }
             let cfg = &self.wls[wi].cfg;
             if cfg.after.as_deref() == Some(what) {
                 let t = at + cfg.start.0;

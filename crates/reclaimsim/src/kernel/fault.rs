@@ -287,7 +287,7 @@ pub fn handle_mm_fault(
             // filemap_fault; a write is do_shared_fault: page_mkwrite, then the PTE is
             // installed writable and dirty and the folio dirtied
             // (fault_dirty_shared_page). A read installs it write-protected.
-            let pfn = find_or_read_page(k, p, memcg, file, idx as u64, true)?;
+            let pfn = find_or_read_page(k, p, memcg, file, idx as u64, Via::Fault)?;
             if pte_changed(k, mm, v, idx, pte) {
                 return Ok(());
             }
@@ -317,8 +317,9 @@ fn pte_changed(k: &mut Kernel, mm: u32, v: usize, idx: usize, orig: Pte) -> bool
     true
 }
 
-/// Models fault_dirty_shared_page(): dirty the folio (folio_mark_dirty) and let
-/// balance_dirty_pages_ratelimited() kick background writeback.
+/// Models fault_dirty_shared_page() (and the end of generic_perform_write): dirty the
+/// folio (folio_mark_dirty) and let balance_dirty_pages_ratelimited() kick background
+/// writeback.
 fn dirty_shared_page(k: &mut Kernel, pfn: Pfn) {
     if crate::kernel::writeback::folio_mark_dirty(k, pfn) {
         crate::kernel::writeback::balance_dirty_pages_ratelimited(k);
@@ -444,16 +445,28 @@ pub fn folio_free_swap(k: &mut Kernel, pfn: Pfn) {
     k.spend(k.costs.swap_slot, Cat::Other);
 }
 
+/// What a page-cache lookup is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// read(2): filemap_get_pages.
+    Read,
+    /// A page fault on a file mapping: filemap_fault.
+    Fault,
+    /// A whole-page write(2): write_begin, which reads nothing in.
+    Write,
+}
+
 /// Page-cache lookup, reading the page in on a miss (filemap_get_pages /
-/// filemap_fault): allocate, read from the device (or zero-fill a hole), insert, check
-/// the shadow for a refault, and queue for the LRU.
+/// filemap_fault; for a whole-page write, grab_cache_page_write_begin, which does not
+/// read): allocate, read from the device (or zero-fill a hole), insert, check the shadow
+/// for a refault, and queue for the LRU.
 fn find_or_read_page(
     k: &mut Kernel,
     p: &mut dyn Policy,
     memcg: MemcgId,
     file: u32,
     index: u64,
-    in_fault: bool,
+    via: Via,
 ) -> Result<Pfn, Killed> {
     k.spend(k.costs.xarray, Cat::Other);
     let slot = k.files[file as usize].slots[index as usize];
@@ -479,13 +492,17 @@ fn find_or_read_page(
     fl.nr_cached += 1;
     k.spend(k.costs.xarray, Cat::Other);
     k.spin_unlock(lock);
-    // The read into the new folio (a sparse file's hole is zero-filled).
-    if k.files[file as usize].sparse {
-        k.spend(k.costs.page_zero, Cat::Io);
-    } else {
-        k.spend(k.costs.page_copy, Cat::Io);
-        k.vm.add(Vm::Pgpgin, 4);
+    // The read into the new folio (a sparse file's hole is zero-filled); a whole-page
+    // write overwrites it instead.
+    match via {
+        Via::Write => {}
+        _ if k.files[file as usize].sparse => k.spend(k.costs.page_zero, Cat::Io),
+        _ => {
+            k.spend(k.costs.page_copy, Cat::Io);
+            k.vm.add(Vm::Pgpgin, 4);
+        }
     }
+    let in_fault = via == Via::Fault;
     if in_fault {
         k.count(Vm::Pgmajfault, memcg, 1);
     }
@@ -505,9 +522,29 @@ pub fn filemap_read(
     index: u64,
 ) -> Result<(), Killed> {
     k.spend(k.costs.read_syscall, Cat::Other);
-    let pfn = find_or_read_page(k, p, memcg, file, index, false)?;
+    let pfn = find_or_read_page(k, p, memcg, file, index, Via::Read)?;
     p.mark_accessed(k, pfn);
     k.spend(k.costs.page_copy, Cat::Io);
+    Ok(())
+}
+
+/// Models generic_perform_write() of one whole 4 KiB page (a buffered write(2) on ext4):
+/// write_begin finds or creates the page-cache folio, the data is copied in, write_end
+/// dirties it (folio_mark_dirty) and balance_dirty_pages_ratelimited() may kick
+/// background writeback. As in the kernel, a buffered write does not mark the folio
+/// accessed. Not modelled: write_begin's wait for the folio's writeback (FGP_STABLE).
+pub fn generic_perform_write(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    memcg: MemcgId,
+    file: u32,
+    index: u64,
+) -> Result<(), Killed> {
+    // The syscall entry costs what a read's does.
+    k.spend(k.costs.read_syscall, Cat::Other);
+    let pfn = find_or_read_page(k, p, memcg, file, index, Via::Write)?;
+    k.spend(k.costs.page_copy, Cat::Io);
+    dirty_shared_page(k, pfn);
     Ok(())
 }
 

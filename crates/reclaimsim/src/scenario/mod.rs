@@ -96,6 +96,39 @@ pub fn load(
     Ok(loaded)
 }
 
+/// The scenario `reclaimsim fio JOBFILE --memory SIZE` runs: a machine of `memory`
+/// (the model's defaults otherwise) running the job file's jobs, one workload each
+/// (`expand_jobfiles`), with `--set` and `--seed` applied as for a scenario file.
+pub fn load_jobfile(
+    jobfile: &Path,
+    memory: &str,
+    sets: &[String],
+    seed: Option<u64>,
+) -> Result<LoadedScenario, ScenarioError> {
+    units::parse_size(memory).map_err(|message| ScenarioError {
+        file: "--memory".into(),
+        line: None,
+        field: String::new(),
+        message,
+        from_set: false,
+    })?;
+    let quote = |s: &str| Value::String(s.to_string()).to_string();
+    let stem = jobfile
+        .file_stem()
+        .map_or("fio".into(), |s| s.to_string_lossy());
+    let text = format!(
+        "name = {}\n[machine]\nmemory = {}\n[[workload]]\nname = \"fio\"\n\
+         fio = {{ jobfile = {} }}\n",
+        quote(&stem),
+        quote(memory),
+        quote(&jobfile.to_string_lossy())
+    );
+    // A name without a directory: the job file's path is taken as given.
+    let mut loaded = parse(&text, "reclaimsim-fio", sets, seed)?;
+    loaded.path = jobfile.to_path_buf();
+    Ok(loaded)
+}
+
 /// Merge and check a scenario given as text; `file_name` is what errors call it.
 pub fn parse(
     text: &str,
@@ -176,8 +209,9 @@ pub fn parse(
             e
         };
         let (profile, pinned) = apply_profile(&mut doc, &origins, &src).map_err(in_variant)?;
-        let expansion = expand_instances(&mut doc)
+        let mut expansion = expand_instances(&mut doc)
             .map_err(|(path, msg)| in_variant(src.error(&origins.of(&path), show(&path), &msg)))?;
+        expand_jobfiles(&mut doc, &origins, &src, &mut expansion).map_err(in_variant)?;
         let mut scenario: Scenario = src
             .deserialize(doc, &origins, &expansion)
             .map_err(in_variant)?;
@@ -318,10 +352,7 @@ fn read_profile(
 ) -> Result<profile::MachineProfile, ScenarioError> {
     let field = at("machine.profile");
     let origin = origins.of(&field);
-    let by = match &origin {
-        Origin::Set(_) => "--set machine.profile".to_string(),
-        Origin::Doc(_) => src.file.to_string(),
-    };
+    let by = named_by(&origin, src);
     let named = |mut e: ScenarioError| {
         e.message = format!("{} (the machine profile named by {by})", e.message);
         e
@@ -339,18 +370,125 @@ fn read_profile(
             }
         };
     }
-    let path = match &origin {
-        Origin::Set(_) => PathBuf::from(name),
-        Origin::Doc(_) => Path::new(src.file)
-            .parent()
-            .unwrap_or(Path::new(""))
-            .join(name),
-    };
+    let path = named_path(name, &origin, src);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         let message = format!("cannot read machine profile {}: {e}", path.display());
         src.error(&origin, show(&field), &message)
     })?;
     profile::parse(&text, &path.display().to_string()).map_err(named)
+}
+
+/// Who named a file: the scenario file, or `--set KEY`.
+fn named_by(origin: &Origin, src: &Source) -> String {
+    match origin {
+        Origin::Set(key) => format!("--set {key}"),
+        Origin::Doc(_) => src.file.to_string(),
+    }
+}
+
+/// The path of a file a field names: relative to the scenario file when written in it,
+/// to the current directory when given with `--set` (as any path on a command line).
+fn named_path(name: &str, origin: &Origin, src: &Source) -> PathBuf {
+    match origin {
+        Origin::Set(_) => PathBuf::from(name),
+        Origin::Doc(_) => Path::new(src.file)
+            .parent()
+            .unwrap_or(Path::new(""))
+            .join(name),
+    }
+}
+
+/// Replaces each workload whose `fio` table is `{ jobfile = "PATH" }` by one workload
+/// per job of that fio job file (`workload::jobfile`): named as the workload when the file
+/// has one job, `NAME.JOB` otherwise, with the job's options as its `fio` table, and
+/// `after` the previous job's workload for a job with `stonewall`. Errors in the job
+/// file name it, the line and the option.
+fn expand_jobfiles(
+    doc: &mut Table,
+    origins: &Origins,
+    src: &Source,
+    expansion: &mut Expansion,
+) -> Result<(), ScenarioError> {
+    let Some(Value::Array(elements)) = doc.get_mut("workload") else {
+        return Ok(());
+    };
+    let templates = expansion.0.get("workload").cloned().unwrap_or_default();
+    let (mut out, mut map) = (Vec::new(), Vec::new());
+    for (i, element) in std::mem::take(elements).into_iter().enumerate() {
+        let entry = templates.get(i).copied().unwrap_or((i, None));
+        let Some(fio) = element.get("fio").and_then(Value::as_table) else {
+            out.push(element);
+            map.push(entry);
+            continue;
+        };
+        let Some(jobfile) = fio.get("jobfile") else {
+            out.push(element);
+            map.push(entry);
+            continue;
+        };
+        let field = |f: &str| expansion.translate(elem("workload", i, f), String::new()).0;
+        let fail = |f: &str, message: &str| {
+            let path = field(f);
+            src.error(&origins.of(&path), show(&path), message)
+        };
+        if let Some(other) = fio.keys().find(|k| *k != "jobfile") {
+            let message = "with jobfile, the job's options go in the job file";
+            return Err(fail(&format!("fio.{other}"), message));
+        }
+        let Value::String(name) = jobfile else {
+            return Err(fail(
+                "fio.jobfile",
+                "must be the job file's path (a string)",
+            ));
+        };
+        let jobs = read_jobfile(name, &field("fio.jobfile"), origins, src)?;
+        let base = element.get("name").and_then(Value::as_str).unwrap_or("");
+        let names: Vec<String> = match jobs.len() {
+            1 => vec![base.to_string()],
+            _ => jobs.iter().map(|j| format!("{base}.{}", j.name)).collect(),
+        };
+        for (k, job) in jobs.iter().enumerate() {
+            let mut copy = element.clone();
+            if let Value::Table(t) = &mut copy {
+                t.insert("fio".into(), Value::Table(job.options.clone()));
+                t.insert("name".into(), Value::String(names[k].clone()));
+                if job.stonewall && k > 0 {
+                    t.insert("after".into(), Value::String(names[k - 1].clone()));
+                }
+            }
+            out.push(copy);
+            map.push(entry);
+        }
+    }
+    *elements = out;
+    expansion.0.insert("workload", map);
+    Ok(())
+}
+
+/// The jobs of the job file `name` that the field at `field` gives (see `named_path`).
+fn read_jobfile(
+    name: &str,
+    field: &[Seg],
+    origins: &Origins,
+    src: &Source,
+) -> Result<Vec<crate::workload::jobfile::Job>, ScenarioError> {
+    let origin = origins.of(field);
+    let path = named_path(name, &origin, src);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        let message = format!("cannot read fio job file {}: {e}", path.display());
+        src.error(&origin, show(field), &message)
+    })?;
+    crate::workload::jobfile::parse(&text).map_err(|e| ScenarioError {
+        file: path.display().to_string(),
+        line: Some(e.line),
+        field: e.option,
+        message: format!(
+            "{} (the fio job file named by {})",
+            e.message,
+            named_by(&origin, src)
+        ),
+        from_set: false,
+    })
 }
 
 /// One step of a path through a document.
@@ -1161,7 +1299,7 @@ fn check_workloads(s: &Scenario) -> Result<(), Problem> {
         built.push(
             options
                 .build(s.seed)
-                .map_err(|e| (elem("workload", i, kind(&options)), e))?,
+                .map_err(|e| build_problem(i, kind(&options), e))?,
         );
     }
     for (i, w) in s.workloads.iter().enumerate() {
@@ -1169,6 +1307,17 @@ fn check_workloads(s: &Scenario) -> Result<(), Problem> {
             if let Some(target) = target {
                 check_reference(s, &built, i, target)
                     .map_err(|e| (elem("workload", i, field), e))?;
+            }
+        }
+        for (p, name) in built[i].phases().iter().enumerate() {
+            if let Some(target) = built[i].waits_for(p) {
+                check_reference(s, &built, i, target).map_err(|e| {
+                    let table = w.options().map_or("", |o| kind(&o));
+                    (
+                        elem("workload", i, table),
+                        format!("phase `{name}`: wait_for: {e}"),
+                    )
+                })?;
             }
         }
         if after_cycle(&s.workloads, i) {
@@ -1179,6 +1328,20 @@ fn check_workloads(s: &Scenario) -> Result<(), Problem> {
         }
     }
     Ok(())
+}
+
+/// A workload's build error, about the field its message starts with (`fio.rw: ...`,
+/// the generators' convention) when that is one plain field, else about its table.
+fn build_problem(i: usize, kind: &str, e: String) -> Problem {
+    let field = e
+        .strip_prefix(kind)
+        .and_then(|r| r.strip_prefix('.'))
+        .and_then(|r| r.split_once(": "))
+        .filter(|(f, _)| f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    match field {
+        Some((f, message)) => (elem("workload", i, &format!("{kind}.{f}")), message.into()),
+        None => (elem("workload", i, kind), e),
+    }
 }
 
 /// Check that `target` (`workload` or `workload:phase`) names another workload (and one of its phases).

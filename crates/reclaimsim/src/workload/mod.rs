@@ -57,6 +57,8 @@ pub enum Touch {
     Mem { region: u32, page: u64, write: bool },
     /// A buffered `read(2)` of one 4 KiB page of a file (`filemap_read`).
     Read { file: u32, index: u64 },
+    /// A buffered `write(2)` of one whole 4 KiB page of a file (`generic_perform_write`).
+    Write { file: u32, index: u64 },
     /// `munmap` of a whole region (it is mapped again on the next touch, as page_fault3 does).
     Unmap { region: u32 },
     /// CPU time spent outside the memory model (request parsing, syscall entry, copying).
@@ -94,11 +96,18 @@ pub trait Workload {
     /// The next step of thread `thread` at virtual time `now_ns` (since the workload
     /// started); touches go to `out`, which the caller has cleared.
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step;
+    /// What phase `phase` waits for, after the barrier ending the phase before it: a
+    /// workload or `workload:phase` that must have finished.
+    fn waits_for(&self, _phase: usize) -> Option<&str> {
+        None
+    }
 }
 
 pub mod anon;
 pub mod dd;
+pub mod distribution;
 pub mod fio;
+pub mod jobfile;
 pub mod memtier;
 pub mod pagefault;
 
