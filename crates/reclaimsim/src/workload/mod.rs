@@ -94,6 +94,16 @@ pub trait Workload {
     /// The next step of thread `thread` at virtual time `now_ns` (since the workload
     /// started); touches go to `out`, which the caller has cleared.
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step;
+    /// The memcg (path) process `process` runs in, when not the workload's own (a
+    /// trace's tenants).
+    fn process_memcg(&self, _process: usize) -> Option<&str> {
+        None
+    }
+    /// Why the workload stopped early, if it failed (a trace that changed under it): the
+    /// run is then an error, not results.
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 pub mod anon;
@@ -101,6 +111,7 @@ pub mod dd;
 pub mod fio;
 pub mod memtier;
 pub mod pagefault;
+pub mod trace;
 
 /// The options of one workload, by the tool it models.
 #[derive(Debug, Clone)]
@@ -110,6 +121,7 @@ pub enum WorkloadOptions {
     Dd(dd::DdOptions),
     PageFault3(pagefault::PageFault3Options),
     Anon(anon::AnonOptions),
+    Trace(trace::TraceOptions),
 }
 
 impl WorkloadOptions {
@@ -121,6 +133,7 @@ impl WorkloadOptions {
             Self::Dd(o) => Box::new(dd::Dd::new(o)?),
             Self::PageFault3(o) => Box::new(pagefault::PageFault3::new(o)?),
             Self::Anon(o) => Box::new(anon::Anon::new(o, seed)?),
+            Self::Trace(o) => Box::new(trace::Trace::new(o)?),
         })
     }
 }
