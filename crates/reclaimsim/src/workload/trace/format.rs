@@ -44,16 +44,27 @@ impl Format {
         }
     }
 
-    pub fn parse(s: &str) -> Result<Format, String> {
-        match s {
-            "oracleGeneral" => Ok(Format::OracleGeneral),
-            "csv" => Ok(Format::Csv),
-            "txt" => Ok(Format::Txt),
-            "page" => Ok(Format::Page),
-            _ => Err(format!(
-                "\"{s}\" is not a trace format (oracleGeneral, csv, txt, page)"
-            )),
+    const ALL: [Format; 4] = [
+        Format::OracleGeneral,
+        Format::Csv,
+        Format::Txt,
+        Format::Page,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::OracleGeneral => "oracleGeneral",
+            Format::Csv => "csv",
+            Format::Txt => "txt",
+            Format::Page => "page",
         }
+    }
+
+    pub fn parse(s: &str) -> Result<Format, String> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| format!("\"{s}\" is not a trace format (oracleGeneral, csv, txt, page)"))
     }
 
     /// Whether records carry a time.
