@@ -11,6 +11,8 @@
 //! maps it to; files are shared, their pages charged to the tenant that reads them first.
 
 pub mod format;
+#[cfg(test)]
+mod tests;
 
 use super::{Layout, ProcessSpec, RegionSpec, Step, Touch, Workload};
 use crate::scenario::units::{Duration, PAGE_SIZE};
