@@ -32,9 +32,13 @@ fn oracle(ids: &[u64]) -> Vec<u8> {
 fn zipf_ids(requests: usize, objects: u64, seed: u64) -> Vec<u64> {
     let weights: Vec<f64> = (1..=objects).map(|k| 1.0 / (k as f64).powf(0.8)).collect();
     let total: f64 = weights.iter().sum();
+    let mut sum = 0.0;
     let cdf: Vec<f64> = weights
         .iter()
-        .scan(0.0, |s, w| Some(*s += w / total).map(|_| *s))
+        .map(|w| {
+            sum += w / total;
+            sum
+        })
         .collect();
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
     (0..requests)

@@ -230,7 +230,7 @@ impl Reader {
     }
 
     /// The next record, `None` at the end of the trace.
-    pub fn next(&mut self) -> Result<Option<Record<'_>>, TraceError> {
+    pub fn read(&mut self) -> Result<Option<Record<'_>>, TraceError> {
         let record = self.record + 1;
         let err = |line, field, message| TraceError {
             file: self.file.clone(),

@@ -243,7 +243,7 @@ impl Scan {
         let mut reader = Reader::open(&spec.path, spec.format, &spec.cols)?;
         let mut last = 0.0;
         loop {
-            let (line, added) = match reader.next()? {
+            let (line, added) = match reader.read()? {
                 None => break,
                 Some(rec) => (rec.line, scan.add(&rec, &mut last)),
             };
@@ -420,7 +420,7 @@ impl Trace {
             ),
         };
         loop {
-            let (line, loc) = match reader.next().map_err(|e| e.to_string())? {
+            let (line, loc) = match reader.read().map_err(|e| e.to_string())? {
                 None => return Ok(None),
                 Some(rec) if !self.scan.tenants.contains_key(rec.tenant) => {
                     (rec.line, Err(("tenant", "new since the first pass".into())))
