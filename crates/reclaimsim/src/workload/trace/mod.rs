@@ -17,6 +17,7 @@ mod tests;
 use super::{Layout, ProcessSpec, RegionSpec, Step, Touch, Workload};
 use crate::scenario::units::{Duration, PAGE_SIZE};
 use format::{Columns, Format, Reader, Record, Target, TraceError};
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -194,7 +195,7 @@ struct Range {
 enum Key {
     /// Page `page` of the anonymous memory of tenant `tenant` (index into `Scan::tenants`).
     Anon { tenant: u32, page: u64 },
-    /// An object (`file` 0) or page `id` of a named file.
+    /// Object `id` of the objects' file, or page `id` of a named file.
     File { file: u32, id: u64 },
 }
 
@@ -213,15 +214,17 @@ struct Scan {
     spec: Spec,
     requests: u64,
     first_time: f64,
-    /// Interned tenants (the empty tenant too) and the thread of each.
-    tenants: HashMap<Vec<u8>, u32>,
+    /// Interned tenants and the thread of each, for records that need a tenant
+    /// (`needs_tenant`).
+    tenants: FxHashMap<Vec<u8>, u32>,
     tenant_thread: Vec<u32>,
-    /// Interned file names; objects are the file with the empty name.
-    files: HashMap<Vec<u8>, u32>,
+    /// The file of the objects, and the interned names of the other files.
+    objects: Option<u32>,
+    files: FxHashMap<Vec<u8>, u32>,
     file_pages: Vec<u64>,
     /// Per thread, the pages of its process's anonymous region.
     anon_pages: Vec<u64>,
-    pages: HashMap<Key, Range>,
+    pages: FxHashMap<Key, Range>,
 }
 
 type Bad = (&'static str, String);
@@ -233,12 +236,13 @@ impl Scan {
             spec: spec.clone(),
             requests: 0,
             first_time: 0.0,
-            tenants: HashMap::new(),
+            tenants: FxHashMap::default(),
             tenant_thread: Vec::new(),
-            files: HashMap::new(),
+            objects: None,
+            files: FxHashMap::default(),
             file_pages: Vec::new(),
             anon_pages: vec![0; threads],
-            pages: HashMap::new(),
+            pages: FxHashMap::default(),
         };
         let mut reader = Reader::open(&spec.path, spec.format, &spec.cols)?;
         let mut last = 0.0;
@@ -255,25 +259,32 @@ impl Scan {
         Ok(scan)
     }
 
+    /// Whether a record's tenant matters: for its thread, or for whose memory it touches.
+    fn needs_tenant(&self, rec: &Record) -> bool {
+        !self.spec.tenant_thread.is_empty() || matches!(rec.target, Target::Anon { .. })
+    }
+
     /// Interns the record's tenant and file, checks its time, gives its key pages.
     fn add(&mut self, rec: &Record, last: &mut f64) -> Result<(), Bad> {
-        if !self.tenants.contains_key(rec.tenant) {
+        if self.needs_tenant(rec) && !self.tenants.contains_key(rec.tenant) {
             let thread = match self.spec.tenant_thread.get(rec.tenant) {
                 Some(&t) => t,
                 None if self.spec.tenant_thread.is_empty() => 0,
                 None => return Err(("tenant", self.unknown_tenant(rec.tenant))),
             };
-            self.tenants
-                .insert(rec.tenant.to_vec(), self.tenant_thread.len() as u32);
+            let id = self.tenant_thread.len() as u32;
+            self.tenants.insert(rec.tenant.to_vec(), id);
             self.tenant_thread.push(thread);
         }
-        let name: &[u8] = match rec.target {
-            Target::File { name, .. } => name,
-            _ => b"",
+        let next_file = self.file_pages.len() as u32;
+        let new_file = match rec.target {
+            Target::Object { .. } => *self.objects.get_or_insert(next_file) == next_file,
+            Target::File { name, .. } => {
+                *self.files.entry(name.to_vec()).or_insert(next_file) == next_file
+            }
+            Target::Anon { .. } => false,
         };
-        if !matches!(rec.target, Target::Anon { .. }) && !self.files.contains_key(name) {
-            self.files
-                .insert(name.to_vec(), self.file_pages.len() as u32);
+        if new_file {
             self.file_pages.push(0);
         }
         let Some(loc) = self.locate(rec)? else {
@@ -286,28 +297,25 @@ impl Scan {
         }
         *last = loc.time;
         self.requests += 1;
-        if !self.pages.contains_key(&loc.key) {
-            let space = match loc.key {
-                Key::Anon { .. } => &mut self.anon_pages[loc.thread],
-                Key::File { file, .. } => &mut self.file_pages[file as usize],
-            };
-            let range = Range {
-                first: *space,
-                pages: loc.pages,
-            };
+        let space = match loc.key {
+            Key::Anon { .. } => &mut self.anon_pages[loc.thread],
+            Key::File { file, .. } => &mut self.file_pages[file as usize],
+        };
+        self.pages.entry(loc.key).or_insert_with(|| {
             *space += loc.pages;
-            self.pages.insert(loc.key, range);
-        }
+            Range {
+                first: *space - loc.pages,
+                pages: loc.pages,
+            }
+        });
         Ok(())
     }
 
     fn unknown_tenant(&self, tenant: &[u8]) -> String {
-        let known: Vec<_> = self
-            .spec
-            .tenant_thread
-            .keys()
+        let mut known: Vec<_> = (self.spec.tenant_thread.keys())
             .map(|k| String::from_utf8_lossy(k))
             .collect();
+        known.sort();
         format!(
             "\"{}\" is not in trace.tenants ({})",
             String::from_utf8_lossy(tenant),
@@ -315,23 +323,24 @@ impl Scan {
         )
     }
 
-    /// The record's thread, key and size (`None`: a request of size 0, skipped); its
-    /// tenant and file must be interned.
+    /// The record's thread, key and size (`None`: a request of size 0, skipped). An
+    /// error for a write to a file, or a tenant or file the first pass did not intern.
     fn locate(&self, rec: &Record) -> Result<Option<Loc>, Bad> {
-        let tenant = self.tenants[rec.tenant];
+        let unknown = |what: &str| format!("a new {what}");
+        let tenant = match self.needs_tenant(rec) {
+            true => *self
+                .tenants
+                .get(rec.tenant)
+                .ok_or(("tenant", unknown("tenant")))?,
+            false => 0,
+        };
         let (key, pages) = match rec.target {
             Target::Object { size: Some(0), .. } => return Ok(None),
             Target::Object { id, size } => {
-                let bytes = if self.spec.ignore_obj_size {
-                    None
-                } else {
-                    size
-                };
+                let file = self.objects.ok_or(("obj_id", unknown("object")))?;
+                let bytes = size.filter(|_| !self.spec.ignore_obj_size);
                 (
-                    Key::File {
-                        file: self.files[&b""[..]],
-                        id,
-                    },
+                    Key::File { file, id },
                     bytes.map_or(1, |b| b.div_ceil(PAGE_SIZE)),
                 )
             }
@@ -349,7 +358,7 @@ impl Scan {
                 ))
             }
             Target::File { name, offset } => {
-                let file = self.files[name];
+                let file = *self.files.get(name).ok_or(("target", unknown("file")))?;
                 (
                     Key::File {
                         file,
@@ -360,7 +369,10 @@ impl Scan {
             }
         };
         Ok(Some(Loc {
-            thread: self.tenant_thread[tenant as usize] as usize,
+            thread: match self.needs_tenant(rec) {
+                true => self.tenant_thread[tenant as usize] as usize,
+                false => 0,
+            },
             key,
             pages,
             write: rec.write,
@@ -422,9 +434,6 @@ impl Trace {
         loop {
             let (line, loc) = match reader.read().map_err(|e| e.to_string())? {
                 None => return Ok(None),
-                Some(rec) if !self.scan.tenants.contains_key(rec.tenant) => {
-                    (rec.line, Err(("tenant", "new since the first pass".into())))
-                }
                 Some(rec) => (rec.line, self.scan.locate(&rec)),
             };
             let changed = |field, m| {
@@ -458,15 +467,13 @@ impl Trace {
 impl Workload for Trace {
     fn layout(&self) -> Layout {
         let s = &self.scan;
-        let mut files = vec![None; s.files.len()];
-        for &f in s.files.values() {
-            files[f as usize] = Some(super::FileSpec {
-                pages: s.file_pages[f as usize],
-                sparse: false,
-            });
-        }
         Layout {
-            files: files.into_iter().flatten().collect(),
+            files: (s.file_pages.iter())
+                .map(|&pages| super::FileSpec {
+                    pages,
+                    sparse: false,
+                })
+                .collect(),
             processes: s
                 .anon_pages
                 .iter()
