@@ -394,7 +394,7 @@ fn read_csv<'a>(
             Some(c) => rec
                 .get(c)
                 .map(Some)
-                .ok_or((line, name, format!("no column {}", c + 1))),
+                .ok_or_else(|| (line, name, format!("no column {}", c + 1))),
         }
     };
     let id = obj_id(field(cols.obj_id, "obj_id")?.unwrap_or_default());

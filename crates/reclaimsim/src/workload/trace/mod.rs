@@ -331,13 +331,13 @@ impl Scan {
             true => *self
                 .tenants
                 .get(rec.tenant)
-                .ok_or(("tenant", unknown("tenant")))?,
+                .ok_or_else(|| ("tenant", unknown("tenant")))?,
             false => 0,
         };
         let (key, pages) = match rec.target {
             Target::Object { size: Some(0), .. } => return Ok(None),
             Target::Object { id, size } => {
-                let file = self.objects.ok_or(("obj_id", unknown("object")))?;
+                let file = self.objects.ok_or_else(|| ("obj_id", unknown("object")))?;
                 let bytes = size.filter(|_| !self.spec.ignore_obj_size);
                 (
                     Key::File { file, id },
@@ -358,7 +358,10 @@ impl Scan {
                 ))
             }
             Target::File { name, offset } => {
-                let file = *self.files.get(name).ok_or(("target", unknown("file")))?;
+                let file = *self
+                    .files
+                    .get(name)
+                    .ok_or_else(|| ("target", unknown("file")))?;
                 (
                     Key::File {
                         file,
