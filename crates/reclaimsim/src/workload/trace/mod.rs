@@ -190,6 +190,24 @@ struct Range {
     pages: u64,
 }
 
+/// Most pages of one object: a `Range` packs into 64 bits (the first page in 40, the
+/// count in 24), so the object maps stay small and cache-friendly.
+const MAX_OBJECT_PAGES: u64 = (1 << 24) - 1;
+
+impl Range {
+    fn pack(self) -> u64 {
+        debug_assert!(self.pages <= MAX_OBJECT_PAGES && self.first < 1 << 40);
+        self.first << 24 | self.pages
+    }
+
+    fn unpack(v: u64) -> Range {
+        Range {
+            first: v >> 24,
+            pages: v & MAX_OBJECT_PAGES,
+        }
+    }
+#[derive(Debug, Clone, Copy)]
+
 /// What a record touches, before its pages are known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Key {
@@ -198,6 +216,9 @@ enum Key {
     /// Object `id` of the objects' file, or page `id` of a named file.
     File { file: u32, id: u64 },
 }
+
+/// Per key space (a file, a tenant's anonymous memory), its ids' packed `Range`s.
+type IdMap = FxHashMap<u64, u64>;
 
 /// A resolved record: the thread that replays it, its key, its size in pages.
 struct Loc {
@@ -222,9 +243,10 @@ struct Scan {
     objects: Option<u32>,
     files: FxHashMap<Vec<u8>, u32>,
     file_pages: Vec<u64>,
-    /// Per thread, the pages of its process's anonymous region.
+    file_ids: Vec<IdMap>,
+    /// Per thread, the pages of its process's anonymous region; per tenant, its ids.
     anon_pages: Vec<u64>,
-    pages: FxHashMap<Key, Range>,
+    anon_ids: Vec<IdMap>,
 }
 
 type Bad = (&'static str, String);
@@ -241,8 +263,9 @@ impl Scan {
             objects: None,
             files: FxHashMap::default(),
             file_pages: Vec::new(),
+            file_ids: Vec::new(),
             anon_pages: vec![0; threads],
-            pages: FxHashMap::default(),
+            anon_ids: Vec::new(),
         };
         let mut reader = Reader::open(&spec.path, spec.format, &spec.cols)?;
         let mut last = 0.0;
@@ -275,6 +298,7 @@ impl Scan {
             let id = self.tenant_thread.len() as u32;
             self.tenants.insert(rec.tenant.to_vec(), id);
             self.tenant_thread.push(thread);
+            self.anon_ids.push(IdMap::default());
         }
         let next_file = self.file_pages.len() as u32;
         let new_file = match rec.target {
@@ -286,6 +310,7 @@ impl Scan {
         };
         if new_file {
             self.file_pages.push(0);
+            self.file_ids.push(IdMap::default());
         }
         let Some(loc) = self.locate(rec)? else {
             return Ok(());
@@ -297,18 +322,42 @@ impl Scan {
         }
         *last = loc.time;
         self.requests += 1;
-        let space = match loc.key {
-            Key::Anon { .. } => &mut self.anon_pages[loc.thread],
-            Key::File { file, .. } => &mut self.file_pages[file as usize],
+        if loc.pages > MAX_OBJECT_PAGES {
+            return Err((
+                "obj_size",
+                "objects of 64 GiB or more are not modelled".into(),
+            ));
+        }
+        let (space, ids, id) = match loc.key {
+            Key::Anon { tenant, page } => (
+                &mut self.anon_pages[loc.thread],
+                &mut self.anon_ids[tenant as usize],
+                page,
+            ),
+            Key::File { file, id } => (
+                &mut self.file_pages[file as usize],
+                &mut self.file_ids[file as usize],
+                id,
+            ),
         };
-        self.pages.entry(loc.key).or_insert_with(|| {
+        ids.entry(id).or_insert_with(|| {
             *space += loc.pages;
             Range {
                 first: *space - loc.pages,
                 pages: loc.pages,
             }
+            .pack()
         });
         Ok(())
+    }
+
+    /// The pages the first pass gave a key.
+    fn range(&self, key: Key) -> Option<Range> {
+        let v = match key {
+            Key::Anon { tenant, page } => self.anon_ids[tenant as usize].get(&page),
+            Key::File { file, id } => self.file_ids[file as usize].get(&id),
+        };
+        v.map(|&v| Range::unpack(v))
     }
 
     fn unknown_tenant(&self, tenant: &[u8]) -> String {
@@ -450,7 +499,7 @@ impl Trace {
                 Ok(Some(loc)) if loc.thread == t => loc,
                 Ok(_) => continue,
             };
-            let Some(&range) = self.scan.pages.get(&loc.key) else {
+            let Some(range) = self.scan.range(loc.key) else {
                 return Err(changed("", "a new object".into()));
             };
             let at = (loc.time - self.scan.first_time) * spec.unit_ns;
