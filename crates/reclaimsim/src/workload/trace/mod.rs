@@ -206,10 +206,10 @@ impl Range {
             pages: v & MAX_OBJECT_PAGES,
         }
     }
-#[derive(Debug, Clone, Copy)]
+}
 
 /// What a record touches, before its pages are known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy)]
 enum Key {
     /// Page `page` of the anonymous memory of tenant `tenant` (index into `Scan::tenants`).
     Anon { tenant: u32, page: u64 },
