@@ -71,14 +71,14 @@ impl Format {
     pub fn has_time(self, cols: &Columns) -> bool {
         match self {
             Format::OracleGeneral | Format::Page => true,
-            Format::Csv => cols.time.is_some() || cols.named,
+            Format::Csv => cols.time.is_some() || cols.has_header,
             Format::Txt => false,
         }
     }
 }
 
-/// Which csv columns (0-based) hold what. With `named`, a header line names them
-/// (`time`, `obj_id`, `obj_size`, `tenant`) and the columns given here win.
+/// Which csv columns (0-based) hold what. With a header, the header names them (`time`,
+/// `obj_id`, `obj_size`, `tenant`) and the columns given here win.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Columns {
     pub time: Option<usize>,
@@ -87,7 +87,6 @@ pub struct Columns {
     pub tenant: Option<usize>,
     pub delimiter: u8,
     pub has_header: bool,
-    pub named: bool,
 }
 
 /// What a record touches.
@@ -274,7 +273,7 @@ fn resolve_columns(
     cols: &Columns,
 ) -> Result<Columns, String> {
     let mut cols = cols.clone();
-    if cols.named {
+    if cols.has_header {
         let header = r
             .byte_headers()
             .map_err(|e| format!("cannot read the header: {e}"))?;

@@ -148,23 +148,26 @@ impl TraceOptions {
             tenant: self.tenant_col.map(|c| c - 1),
             delimiter: delimiter as u8,
             has_header,
-            named: has_header,
         })
     }
 
     /// The first pass over the trace (done once; see `scan`).
-    fn scanned(&self) -> Result<(Spec, Arc<Scan>), String> {
+    fn scanned(&self) -> Result<Arc<Scan>, String> {
         let spec = self.spec()?;
         let scan = self
             .scan
             .get_or_init(|| Scan::run(&spec).map(Arc::new).map_err(|e| e.to_string()))
             .clone()?;
-        Ok((spec, scan))
+        debug_assert_eq!(
+            scan.spec.path, spec.path,
+            "options changed after their first pass"
+        );
+        Ok(scan)
     }
 
     /// What the first pass found, for sizing a run (`reclaimsim trace`).
     pub fn summary(&self) -> Result<Summary, String> {
-        let (_, scan) = self.scanned()?;
+        let scan = self.scanned()?;
         Ok(Summary {
             requests: scan.requests,
             file_pages: scan.file_pages.iter().sum(),
@@ -459,7 +462,7 @@ pub struct Trace {
 
 impl Trace {
     pub fn new(o: &TraceOptions) -> Result<Self, String> {
-        let (_, scan) = o.scanned()?;
+        let scan = o.scanned()?;
         let threads = scan.anon_pages.len();
         Ok(Trace {
             scan,
