@@ -144,6 +144,10 @@ fn own_end(w: &WorkloadConfig) -> End {
             None => End::ops(touches * u128::from(a.threads)),
         };
     }
+    if let Some(t) = &w.trace {
+        // The trace's first pass, already done when the scenario was checked.
+        return End::ops(t.summary().map_or(0, |s| u128::from(s.requests)));
+    }
     End::default()
 }
 

@@ -2,6 +2,7 @@
 
 mod guard;
 mod progress;
+mod trace;
 
 use clap::{Args, Parser, Subcommand};
 use rayon::prelude::*;
@@ -105,6 +106,9 @@ enum Command {
         #[arg(long, short, value_name = "PATH")]
         out: PathBuf,
     },
+    /// Replay a trace in a memcg of --cache-size under classic LRU and MGLRU and print
+    /// the miss ratios, beside libCacheSim's policies when its Python package is there.
+    Trace(trace::TraceArgs),
     /// Measure the model: simulated page accesses per wall second, host bytes per
     /// simulated frame, and the demo scenario's wall time.
     Bench {
@@ -245,6 +249,7 @@ fn main() -> ExitCode {
         } => validate(scenarios, *seed, json.as_deref(), sensitivity, runs),
         Command::Report { results, out } => report_cmd(results, out),
         Command::Bench { json } => bench(json.as_deref()),
+        Command::Trace(args) => trace::trace(args),
         Command::Calibrate { out, quick, name } => calibrate(out, *quick, name.as_deref()),
     };
     match result {

@@ -206,6 +206,13 @@ pub fn run(
     // SAFETY: from Box::into_raw above, and no coroutine refers to it any more.
     let e = unsafe { Box::from_raw(engine) };
     ran?;
+    if let Some((w, why)) = e
+        .wls
+        .iter()
+        .find_map(|w| w.gen.failure().map(|f| (&w.name, f)))
+    {
+        return Err(SimError::Setup(format!("workload {w}: {why}")));
+    }
     let mut r = e.results(variant);
     r.wall_s = wall.elapsed().as_secs_f64();
     Ok(r)
@@ -396,8 +403,14 @@ impl Engine {
                 k.files.push(File::new(f.pages, f.sparse));
             }
             let mut mms = Vec::new();
-            for proc_ in &layout.processes {
+            for (pi, proc_) in layout.processes.iter().enumerate() {
                 let id = k.mms.len() as u32;
+                let memcg = match gen.process_memcg(pi) {
+                    None => memcg,
+                    Some(path) => k.memcgs.by_path(path).ok_or_else(|| {
+                        SimError::Setup(format!("workload {}: no memcg {path}", wc.name))
+                    })?,
+                };
                 let mut mm = Mm {
                     memcg,
                     ..Default::default()
@@ -813,6 +826,8 @@ impl Engine {
     ) -> Result<(), fault::Killed> {
         let (k, p) = (&mut self.k, self.p.as_mut());
         let w = &self.wls[wi];
+        // A thread's reads are charged to its process's memcg (a trace's tenant).
+        let memcg = mm.map_or(w.memcg, |m| k.mms[m as usize].memcg);
         k.spend(w.op_cost, Cat::Other);
         if let Some(m) = mm {
             prefetch_touches(k, m, touches);
@@ -848,7 +863,7 @@ impl Engine {
                     }
                 }
                 Touch::Read { file, index } => {
-                    fault::filemap_read(k, p, w.memcg, w.file_base + file, index)?
+                    fault::filemap_read(k, p, memcg, w.file_base + file, index)?
                 }
                 Touch::Write { file, index } => {
                     fault::generic_perform_write(k, p, w.memcg, w.file_base + file, index)?

@@ -312,7 +312,7 @@ pub struct MemcgConfig {
 }
 
 /// One workload, placed in a memcg and pinned to CPUs. Exactly one of the workload
-/// tables (`fio`, `memcached`, `dd`, `page_fault3`, `anon`) must be present.
+/// tables (`fio`, `memcached`, `dd`, `page_fault3`, `anon`, `trace`) must be present.
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadConfig {
@@ -333,6 +333,7 @@ pub struct WorkloadConfig {
     pub dd: Option<crate::workload::dd::DdOptions>,
     pub page_fault3: Option<crate::workload::pagefault::PageFault3Options>,
     pub anon: Option<crate::workload::anon::AnonOptions>,
+    pub trace: Option<crate::workload::trace::TraceOptions>,
 }
 
 fn root_path() -> String {
@@ -358,12 +359,16 @@ impl WorkloadConfig {
         if let Some(o) = &self.anon {
             found.push(WorkloadOptions::Anon(o.clone()));
         }
+        if let Some(o) = &self.trace {
+            found.push(WorkloadOptions::Trace(o.clone()));
+        }
         match found.len() {
             1 => Ok(found.pop().unwrap()),
-            0 => Err("needs one of the tables fio, memcached, dd, page_fault3, anon".into()),
-            _ => {
-                Err("has more than one of the tables fio, memcached, dd, page_fault3, anon".into())
-            }
+            0 => Err("needs one of the tables fio, memcached, dd, page_fault3, anon, trace".into()),
+            _ => Err(
+                "has more than one of the tables fio, memcached, dd, page_fault3, anon, trace"
+                    .into(),
+            ),
         }
     }
 }

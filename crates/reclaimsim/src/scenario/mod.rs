@@ -218,6 +218,12 @@ pub fn parse(
         if let Some(seed) = seed {
             scenario.seed = seed;
         }
+        resolve_trace_paths(&mut scenario, src.file, |i| {
+            let path = expansion
+                .translate(elem("workload", i, "trace.path"), String::new())
+                .0;
+            matches!(origins.of(&path), Origin::Set(_))
+        });
         scenario.cost_ranges =
             profile::cost_ranges(&scenario.costs, profile.as_ref(), &pinned).map_err(in_variant)?;
         check(&scenario, available).map_err(|(path, msg)| {
@@ -489,6 +495,19 @@ fn read_jobfile(
         ),
         from_set: false,
     })
+}
+
+/// Makes the `trace.path`s the file writes relative to the file's directory; one given
+/// with `--set` stays relative to the current directory, as `machine.profile` does.
+fn resolve_trace_paths(s: &mut Scenario, file: &str, from_set: impl Fn(usize) -> bool) {
+    let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+    for (i, w) in s.workloads.iter_mut().enumerate() {
+        if let Some(t) = &mut w.trace {
+            if t.path.is_relative() && !from_set(i) {
+                t.path = dir.join(&t.path);
+            }
+        }
+    }
 }
 
 /// One step of a path through a document.
@@ -1252,6 +1271,7 @@ fn kind(o: &WorkloadOptions) -> &'static str {
         WorkloadOptions::Dd(_) => "dd",
         WorkloadOptions::PageFault3(_) => "page_fault3",
         WorkloadOptions::Anon(_) => "anon",
+        WorkloadOptions::Trace(_) => "trace",
     }
 }
 
@@ -1296,11 +1316,21 @@ fn check_workloads(s: &Scenario) -> Result<(), Problem> {
             }
         }
         let options = w.options().map_err(|e| (elem("workload", i, ""), e))?;
-        built.push(
-            options
-                .build(s.seed)
-                .map_err(|e| build_problem(i, kind(&options), e))?,
-        );
+        let gen = options
+            .build(s.seed)
+            .map_err(|e| build_problem(i, kind(&options), e))?;
+        for p in 0..gen.layout().processes.len() {
+            match gen.process_memcg(p) {
+                Some(path) if path != "/" && !s.memcgs.iter().any(|c| c.path == path) => {
+                    return fail(
+                        elem("workload", i, kind(&options)),
+                        format!("no [[memcg]] with path \"{path}\" (a tenant's memcg)"),
+                    );
+                }
+                _ => {}
+            }
+        }
+        built.push(gen);
     }
     for (i, w) in s.workloads.iter().enumerate() {
         for (field, target) in [("after", &w.after), ("until", &w.until)] {

@@ -101,6 +101,16 @@ pub trait Workload {
     fn waits_for(&self, _phase: usize) -> Option<&str> {
         None
     }
+    /// The memcg (path) process `process` runs in, when not the workload's own (a
+    /// trace's tenants).
+    fn process_memcg(&self, _process: usize) -> Option<&str> {
+        None
+    }
+    /// Why the workload stopped early, if it failed (a trace that changed under it): the
+    /// run is then an error, not results.
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 pub mod anon;
@@ -110,6 +120,7 @@ pub mod fio;
 pub mod jobfile;
 pub mod memtier;
 pub mod pagefault;
+pub mod trace;
 
 /// The options of one workload, by the tool it models.
 #[derive(Debug, Clone)]
@@ -119,6 +130,7 @@ pub enum WorkloadOptions {
     Dd(dd::DdOptions),
     PageFault3(pagefault::PageFault3Options),
     Anon(anon::AnonOptions),
+    Trace(trace::TraceOptions),
 }
 
 impl WorkloadOptions {
@@ -130,6 +142,7 @@ impl WorkloadOptions {
             Self::Dd(o) => Box::new(dd::Dd::new(o)?),
             Self::PageFault3(o) => Box::new(pagefault::PageFault3::new(o)?),
             Self::Anon(o) => Box::new(anon::Anon::new(o, seed)?),
+            Self::Trace(o) => Box::new(trace::Trace::new(o)?),
         })
     }
 }
