@@ -94,6 +94,19 @@ pub fn trace(a: &TraceArgs) -> Result<(), Failure> {
     } else {
         libcachesim(a, cache)
     };
+    print_table(a, cache, &summary, &results, lcs);
+    Ok(())
+}
+
+/// Prints the miss-ratio table: the model's policies, then libCacheSim's rows or why
+/// there are none.
+fn print_table(
+    a: &TraceArgs,
+    cache: u64,
+    summary: &reclaimsim::workload::trace::Summary,
+    results: &[VariantResult],
+    lcs: Result<Vec<(String, f64)>, String>,
+) {
     let unit = if a.ignore_obj_size {
         "requests"
     } else {
@@ -111,7 +124,7 @@ pub fn trace(a: &TraceArgs) -> Result<(), Failure> {
         "{:<34} {:>10} {:>12} {:>12}",
         "policy", "miss ratio", "misses", unit
     );
-    for ((name, ..), r) in POLICIES.iter().zip(&results) {
+    for ((name, ..), r) in POLICIES.iter().zip(results) {
         let (misses, touched) = misses(r, summary.anon_pages);
         let ratio = misses as f64 / touched.max(1) as f64;
         println!(
@@ -127,7 +140,6 @@ pub fn trace(a: &TraceArgs) -> Result<(), Failure> {
         }
         Err(why) => println!("libCacheSim: {why}"),
     }
-    Ok(())
 }
 
 /// A run's misses, and the pages it touched: pages brought in from the device or swap

@@ -1280,57 +1280,9 @@ fn check_workloads(s: &Scenario) -> Result<(), Problem> {
         return fail(at("workload"), "a scenario needs at least one [[workload]]");
     }
     let mut built: Vec<Box<dyn Workload>> = Vec::new();
-    for (i, w) in s.workloads.iter().enumerate() {
-        if w.name.is_empty() || w.name.contains(':') {
-            return fail(
-                elem("workload", i, "name"),
-                format!("\"{}\": a name must be non-empty, without ':'", w.name),
-            );
-        }
-        if s.workloads[..i].iter().any(|o| o.name == w.name) {
-            return fail(
-                elem("workload", i, "name"),
-                format!("\"{}\" is used twice", w.name),
-            );
-        }
-        if w.memcg != "/" && !s.memcgs.iter().any(|c| c.path == w.memcg) {
-            return fail(
-                elem("workload", i, "memcg"),
-                format!("no [[memcg]] with path \"{}\"", w.memcg),
-            );
-        }
-        if let Some(cpus) = &w.cpus {
-            if cpus.is_empty() {
-                return fail(elem("workload", i, "cpus"), "must list at least one CPU");
-            }
-            if let Some(j) = cpus.iter().position(|&c| c >= s.machine.cpus) {
-                let mut path = elem("workload", i, "cpus");
-                path.push(Seg::Index(j));
-                return fail(
-                    path,
-                    format!(
-                        "CPU {} does not exist (machine.cpus = {})",
-                        cpus[j], s.machine.cpus
-                    ),
-                );
-            }
-        }
-        let options = w.options().map_err(|e| (elem("workload", i, ""), e))?;
-        let gen = options
-            .build(s.seed)
-            .map_err(|e| build_problem(i, kind(&options), e))?;
-        for p in 0..gen.layout().processes.len() {
-            match gen.process_memcg(p) {
-                Some(path) if path != "/" && !s.memcgs.iter().any(|c| c.path == path) => {
-                    return fail(
-                        elem("workload", i, kind(&options)),
-                        format!("no [[memcg]] with path \"{path}\" (a tenant's memcg)"),
-                    );
-                }
-                _ => {}
-            }
-        }
-        built.push(gen);
+    for i in 0..s.workloads.len() {
+        check_placement(s, i)?;
+        built.push(build_workload(s, i)?);
     }
     for (i, w) in s.workloads.iter().enumerate() {
         for (field, target) in [("after", &w.after), ("until", &w.until)] {
@@ -1358,6 +1310,70 @@ fn check_workloads(s: &Scenario) -> Result<(), Problem> {
         }
     }
     Ok(())
+}
+
+/// Workload `i`'s name (unique, no ':'), memcg and CPUs.
+fn check_placement(s: &Scenario, i: usize) -> Result<(), Problem> {
+    let w = &s.workloads[i];
+    if w.name.is_empty() || w.name.contains(':') {
+        return fail(
+            elem("workload", i, "name"),
+            format!("\"{}\": a name must be non-empty, without ':'", w.name),
+        );
+    }
+    if s.workloads[..i].iter().any(|o| o.name == w.name) {
+        return fail(
+            elem("workload", i, "name"),
+            format!("\"{}\" is used twice", w.name),
+        );
+    }
+    if w.memcg != "/" && !s.memcgs.iter().any(|c| c.path == w.memcg) {
+        return fail(
+            elem("workload", i, "memcg"),
+            format!("no [[memcg]] with path \"{}\"", w.memcg),
+        );
+    }
+    let Some(cpus) = &w.cpus else {
+        return Ok(());
+    };
+    if cpus.is_empty() {
+        return fail(elem("workload", i, "cpus"), "must list at least one CPU");
+    }
+    if let Some(j) = cpus.iter().position(|&c| c >= s.machine.cpus) {
+        let mut path = elem("workload", i, "cpus");
+        path.push(Seg::Index(j));
+        return fail(
+            path,
+            format!(
+                "CPU {} does not exist (machine.cpus = {})",
+                cpus[j], s.machine.cpus
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Builds workload `i`'s generator, which checks its options, and checks that each of its
+/// processes' memcgs (a trace's tenants) exists.
+fn build_workload(s: &Scenario, i: usize) -> Result<Box<dyn Workload>, Problem> {
+    let options = s.workloads[i]
+        .options()
+        .map_err(|e| (elem("workload", i, ""), e))?;
+    let gen = options
+        .build(s.seed)
+        .map_err(|e| build_problem(i, kind(&options), e))?;
+    for p in 0..gen.layout().processes.len() {
+        match gen.process_memcg(p) {
+            Some(path) if path != "/" && !s.memcgs.iter().any(|c| c.path == path) => {
+                return fail(
+                    elem("workload", i, kind(&options)),
+                    format!("no [[memcg]] with path \"{path}\" (a tenant's memcg)"),
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(gen)
 }
 
 /// A workload's build error, about the field its message starts with (`fio.rw: ...`,
