@@ -8,7 +8,8 @@
 //! workload (a count, a runtime, or an `until` on one that ends) has no end at all.
 
 use reclaimsim::scenario::config::{Scenario, WorkloadConfig};
-use reclaimsim::workload::memtier::Requests;
+use reclaimsim::workload::anon::AnonOptions;
+use reclaimsim::workload::memtier::{MemcachedOptions, Requests};
 
 /// Most simulated memory without `--allow-long`: 64 GiB (16 M frames).
 pub const MAX_MEMORY: u64 = 64 << 30;
@@ -90,28 +91,7 @@ fn own_end(w: &WorkloadConfig) -> End {
         };
     }
     if let Some(m) = &w.memcached {
-        return m.phase.iter().fold(End::default(), |end, p| {
-            let runs = u128::from(p.run_count.max(1));
-            let per_client = match (&p.requests, p.test_time) {
-                (_, Some(t)) => return end.then(&End::time(p.delay.0.saturating_add(t.0))),
-                (Some(Requests::Count(n)), _) => u128::from(*n),
-                (Some(Requests::Keyword(_)), _) => {
-                    let keys = u128::from(p.key_maximum.saturating_sub(p.key_minimum)) + 1;
-                    return end.then(&End {
-                        time_ns: p.delay.0.into(),
-                        ops: keys * runs,
-                        open: None,
-                    });
-                }
-                (None, None) => 10_000,
-            };
-            let clients = u128::from(p.clients) * u128::from(p.threads);
-            end.then(&End {
-                time_ns: p.delay.0.into(),
-                ops: per_client * clients * runs,
-                open: None,
-            })
-        });
+        return memtier_end(m);
     }
     if let Some(d) = &w.dd {
         return match d.runtime {
@@ -125,30 +105,62 @@ fn own_end(w: &WorkloadConfig) -> End {
         return End::time(p.runtime.0);
     }
     if let Some(a) = &w.anon {
-        let pages = u128::from(a.size.pages());
-        let unbounded = a.accesses.map_or(pages, |_| u128::MAX);
-        let run = a.passes.map_or(unbounded, |p| u128::from(p) * pages);
-        let populate = if a.populate { pages } else { 0 };
-        let later: u128 = (a.phase.iter())
-            .map(|p| {
-                p.accesses
-                    .map_or(u128::from(p.passes.unwrap_or(1)) * pages, u128::from)
-            })
-            .sum();
-        let touches = run
-            .min(a.accesses.map_or(u128::MAX, u128::from))
-            .saturating_add(populate)
-            .saturating_add(later);
-        return match a.runtime {
-            Some(r) => End::time(r.0),
-            None => End::ops(touches * u128::from(a.threads)),
-        };
+        return anon_end(a);
     }
     if let Some(t) = &w.trace {
         // The trace's first pass, already done when the scenario was checked.
         return End::ops(t.summary().map_or(0, |s| u128::from(s.requests)));
     }
     End::default()
+}
+
+/// When memtier's phases end: each phase's delay, then its test time or its requests.
+fn memtier_end(m: &MemcachedOptions) -> End {
+    m.phase.iter().fold(End::default(), |end, p| {
+        let runs = u128::from(p.run_count.max(1));
+        let per_client = match (&p.requests, p.test_time) {
+            (_, Some(t)) => return end.then(&End::time(p.delay.0.saturating_add(t.0))),
+            (Some(Requests::Count(n)), _) => u128::from(*n),
+            (Some(Requests::Keyword(_)), _) => {
+                let keys = u128::from(p.key_maximum.saturating_sub(p.key_minimum)) + 1;
+                return end.then(&End {
+                    time_ns: p.delay.0.into(),
+                    ops: keys * runs,
+                    open: None,
+                });
+            }
+            (None, None) => 10_000,
+        };
+        let clients = u128::from(p.clients) * u128::from(p.threads);
+        end.then(&End {
+            time_ns: p.delay.0.into(),
+            ops: per_client * clients * runs,
+            open: None,
+        })
+    })
+}
+
+/// When the anon workload ends: its runtime, or its touches (populate, the run bounded
+/// by `passes` and `accesses`, then the later phases).
+fn anon_end(a: &AnonOptions) -> End {
+    let pages = u128::from(a.size.pages());
+    let unbounded = a.accesses.map_or(pages, |_| u128::MAX);
+    let run = a.passes.map_or(unbounded, |p| u128::from(p) * pages);
+    let populate = if a.populate { pages } else { 0 };
+    let later: u128 = (a.phase.iter())
+        .map(|p| {
+            p.accesses
+                .map_or(u128::from(p.passes.unwrap_or(1)) * pages, u128::from)
+        })
+        .sum();
+    let touches = run
+        .min(a.accesses.map_or(u128::MAX, u128::from))
+        .saturating_add(populate)
+        .saturating_add(later);
+    match a.runtime {
+        Some(r) => End::time(r.0),
+        None => End::ops(touches * u128::from(a.threads)),
+    }
 }
 
 /// When workload `i` ends, counting its start (`start`, `after`) and `until`; `depth`
