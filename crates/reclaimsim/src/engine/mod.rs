@@ -866,7 +866,7 @@ impl Engine {
                     fault::filemap_read(k, p, memcg, w.file_base + file, index)?
                 }
                 Touch::Write { file, index } => {
-                    fault::generic_perform_write(k, p, w.memcg, w.file_base + file, index)?
+                    fault::generic_perform_write(k, p, memcg, w.file_base + file, index)?
                 }
                 Touch::Unmap { region } => {
                     fault::zap_vma(k, p, mm.expect("unmap needs a process"), region as usize)
