@@ -376,7 +376,7 @@ impl Scan {
     }
 
     /// The record's thread, key and size (`None`: a request of size 0, skipped). An
-    /// error for a write to a file, or a tenant or file the first pass did not intern.
+    /// error for a tenant or file the first pass did not intern.
     fn locate(&self, rec: &Record) -> Result<Option<Loc>, Bad> {
         let unknown = |what: &str| format!("a new {what}");
         let tenant = match self.needs_tenant(rec) {
@@ -403,12 +403,6 @@ impl Scan {
                 },
                 1,
             ),
-            Target::File { .. } if rec.write => {
-                return Err((
-                    "op",
-                    "writes to files are not modelled (only read(2)): use r".into(),
-                ))
-            }
             Target::File { name, offset } => {
                 let file = *self
                     .files
@@ -586,6 +580,7 @@ impl Workload for Trace {
                     page,
                     write: next.write,
                 },
+                Key::File { file, .. } if next.write => Touch::Write { file, index: page },
                 Key::File { file, .. } => Touch::Read { file, index: page },
             });
         }
