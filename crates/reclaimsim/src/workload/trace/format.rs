@@ -217,11 +217,28 @@ impl Reader {
         })
     }
 
+    /// Records read so far: the number of the one last read.
+    pub fn records(&self) -> u64 {
+        self.record
+    }
+
     /// An error about the record last read (unknown tenant, time going back).
     pub fn error(&self, line: Option<u64>, field: &'static str, message: String) -> TraceError {
+        self.error_at(self.record, line, field, message)
+    }
+
+    /// An error about record `record` (1-based), read earlier.
+    pub fn error_at(
+        &self,
+        record: u64,
+        line: Option<u64>,
+        field: &'static str,
+        message: String,
+    ) -> TraceError {
+        debug_assert!(record <= self.record);
         TraceError {
             file: self.file.clone(),
-            record: self.record,
+            record,
             line,
             field,
             message,

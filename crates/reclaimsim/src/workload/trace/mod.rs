@@ -19,7 +19,7 @@ use crate::scenario::units::{Duration, PAGE_SIZE};
 use format::{Columns, Format, Reader, Record, Target, TraceError};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -272,13 +272,20 @@ impl Scan {
         };
         let mut reader = Reader::open(&spec.path, spec.format, &spec.cols)?;
         let mut last = 0.0;
+        let mut batch = Vec::with_capacity(BATCH);
         loop {
             let (line, added) = match reader.read()? {
                 None => break,
                 Some(rec) => (rec.line, scan.add(&rec, &mut last)),
             };
-            added.map_err(|(field, m)| reader.error(line, field, m))?;
+            if let Some(loc) = added.map_err(|(field, m)| reader.error(line, field, m))? {
+                batch.push(loc);
+            }
+            if batch.len() == BATCH {
+                scan.assign(&mut batch);
+            }
         }
+        scan.assign(&mut batch);
         if scan.requests == 0 {
             return Err(reader.error(None, "", "no requests".into()));
         }
@@ -290,8 +297,9 @@ impl Scan {
         !self.spec.tenant_thread.is_empty() || matches!(rec.target, Target::Anon { .. })
     }
 
-    /// Interns the record's tenant and file, checks its time, gives its key pages.
-    fn add(&mut self, rec: &Record, last: &mut f64) -> Result<(), Bad> {
+    /// Interns the record's tenant and file and checks its time; what it touches is
+    /// for `assign` to give pages (`None`: nothing, a request of size 0).
+    fn add(&mut self, rec: &Record, last: &mut f64) -> Result<Option<Loc>, Bad> {
         if self.needs_tenant(rec) && !self.tenants.contains_key(rec.tenant) {
             let thread = match self.spec.tenant_thread.get(rec.tenant) {
                 Some(&t) => t,
@@ -316,7 +324,7 @@ impl Scan {
             self.file_ids.push(IdMap::default());
         }
         let Some(loc) = self.locate(rec)? else {
-            return Ok(());
+            return Ok(None);
         };
         if self.requests == 0 {
             self.first_time = loc.time;
@@ -331,27 +339,34 @@ impl Scan {
                 "objects of 64 GiB or more are not modelled".into(),
             ));
         }
-        let (space, ids, id) = match loc.key {
-            Key::Anon { tenant, page } => (
-                &mut self.anon_pages[loc.thread],
-                &mut self.anon_ids[tenant as usize],
-                page,
-            ),
-            Key::File { file, id } => (
-                &mut self.file_pages[file as usize],
-                &mut self.file_ids[file as usize],
-                id,
-            ),
-        };
-        ids.entry(id).or_insert_with(|| {
-            *space += loc.pages;
-            Range {
-                first: *space - loc.pages,
-                pages: loc.pages,
-            }
-            .pack()
-        });
-        Ok(())
+        Ok(Some(loc))
+    }
+
+    /// Gives the keys of `batch` not seen before their pages, in order, and empties it.
+    /// Done for a batch at a time so that the hash tables' cache misses overlap.
+    fn assign(&mut self, batch: &mut Vec<Loc>) {
+        for loc in batch.drain(..) {
+            let (space, ids, id) = match loc.key {
+                Key::Anon { tenant, page } => (
+                    &mut self.anon_pages[loc.thread],
+                    &mut self.anon_ids[tenant as usize],
+                    page,
+                ),
+                Key::File { file, id } => (
+                    &mut self.file_pages[file as usize],
+                    &mut self.file_ids[file as usize],
+                    id,
+                ),
+            };
+            ids.entry(id).or_insert_with(|| {
+                *space += loc.pages;
+                Range {
+                    first: *space - loc.pages,
+                    pages: loc.pages,
+                }
+                .pack()
+            });
+        }
     }
 
     /// The pages the first pass gave a key.
@@ -430,10 +445,15 @@ impl Scan {
     }
 }
 
-/// A thread's replay: its own reader of the trace and a request waiting for its time.
+/// Requests read and looked up at a time by a thread's replay.
+const BATCH: usize = 64;
+
+/// A thread's replay: its own reader of the trace, the requests read from it (the first
+/// may wait for its time) and the error met after them.
 struct Replayer {
     reader: Option<Reader>,
-    pending: Option<Pending>,
+    queue: VecDeque<Pending>,
+    error: Option<String>,
 }
 
 /// A request's pages and when it is due.
@@ -464,43 +484,54 @@ impl Trace {
             threads: (0..threads)
                 .map(|_| Replayer {
                     reader: None,
-                    pending: None,
+                    queue: VecDeque::with_capacity(BATCH),
+                    error: None,
                 })
                 .collect(),
             failure: None,
         })
     }
 
-    /// Thread `t`'s next request, `None` at the end of the trace.
-    fn read(&mut self, t: usize) -> Result<Option<Pending>, String> {
+    /// Refills thread `t`'s queue with its next requests (empty at the end of the trace
+    /// or at an error, which comes after the requests before it). The keys are looked up
+    /// together after reading them, so the hash table's cache misses overlap.
+    fn refill(&mut self, t: usize) -> Result<(), String> {
         let spec = &self.scan.spec;
-        let reader = match &mut self.threads[t].reader {
+        let replayer = &mut self.threads[t];
+        debug_assert!(replayer.queue.is_empty());
+        if let Some(e) = replayer.error.take() {
+            return Err(e);
+        }
+        let reader = match &mut replayer.reader {
             Some(r) => r,
             r => r.insert(
                 Reader::open(&spec.path, spec.format, &spec.cols).map_err(|e| e.to_string())?,
             ),
         };
-        loop {
-            let (line, loc) = match reader.read().map_err(|e| e.to_string())? {
-                None => return Ok(None),
-                Some(rec) => (rec.line, self.scan.locate(&rec)),
+        let mut locs: Vec<(u64, Option<u64>, Loc)> = Vec::with_capacity(BATCH);
+        while locs.len() < BATCH && replayer.error.is_none() {
+            let (line, loc) = match reader.read() {
+                Ok(None) => break,
+                Ok(Some(rec)) => (rec.line, self.scan.locate(&rec)),
+                Err(e) => {
+                    replayer.error = Some(e.to_string());
+                    break;
+                }
             };
-            let changed = |field, m| {
-                format!(
-                    "{} (the trace changed since it was first read)",
-                    reader.error(line, field, m)
-                )
-            };
-            let loc = match loc {
-                Err((field, m)) => return Err(changed(field, m)),
-                Ok(Some(loc)) if loc.thread == t => loc,
-                Ok(_) => continue,
-            };
+            match loc {
+                Ok(Some(loc)) if loc.thread == t => locs.push((reader.records(), line, loc)),
+                Ok(_) => {}
+                Err((field, m)) => replayer.error = Some(changed(reader.error(line, field, m))),
+            }
+        }
+        for (record, line, loc) in locs {
             let Some(range) = self.scan.range(loc.key) else {
-                return Err(changed("", "a new object".into()));
+                let new = "a new object".into();
+                replayer.error = Some(changed(reader.error_at(record, line, "", new)));
+                break;
             };
             let at = (loc.time - self.scan.first_time) * spec.unit_ns;
-            return Ok(Some(Pending {
+            replayer.queue.push_back(Pending {
                 at_ns: at as u64,
                 key: loc.key,
                 range: Range {
@@ -508,9 +539,18 @@ impl Trace {
                     pages: loc.pages.min(range.pages),
                 },
                 write: loc.write,
-            }));
+            });
+        }
+        match replayer.queue.is_empty() {
+            true => replayer.error.take().map_or(Ok(()), Err),
+            false => Ok(()),
         }
     }
+}
+
+/// A record the replay finds other than the first pass did.
+fn changed(e: TraceError) -> String {
+    format!("{e} (the trace changed since it was first read)")
 }
 
 impl Workload for Trace {
@@ -555,23 +595,21 @@ impl Workload for Trace {
     }
 
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step {
-        let next = match self.threads[thread].pending.take() {
-            Some(p) => p,
-            None => match self.read(thread) {
-                Ok(Some(p)) => p,
-                Ok(None) => return Step::Done,
-                Err(e) => {
-                    self.failure.get_or_insert(e);
-                    return Step::Done;
-                }
-            },
+        if self.threads[thread].queue.is_empty() {
+            if let Err(e) = self.refill(thread) {
+                self.failure.get_or_insert(e);
+                return Step::Done;
+            }
+        }
+        let Some(&next) = self.threads[thread].queue.front() else {
+            return Step::Done;
         };
         if self.scan.spec.timing == Timing::Trace && next.at_ns > now_ns {
-            self.threads[thread].pending = Some(next);
             return Step::Sleep {
                 until_ns: next.at_ns,
             };
         }
+        self.threads[thread].queue.pop_front();
         let Range { first, pages } = next.range;
         for page in first..first + pages {
             out.push(match next.key {
