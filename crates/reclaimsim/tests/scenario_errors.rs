@@ -188,6 +188,35 @@ fn wait_for_names_a_missing_workload() {
     );
 }
 
+/// Two workloads each waiting for a phase of the other that comes after the wait.
+#[test]
+fn waits_that_never_end_are_errors() {
+    let two = |a_phase: &str, b: &str| {
+        edit(
+            "size = \"8MiB\"\n",
+            &format!(
+                "size = \"8MiB\"\n[[workload.anon.phase]]\nname = \"again\"\n{a_phase}\n\
+                 [[workload]]\nname = \"b\"\n{b}\nanon = {{ size = \"1MiB\" }}\n"
+            ),
+        )
+    };
+    let text = two("wait_for = \"b\"", "after = \"a:again\"");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "[workload.anon]", "workload[0].anon");
+    assert!(
+        e.message
+            .contains("a:again waits for b:run, b:run starts after a:again: a wait that never ends"),
+        "{e}"
+    );
+    let b = "after = \"b2\"\nanon = { size = \"1MiB\" }\n[[workload]]\nname = \"b2\"\nafter = \"b\"";
+    let text = two("", b);
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "after = \"b2\"", "workload[1].after");
+    // Each waiting for the other's first phase is fine.
+    let ok = two("wait_for = \"b:run\"", "after = \"a:run\"");
+    scenario::parse(&ok, "s.toml", &[], None).unwrap();
+}
+
 #[test]
 fn after_names_a_missing_workload() {
     let text = edit("memcg = \"/a\"", "memcg = \"/a\"\nafter = \"b\"");

@@ -13,10 +13,10 @@ pub mod units;
 
 use crate::engine;
 use crate::output::report::human_bytes;
-use crate::scenario::config::{Scenario, WorkloadConfig};
+use crate::scenario::config::Scenario;
 use crate::scenario::expect::Expectation;
 use crate::workload::{Workload, WorkloadOptions};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -1302,14 +1302,14 @@ fn check_workloads(s: &Scenario) -> Result<(), Problem> {
                 })?;
             }
         }
-        if after_cycle(&s.workloads, i) {
-            return fail(
-                elem("workload", i, "after"),
-                format!("\"{}\" waits for itself through a chain of `after`", w.name),
-            );
-        }
     }
-    Ok(())
+    match wait_cycle(s, &built) {
+        Some((i, field, chain)) => fail(
+            elem("workload", i, field),
+            format!("{chain}: a wait that never ends"),
+        ),
+        None => Ok(()),
+    }
 }
 
 /// Workload `i`'s name (unique, no ':'), memcg and CPUs.
@@ -1421,24 +1421,92 @@ fn check_reference(
     Ok(())
 }
 
-/// Whether following `after` from workload `i` comes back to it.
-fn after_cycle(workloads: &[WorkloadConfig], i: usize) -> bool {
-    let mut at = i;
-    for _ in 0..workloads.len() {
-        let Some(next) = workloads[at]
-            .after
-            .as_deref()
-            .map(|a| a.split(':').next().unwrap_or(a))
-            .and_then(|name| workloads.iter().position(|w| w.name == name))
-        else {
-            return false;
+/// A phase of a workload: (workload, phase index).
+type PhaseNode = (usize, usize);
+
+/// What phase `(i, p)` waits for before it can start, and why (for the error): its own
+/// phase before, the target of the workload's `after` (phase 0), or of the phase's
+/// `wait_for`. A target without a phase is its workload's last phase. Targets were
+/// checked before (`check_reference`).
+fn waits(
+    s: &Scenario,
+    built: &[Box<dyn Workload>],
+    (i, p): PhaseNode,
+) -> Vec<(PhaseNode, &'static str)> {
+    let resolve = |target: &str| {
+        let (name, phase) = target.split_once(':').unwrap_or((target, ""));
+        let j = s.workloads.iter().position(|w| w.name == name)?;
+        let phases = built[j].phases();
+        let q = match phase {
+            "" => phases.len() - 1,
+            _ => phases.iter().position(|x| x == phase)?,
         };
-        if next == i {
-            return true;
-        }
-        at = next;
+        Some((j, q))
+    };
+    let mut out = Vec::new();
+    if p > 0 {
+        out.push(((i, p - 1), "follows"));
+    } else if let Some(t) = s.workloads[i].after.as_deref().and_then(resolve) {
+        out.push((t, "starts after"));
     }
-    false
+    if let Some(t) = built[i].waits_for(p).and_then(resolve) {
+        out.push((t, "waits for"));
+    }
+    out
+}
+
+/// A chain of waits (`after`, `wait_for`, phases in order) that comes back to where it
+/// began: none of its phases could ever start. Gives the workload to blame, its field
+/// and the chain in words.
+fn wait_cycle(s: &Scenario, built: &[Box<dyn Workload>]) -> Option<(usize, &'static str, String)> {
+    // Depth-first search; `path` holds the phases being explored and how each waits for
+    // the next.
+    fn visit(
+        s: &Scenario,
+        built: &[Box<dyn Workload>],
+        node: PhaseNode,
+        state: &mut HashMap<PhaseNode, bool>,
+        path: &mut Vec<(PhaseNode, &'static str)>,
+    ) -> Option<usize> {
+        match state.get(&node) {
+            Some(true) => return path.iter().position(|(n, _)| *n == node),
+            Some(false) => return None,
+            None => {}
+        }
+        state.insert(node, true);
+        for (next, why) in waits(s, built, node) {
+            path.push((node, why));
+            if let Some(start) = visit(s, built, next, state, path) {
+                return Some(start);
+            }
+            path.pop();
+        }
+        state.insert(node, false);
+        None
+    }
+    let name = |(i, p): PhaseNode| format!("{}:{}", s.workloads[i].name, built[i].phases()[p]);
+    let mut state = HashMap::new();
+    for i in 0..built.len() {
+        let mut path = Vec::new();
+        let last = (i, built[i].phases().len() - 1);
+        let Some(start) = visit(s, built, last, &mut state, &mut path) else {
+            continue;
+        };
+        let cycle = &path[start..];
+        let words: Vec<String> = (cycle.iter().enumerate())
+            .map(|(k, &(n, why))| {
+                let next = cycle.get(k + 1).map_or(cycle[0].0, |c| c.0);
+                format!("{} {why} {}", name(n), name(next))
+            })
+            .collect();
+        let ((w, _), why) = cycle[0];
+        let field = match why {
+            "starts after" => "after",
+            _ => s.workloads[w].options().map_or("", |o| kind(&o)),
+        };
+        return Some((w, field, words.join(", ")));
+    }
+    None
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `dd bs=4k if=FILE of=/dev/null` readers, as vm-scalability's `case-lru-file-readtwice`
 //! starts them.
 
+use super::phase::{RepeatPhase, Repeats};
 use super::{check_count, FileSpec, Layout, Step, Touch, Workload};
 use crate::scenario::units::{ByteSize, Duration, PAGE_SIZE};
 use serde::Deserialize;
@@ -23,6 +24,10 @@ pub struct DdOptions {
     pub sparse: bool,
     /// Stop the readers early (vm-scalability's `runtime`). Default: read to end of file.
     pub runtime: Option<Duration>,
+    /// Later phases: each reader reads its file again from the start
+    /// (`[[workload.dd.phase]]`; a phase's `runtime` defaults to the end of the file).
+    #[serde(default)]
+    pub phase: Vec<RepeatPhase>,
 }
 
 fn one() -> u64 {
@@ -38,7 +43,7 @@ pub struct Dd {
     files: usize,
     readers: usize,
     sparse: bool,
-    end_ns: Option<u64>,
+    repeats: Repeats,
     /// Next page of each reader.
     pos: Vec<u64>,
 }
@@ -56,7 +61,7 @@ impl Dd {
             files,
             readers,
             sparse: o.sparse,
-            end_ns: o.runtime.map(|r| r.0),
+            repeats: Repeats::new("dd", o.runtime, None, &o.phase, files * readers)?,
             pos: vec![0; files * readers],
         })
     }
@@ -78,17 +83,30 @@ impl Workload for Dd {
     }
 
     fn phases(&self) -> Vec<String> {
-        vec!["run".into()]
+        self.repeats.names()
     }
 
     fn measured(&self, _phase: u8, _now_ns: u64) -> bool {
         true
     }
 
+    fn waits_for(&self, phase: usize) -> Option<&str> {
+        self.repeats.waits_for(phase)
+    }
+
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step {
+        let phase = match self.repeats.begin(thread, now_ns) {
+            Ok((phase, fresh)) => {
+                if fresh {
+                    self.pos[thread] = 0;
+                }
+                phase
+            }
+            Err(step) => return step,
+        };
         let index = self.pos[thread];
-        if index == self.pages || self.end_ns.is_some_and(|end| now_ns >= end) {
-            return Step::Done;
+        if index == self.pages {
+            return self.repeats.end(thread);
         }
         self.pos[thread] += 1;
         out.push(Touch::Read {
@@ -96,7 +114,7 @@ impl Workload for Dd {
             index,
         });
         Step::Op {
-            phase: 0,
+            phase,
             bytes: PAGE_SIZE as u32,
         }
     }

@@ -120,6 +120,7 @@ pub mod fio;
 pub mod jobfile;
 pub mod memtier;
 pub mod pagefault;
+pub mod phase;
 pub mod trace;
 
 /// The options of one workload, by the tool it models.

@@ -1,6 +1,7 @@
 //! will-it-scale's `page_fault3`: shared file mappings written one byte per page, then
 //! unmapped, in a loop.
 
+use super::phase::{RepeatPhase, Repeats};
 use super::{check_count, FileSpec, Layout, ProcessSpec, RegionSpec, Step, Touch, Workload};
 use crate::scenario::units::{ByteSize, Duration};
 use serde::Deserialize;
@@ -23,6 +24,11 @@ pub struct PageFault3Options {
     /// `thread` (all tasks in one address space, `_threads`). Default `process`.
     #[serde(default = "process")]
     pub mode: String,
+    /// Later phases: the tasks stop, holding their mappings, and loop on from where they
+    /// were (`[[workload.page_fault3.phase]]`; a phase's `runtime` defaults to the
+    /// workload's).
+    #[serde(default)]
+    pub phase: Vec<RepeatPhase>,
 }
 
 fn one() -> u64 {
@@ -39,7 +45,7 @@ fn process() -> String {
 pub struct PageFault3 {
     pages: u64,
     threads_mode: bool,
-    end_ns: u64,
+    repeats: Repeats,
     /// Next page of each task in the current pass.
     pos: Vec<u64>,
 }
@@ -58,7 +64,13 @@ impl PageFault3 {
         Ok(PageFault3 {
             pages: o.size.pages(),
             threads_mode,
-            end_ns: o.runtime.0,
+            repeats: Repeats::new(
+                "page_fault3",
+                Some(o.runtime),
+                Some(o.runtime),
+                &o.phase,
+                tasks,
+            )?,
             pos: vec![0; tasks],
         })
     }
@@ -104,17 +116,24 @@ impl Workload for PageFault3 {
     }
 
     fn phases(&self) -> Vec<String> {
-        vec!["run".into()]
+        self.repeats.names()
     }
 
     fn measured(&self, _phase: u8, _now_ns: u64) -> bool {
         true
     }
 
+    fn waits_for(&self, phase: usize) -> Option<&str> {
+        self.repeats.waits_for(phase)
+    }
+
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step {
-        if now_ns >= self.end_ns {
-            return Step::Done;
-        }
+        // A task in a later phase goes on with its loop where it stopped, as a stopped
+        // and continued process does.
+        let phase = match self.repeats.begin(thread, now_ns) {
+            Ok((phase, _)) => phase,
+            Err(step) => return step,
+        };
         let region = self.region(thread);
         let page = self.pos[thread];
         out.push(Touch::Mem {
@@ -128,7 +147,7 @@ impl Workload for PageFault3 {
         } else {
             self.pos[thread] += 1;
         }
-        Step::Op { phase: 0, bytes: 1 }
+        Step::Op { phase, bytes: 1 }
     }
 }
 
