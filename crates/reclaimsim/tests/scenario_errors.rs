@@ -204,11 +204,13 @@ fn waits_that_never_end_are_errors() {
     let e = error(&text, &[]);
     assert_at(&e, &text, "[workload.anon]", "workload[0].anon");
     assert!(
-        e.message
-            .contains("a:again waits for b:run, b:run starts after a:again: a wait that never ends"),
+        e.message.contains(
+            "a:again waits for b:run, b:run starts after a:again: a wait that never ends"
+        ),
         "{e}"
     );
-    let b = "after = \"b2\"\nanon = { size = \"1MiB\" }\n[[workload]]\nname = \"b2\"\nafter = \"b\"";
+    let b =
+        "after = \"b2\"\nanon = { size = \"1MiB\" }\n[[workload]]\nname = \"b2\"\nafter = \"b\"";
     let text = two("", b);
     let e = error(&text, &[]);
     assert_at(&e, &text, "after = \"b2\"", "workload[1].after");

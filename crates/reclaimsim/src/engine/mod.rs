@@ -146,7 +146,8 @@ struct Wl {
     thread_mm: Vec<Option<u32>>,
     tasks: Vec<usize>,
     phases: Vec<String>,
-    phase: usize,
+    /// Barriers its threads have passed (a phase may span several: memtier's runs).
+    barriers: usize,
     start_ns: u64,
     started: bool,
     done: bool,
@@ -459,7 +460,7 @@ impl Engine {
                 tasks: tids,
                 stats: phases.iter().map(|_| PhaseStats::default()).collect(),
                 phases,
-                phase: 0,
+                barriers: 0,
                 start_ns: 0,
                 started: false,
                 done: false,
@@ -892,19 +893,20 @@ impl Engine {
             .map(|&id| self.tasks[id].clock)
             .max()
             .unwrap_or(0);
-        let finished_phase = format!(
-            "{}:{}",
-            w.name,
-            w.phases.get(w.phase).cloned().unwrap_or_default()
+        let (phase, next) = (
+            w.gen.phase_after(w.barriers),
+            w.gen.phase_after(w.barriers + 1),
         );
+        let finished_phase = format!("{}:{}", w.name, w.phases[phase]);
         // The phase has finished; the next may wait for another workload (or phase).
-        if (w.gen.waits_for(w.phase + 1)).is_some_and(|what| !self.finished.contains(what)) {
+        let wait = (w.gen.waits_for(next)).filter(|_| next != phase);
+        if wait.is_some_and(|what| !self.finished.contains(what)) {
             if !self.finished.contains(&finished_phase) {
                 self.trigger(&finished_phase, at);
             }
             return;
         }
-        self.wls[wi].phase += 1;
+        self.wls[wi].barriers += 1;
         for i in 0..self.wls[wi].tasks.len() {
             let id = self.wls[wi].tasks[i];
             if self.tasks[id].state == State::Barrier {
@@ -912,7 +914,7 @@ impl Engine {
                 self.schedule(id, at);
             }
         }
-        if !self.finished.contains(&finished_phase) {
+        if next != phase && !self.finished.contains(&finished_phase) {
             self.trigger(&finished_phase, at);
         }
     }
@@ -954,7 +956,8 @@ impl Engine {
         self.finished.insert(what.to_string());
         for wi in 0..self.wls.len() {
             let w = &self.wls[wi];
-            if w.gen.waits_for(w.phase + 1) == Some(what) {
+            let next = w.gen.phase_after(w.barriers + 1);
+            if next != w.gen.phase_after(w.barriers) && w.gen.waits_for(next) == Some(what) {
                 // Threads parked at the barrier resume no earlier than now.
                 let parked: Vec<usize> = (w.tasks.iter().copied())
                     .filter(|&id| self.tasks[id].state == State::Barrier)
@@ -1016,7 +1019,7 @@ impl Engine {
     fn where_now(&self) -> Progress {
         let running: Vec<String> = (self.wls.iter())
             .filter(|w| w.started && !w.done)
-            .map(|w| match w.phases.get(w.phase) {
+            .map(|w| match w.phases.get(w.gen.phase_after(w.barriers)) {
                 Some(p) => format!("{}:{p}", w.name),
                 None => w.name.clone(),
             })

@@ -532,7 +532,8 @@ pub fn filemap_read(
 /// write_begin finds or creates the page-cache folio, the data is copied in, write_end
 /// dirties it (folio_mark_dirty) and balance_dirty_pages_ratelimited() may kick
 /// background writeback. As in the kernel, a buffered write does not mark the folio
-/// accessed. Not modelled: write_begin's wait for the folio's writeback (FGP_STABLE).
+/// accessed. write_begin's folio_wait_stable() does not wait for a folio under
+/// writeback here: it waits only on devices that need stable pages, which brd does not.
 pub fn generic_perform_write(
     k: &mut Kernel,
     p: &mut dyn Policy,

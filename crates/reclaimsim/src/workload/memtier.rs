@@ -89,6 +89,11 @@ pub struct MemtierOptions {
     /// Default 0.
     #[serde(default)]
     pub delay: Duration,
+    /// Not a memtier option: the script waits until this workload (or `workload:phase`)
+    /// has finished before this run (and its `delay`) starts; not for the first run,
+    /// which the workload's `after` places.
+    #[serde(alias = "wait_for")]
+    pub wait_for: Option<String>,
 }
 
 /// memtier's `--requests`: a count, or `allkeys`.
@@ -687,8 +692,10 @@ struct Server {
 /// client's next batch.
 pub struct Memcached {
     runs: Vec<Run>,
+    /// Per phase (a `[[phase]]`, which `run-count` repeats as runs).
     names: Vec<String>,
     measure: Vec<bool>,
+    wait_for: Vec<Option<String>>,
     servers: Vec<Server>,
     clients: Vec<Client>,
     /// The run whose clients exist, and when it started.
@@ -708,16 +715,25 @@ impl Memcached {
             ));
         }
         let (mut runs, mut names, mut measure) = (Vec::new(), Vec::<String>::new(), Vec::new());
+        let mut wait_for = Vec::new();
         for (i, p) in o.phase.iter().enumerate() {
             let name = p.name.clone().unwrap_or_else(|| format!("phase{i}"));
             if names.contains(&name) {
                 return Err(format!("memcached.phase[{i}].name: `{name}` is used twice"));
+            }
+            if i == 0 && p.wait_for.is_some() {
+                return Err(
+                    "memcached.phase[0].wait-for: the first run starts with the workload \
+                     (use the workload's `after`)"
+                        .into(),
+                );
             }
             let run = Run::parse(p, i, seed)?;
             let repeats = check_count(&format!("memcached.phase[{i}].run-count"), p.run_count)?;
             runs.extend(std::iter::repeat_n(run, repeats));
             names.push(name);
             measure.push(p.measure);
+            wait_for.push(p.wait_for.clone());
         }
         let min = runs.iter().map(|r| r.min).min().unwrap_or(0);
         let max = runs.iter().map(|r| r.max).max().unwrap_or(0);
@@ -735,6 +751,7 @@ impl Memcached {
             runs,
             names,
             measure,
+            wait_for,
             servers: vec![Server::default(); threads],
             clients: Vec::new(),
             active: None,
@@ -818,6 +835,17 @@ impl Workload for Memcached {
 
     fn phases(&self) -> Vec<String> {
         self.names.clone()
+    }
+
+    fn waits_for(&self, phase: usize) -> Option<&str> {
+        self.wait_for.get(phase)?.as_deref()
+    }
+
+    /// Each run ends at a barrier; a phase's `run-count` runs share its name.
+    fn phase_after(&self, barriers: usize) -> usize {
+        self.runs
+            .get(barriers)
+            .map_or(self.names.len() - 1, |r| usize::from(r.phase))
     }
 
     fn measured(&self, phase: u8, _now_ns: u64) -> bool {

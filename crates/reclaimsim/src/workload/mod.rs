@@ -101,6 +101,11 @@ pub trait Workload {
     fn waits_for(&self, _phase: usize) -> Option<&str> {
         None
     }
+    /// The phase the threads are in once they have passed `barriers` barriers (one per
+    /// phase, unless a phase repeats: memtier's `run-count`).
+    fn phase_after(&self, barriers: usize) -> usize {
+        barriers
+    }
     /// The memcg (path) process `process` runs in, when not the workload's own (a
     /// trace's tenants).
     fn process_memcg(&self, _process: usize) -> Option<&str> {
