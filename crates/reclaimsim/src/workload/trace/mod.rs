@@ -11,12 +11,14 @@
 //! maps it to; files are shared, their pages charged to the tenant that reads them first.
 
 pub mod format;
+mod idmap;
 #[cfg(test)]
 mod tests;
 
 use super::{Layout, ProcessSpec, RegionSpec, Step, Touch, Workload};
 use crate::scenario::units::{Duration, PAGE_SIZE};
 use format::{Columns, Format, Reader, Record, Target, TraceError};
+use idmap::IdMap;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -220,8 +222,15 @@ enum Key {
     File { file: u32, id: u64 },
 }
 
-/// Per key space (a file, a tenant's anonymous memory), its ids' packed `Range`s.
-type IdMap = FxHashMap<u64, u64>;
+impl Key {
+    /// The key within its space.
+    fn id(self) -> u64 {
+        match self {
+            Key::Anon { page, .. } => page,
+            Key::File { id, .. } => id,
+        }
+    }
+}
 
 /// A resolved record: the thread that replays it, its key, its size in pages.
 struct Loc {
@@ -246,6 +255,7 @@ struct Scan {
     objects: Option<u32>,
     files: FxHashMap<Vec<u8>, u32>,
     file_pages: Vec<u64>,
+    /// Per key space (a file, a tenant's anonymous memory), its ids' packed `Range`s.
     file_ids: Vec<IdMap>,
     /// Per thread, the pages of its process's anonymous region; per tenant, its ids.
     anon_pages: Vec<u64>,
@@ -345,6 +355,9 @@ impl Scan {
     /// Gives the keys of `batch` not seen before their pages, in order, and empties it.
     /// Done for a batch at a time so that the hash tables' cache misses overlap.
     fn assign(&mut self, batch: &mut Vec<Loc>) {
+        for loc in batch.iter() {
+            self.ids(loc.key).prefetch(loc.key.id());
+        }
         for loc in batch.drain(..) {
             let (space, ids, id) = match loc.key {
                 Key::Anon { tenant, page } => (
@@ -358,7 +371,7 @@ impl Scan {
                     id,
                 ),
             };
-            ids.entry(id).or_insert_with(|| {
+            ids.get_or_insert_with(id, || {
                 *space += loc.pages;
                 Range {
                     first: *space - loc.pages,
@@ -369,13 +382,17 @@ impl Scan {
         }
     }
 
+    /// The ids' map of a key's space.
+    fn ids(&self, key: Key) -> &IdMap {
+        match key {
+            Key::Anon { tenant, .. } => &self.anon_ids[tenant as usize],
+            Key::File { file, .. } => &self.file_ids[file as usize],
+        }
+    }
+
     /// The pages the first pass gave a key.
     fn range(&self, key: Key) -> Option<Range> {
-        let v = match key {
-            Key::Anon { tenant, page } => self.anon_ids[tenant as usize].get(&page),
-            Key::File { file, id } => self.file_ids[file as usize].get(&id),
-        };
-        v.map(|&v| Range::unpack(v))
+        self.ids(key).get(key.id()).map(Range::unpack)
     }
 
     fn unknown_tenant(&self, tenant: &[u8]) -> String {
@@ -523,6 +540,9 @@ impl Trace {
                 Ok(_) => {}
                 Err((field, m)) => replayer.error = Some(changed(reader.error(line, field, m))),
             }
+        }
+        for (_, _, loc) in &locs {
+            self.scan.ids(loc.key).prefetch(loc.key.id());
         }
         for (record, line, loc) in locs {
             let Some(range) = self.scan.range(loc.key) else {
