@@ -1,6 +1,6 @@
 //! Printing results: a table for one variant, a comparison of variants, and the JSON file.
 
-use crate::output::results::{MemcgResult, Profile, RunResult, VariantResult};
+use crate::output::results::{MemcgResult, Profile, RunResult, VariantResult, WorkloadResult};
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 use std::path::Path;
@@ -67,7 +67,6 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
         "{}: {:.3} s virtual, {:.2} s wall\n",
         v.name, v.virtual_time_s, v.wall_s
     );
-
     if !v.workloads.is_empty() {
         let mut t = Grid::new(&["workload", "ops", "ops/s", "MiB/s", "p50", "p99", "max"]);
         for (name, w) in &v.workloads {
@@ -83,7 +82,6 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
         }
         section(&mut out, &t.render());
     }
-
     let names = vmstat_names(std::slice::from_ref(v), verbose);
     if !names.is_empty() {
         let mut t = Grid::new(&["vmstat", ""]);
@@ -92,86 +90,89 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
         }
         section(&mut out, &t.render());
     }
-
     if !v.memcgs.is_empty() {
-        let stat: Vec<usize> = (0..MEMCG_STAT.len())
-            .filter(|&c| {
-                v.memcgs
-                    .values()
-                    .any(|m| memcg_stat(m, c).is_some_and(|n| c < MEMCG_STAT_OPTIONAL || n > 0))
-            })
-            .collect();
-        let events: Vec<&str> = MEMCG_EVENTS
-            .iter()
-            .copied()
-            .filter(|k| {
-                v.memcgs
-                    .values()
-                    .any(|m| m.events.get(*k).is_some_and(|&n| n > 0))
-            })
-            .collect();
-        let mut header = vec!["memcg".to_string()];
-        header.extend(stat.iter().map(|&c| MEMCG_STAT[c].0.to_string()));
-        header.extend(events.iter().map(|e| format!("events.{e}")));
-        let mut t = Grid::new(&header);
-        for (path, m) in &v.memcgs {
-            let mut row = vec![path.clone()];
-            for &c in &stat {
-                let n = memcg_stat(m, c).unwrap_or(0);
-                row.push(if c < 4 { human_bytes(n) } else { n.to_string() });
-            }
-            row.extend(
-                events
-                    .iter()
-                    .map(|k| m.events.get(*k).copied().unwrap_or(0).to_string()),
-            );
-            t.row(row);
-        }
-        section(&mut out, &t.render());
+        section(&mut out, &memcg_table(v));
     }
-
     if !v.locks.is_empty() {
-        let mut t = Grid::new(&[
-            "lock",
-            "instances",
-            "acquisitions",
-            "contended",
-            "wait",
-            "hold",
-            "spin share",
+        lock_tables(&mut out, v);
+    }
+    other_tables(&mut out, v);
+    out
+}
+
+/// Per memcg, its memory.stat columns (the optional ones when some memcg has them) and
+/// its memory.events.
+fn memcg_table(v: &VariantResult) -> String {
+    let stat: Vec<usize> = (0..MEMCG_STAT.len())
+        .filter(|&c| {
+            (v.memcgs.values())
+                .any(|m| memcg_stat(m, c).is_some_and(|n| c < MEMCG_STAT_OPTIONAL || n > 0))
+        })
+        .collect();
+    let events: Vec<&str> = (MEMCG_EVENTS.iter().copied())
+        .filter(|k| (v.memcgs.values()).any(|m| m.events.get(*k).is_some_and(|&n| n > 0)))
+        .collect();
+    let mut header = vec!["memcg".to_string()];
+    header.extend(stat.iter().map(|&c| MEMCG_STAT[c].0.to_string()));
+    header.extend(events.iter().map(|e| format!("events.{e}")));
+    let mut t = Grid::new(&header);
+    for (path, m) in &v.memcgs {
+        let mut row = vec![path.clone()];
+        for &c in &stat {
+            let n = memcg_stat(m, c).unwrap_or(0);
+            row.push(if c < 4 { human_bytes(n) } else { n.to_string() });
+        }
+        row.extend((events.iter()).map(|k| m.events.get(*k).copied().unwrap_or(0).to_string()));
+        t.row(row);
+    }
+    t.render()
+}
+
+/// Per lock class its acquisitions, contention and times; then per call site.
+fn lock_tables(out: &mut String, v: &VariantResult) {
+    let mut t = Grid::new(&[
+        "lock",
+        "instances",
+        "acquisitions",
+        "contended",
+        "wait",
+        "hold",
+        "spin share",
+    ]);
+    for (name, l) in &v.locks {
+        t.row(vec![
+            name.clone(),
+            l.instances.to_string(),
+            l.acquisitions.to_string(),
+            format!(
+                "{} ({})",
+                l.contended,
+                percent(l.contended as f64, l.acquisitions as f64)
+            ),
+            human_ns(l.wait_ns as f64),
+            human_ns(l.hold_ns as f64),
+            format!("{:.2}%", l.spin_share * 100.0),
         ]);
-        for (name, l) in &v.locks {
+    }
+    section(out, &t.render());
+    let mut t = Grid::new(&["lock site", "acquisitions", "wait", "hold"]);
+    for (name, l) in &v.locks {
+        for (site, st) in &l.sites {
             t.row(vec![
-                name.clone(),
-                l.instances.to_string(),
-                l.acquisitions.to_string(),
-                format!(
-                    "{} ({})",
-                    l.contended,
-                    percent(l.contended as f64, l.acquisitions as f64)
-                ),
-                human_ns(l.wait_ns as f64),
-                human_ns(l.hold_ns as f64),
-                format!("{:.2}%", l.spin_share * 100.0),
+                format!("{name} {site}"),
+                st.acquisitions.to_string(),
+                human_ns(st.wait_ns as f64),
+                human_ns(st.hold_ns as f64),
             ]);
         }
-        section(&mut out, &t.render());
-        let mut t = Grid::new(&["lock site", "acquisitions", "wait", "hold"]);
-        for (name, l) in &v.locks {
-            for (site, st) in &l.sites {
-                t.row(vec![
-                    format!("{name} {site}"),
-                    st.acquisitions.to_string(),
-                    human_ns(st.wait_ns as f64),
-                    human_ns(st.hold_ns as f64),
-                ]);
-            }
-        }
-        if v.locks.values().any(|l| !l.sites.is_empty()) {
-            section(&mut out, &t.render());
-        }
     }
+    if v.locks.values().any(|l| !l.sites.is_empty()) {
+        section(out, &t.render());
+    }
+}
 
+/// Allocation stalls, kswapd's profile and OOM kills, when there are any.
+fn other_tables(out: &mut String, v: &VariantResult) {
     if v.alloc_stall.calls > 0 {
         let s = &v.alloc_stall;
         let mut t = Grid::new(&["alloc stalls", "p50", "p99", "max"]);
@@ -181,20 +182,18 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
             human_ns(s.latency_ns.p99 as f64),
             human_ns(s.latency_ns.max as f64),
         ]);
-        section(&mut out, &t.render());
+        section(out, &t.render());
     }
-
     if v.kswapd_profile.total_ns > 0 {
         let head = format!(
             "kswapd profile ({} of CPU)",
             human_ns(v.kswapd_profile.total_ns as f64)
         );
         section(
-            &mut out,
+            out,
             &format!("{head}\n{}\n", perf_lines(&v.kswapd_profile).join("\n")),
         );
     }
-
     if !v.oom_kills.is_empty() {
         let mut t = Grid::new(&["oom kill at", "scope", "victim"]);
         for k in &v.oom_kills {
@@ -204,9 +203,47 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
                 k.victim.clone(),
             ]);
         }
-        section(&mut out, &t.render());
+        section(out, &t.render());
     }
-    out
+}
+
+/// The rows of `compare`: one per metric, a column per variant, each after the first
+/// followed by its change from the first.
+struct Rows<'a> {
+    vs: &'a [VariantResult],
+    grid: Grid,
+}
+
+impl Rows<'_> {
+    fn row(
+        &mut self,
+        metric: String,
+        get: &dyn Fn(&VariantResult) -> f64,
+        show: &dyn Fn(f64) -> String,
+    ) {
+        let base = get(&self.vs[0]);
+        let mut cells = vec![metric, show(base)];
+        for v in &self.vs[1..] {
+            let x = get(v);
+            cells.extend([show(x), change(base, x)]);
+        }
+        self.grid.row(cells);
+    }
+
+    /// A row of counts.
+    fn count(&mut self, metric: String, get: &dyn Fn(&VariantResult) -> f64) {
+        self.row(metric, get, &|x| format!("{x:.0}"));
+    }
+
+    /// A row of durations.
+    fn time(&mut self, metric: String, get: &dyn Fn(&VariantResult) -> f64) {
+        self.row(metric, get, &human_ns);
+    }
+
+    /// A row of rates or shares, one decimal.
+    fn rate(&mut self, metric: String, get: &dyn Fn(&VariantResult) -> f64) {
+        self.row(metric, get, &|x| format!("{x:.1}"));
+    }
 }
 
 /// Variants side by side: one row per metric, one column per variant, each after the
@@ -220,107 +257,99 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
     for v in &vs[1..] {
         header.extend([v.name.clone(), format!("vs {}", first.name)]);
     }
-    let mut t = Grid::new(&header);
-    let mut row =
-        |metric: String, get: &dyn Fn(&VariantResult) -> f64, show: &dyn Fn(f64) -> String| {
-            let base = get(first);
-            let mut cells = vec![metric, show(base)];
-            for v in &vs[1..] {
-                let x = get(v);
-                cells.extend([show(x), change(base, x)]);
-            }
-            t.row(cells);
-        };
-    let count = |x: f64| format!("{x:.0}");
-
-    row("virtual time".into(), &|v| v.virtual_time_s, &|x| {
+    let mut rows = Rows {
+        vs,
+        grid: Grid::new(&header),
+    };
+    rows.row("virtual time".into(), &|v| v.virtual_time_s, &|x| {
         format!("{x:.3} s")
     });
+    workload_rows(&mut rows, verbose);
+    for name in vmstat_names(vs, verbose) {
+        rows.count(name.to_string(), &|v| {
+            v.vmstat.get(name).copied().unwrap_or(0) as f64
+        });
+    }
+    if vs.iter().any(|v| v.alloc_stall.calls > 0) {
+        rows.count("alloc stalls".into(), &|v| v.alloc_stall.calls as f64);
+        rows.time("alloc stall p50".into(), &|v| {
+            v.alloc_stall.latency_ns.p50 as f64
+        });
+        rows.time("alloc stall p99".into(), &|v| {
+            v.alloc_stall.latency_ns.p99 as f64
+        });
+        rows.time("alloc stall max".into(), &|v| {
+            v.alloc_stall.latency_ns.max as f64
+        });
+    }
+    memcg_rows(&mut rows, verbose);
+    lock_rows(&mut rows);
+    let kswapd = |v: &VariantResult| v.kswapd_profile.total_ns as f64;
+    if vs.iter().any(|v| kswapd(v) > 0.0) {
+        rows.time("kswapd CPU".into(), &kswapd);
+        let categories: BTreeSet<&String> = (vs.iter())
+            .flat_map(|v| v.kswapd_profile.categories.keys())
+            .collect();
+        for c in categories {
+            let share = |v: &VariantResult| share(&v.kswapd_profile, c);
+            rows.row(format!("kswapd {c}"), &share, &|x| format!("{x:.2}%"));
+        }
+    }
+    rows.count("oom kills".into(), &|v| v.oom_kills.len() as f64);
+
+    let mut out = format!("{} (seed {})\n", r.scenario, r.seed);
+    if !r.description.is_empty() {
+        out.push_str(r.description.trim_end());
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(&rows.grid.render());
+    if vs.iter().any(|v| v.kswapd_profile.total_ns > 0) {
+        out.push_str("\nkswapd profiles\n");
+        out.push_str(&side_by_side(vs));
+    }
+    out
+}
+
+/// Throughput and latency per workload, and summed over workloads when there are several.
+fn workload_rows(rows: &mut Rows, verbose: bool) {
+    let vs = rows.vs;
     let workloads: BTreeSet<&String> = vs.iter().flat_map(|v| v.workloads.keys()).collect();
     if workloads.len() > 1 {
         // Throughput summed over workloads (vm-scalability reports the sum over its dd).
-        let total = |v: &VariantResult, f: fn(&crate::output::results::WorkloadResult) -> f64| {
+        let total = |v: &VariantResult, f: fn(&WorkloadResult) -> f64| {
             v.workloads.values().map(f).sum::<f64>()
         };
-        row(
-            "total ops/s".into(),
-            &|v| total(v, |w| w.ops_per_sec),
-            &|x| format!("{x:.1}"),
-        );
-        row(
-            "total MiB/s".into(),
-            &|v| total(v, |w| w.mib_per_sec),
-            &|x| format!("{x:.1}"),
-        );
+        rows.rate("total ops/s".into(), &|v| total(v, |w| w.ops_per_sec));
+        rows.rate("total MiB/s".into(), &|v| total(v, |w| w.mib_per_sec));
     }
     // Past this many workloads (104 containers), only the totals are shown; --json and
     // -v have every workload.
     const MAX_WORKLOAD_ROWS: usize = 16;
-    let shown = if workloads.len() > MAX_WORKLOAD_ROWS && !verbose {
-        BTreeSet::new()
-    } else {
-        workloads
-    };
-    for w in shown {
+    if workloads.len() > MAX_WORKLOAD_ROWS && !verbose {
+        return;
+    }
+    for w in workloads {
         let get = |v: &VariantResult| v.workloads.get(w).cloned().unwrap_or_default();
-        row(format!("{w} ops/s"), &|v| get(v).ops_per_sec, &|x| {
-            format!("{x:.1}")
-        });
+        rows.rate(format!("{w} ops/s"), &|v| get(v).ops_per_sec);
         if vs.iter().any(|v| get(v).mib_per_sec > 0.0) {
-            row(format!("{w} MiB/s"), &|v| get(v).mib_per_sec, &|x| {
-                format!("{x:.1}")
-            });
+            rows.rate(format!("{w} MiB/s"), &|v| get(v).mib_per_sec);
         }
-        row(
-            format!("{w} p50"),
-            &|v| get(v).latency_ns.p50 as f64,
-            &human_ns,
-        );
-        row(
-            format!("{w} p99"),
-            &|v| get(v).latency_ns.p99 as f64,
-            &human_ns,
-        );
-        row(
-            format!("{w} max"),
-            &|v| get(v).latency_ns.max as f64,
-            &human_ns,
-        );
+        rows.time(format!("{w} p50"), &|v| get(v).latency_ns.p50 as f64);
+        rows.time(format!("{w} p99"), &|v| get(v).latency_ns.p99 as f64);
+        rows.time(format!("{w} max"), &|v| get(v).latency_ns.max as f64);
     }
-    for name in vmstat_names(vs, verbose) {
-        row(
-            name.to_string(),
-            &|v| v.vmstat.get(name).copied().unwrap_or(0) as f64,
-            &count,
-        );
-    }
-    if vs.iter().any(|v| v.alloc_stall.calls > 0) {
-        row(
-            "alloc stalls".into(),
-            &|v| v.alloc_stall.calls as f64,
-            &count,
-        );
-        row(
-            "alloc stall p50".into(),
-            &|v| v.alloc_stall.latency_ns.p50 as f64,
-            &human_ns,
-        );
-        row(
-            "alloc stall p99".into(),
-            &|v| v.alloc_stall.latency_ns.p99 as f64,
-            &human_ns,
-        );
-        row(
-            "alloc stall max".into(),
-            &|v| v.alloc_stall.latency_ns.max as f64,
-            &human_ns,
-        );
-    }
-    for path in compare_memcgs(vs, verbose) {
+}
+
+/// Per memcg, its memory.stat rows (with its share of all reclaim after pgsteal), then
+/// the fairness of reclaim across them.
+fn memcg_rows(rows: &mut Rows, verbose: bool) {
+    let vs = rows.vs;
+    let memcgs = compare_memcgs(vs, verbose);
+    for &path in &memcgs {
         let stat = |v: &VariantResult, key: &str| {
             let c = MEMCG_STAT.iter().position(|(k, _)| *k == key);
-            v.memcgs
-                .get(path)
+            (v.memcgs.get(path))
                 .and_then(|m| match c {
                     Some(c) => memcg_stat(m, c),
                     None => m.stat.get(key).copied(),
@@ -331,13 +360,11 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
             if !vs.iter().any(|v| stat(v, key) > 0.0) {
                 continue;
             }
-            row(format!("{path} {key}"), &|v| stat(v, key), &count);
+            rows.count(format!("{path} {key}"), &|v| stat(v, key));
             if *key == "pgsteal" {
                 // The share of all reclaim (the root's hierarchical pgsteal).
                 let share = |v: &VariantResult| {
-                    let all = v
-                        .memcgs
-                        .get("/")
+                    let all = (v.memcgs.get("/"))
                         .and_then(|m| memcg_stat(m, pgsteal_col()))
                         .unwrap_or(0);
                     if all == 0 {
@@ -346,96 +373,53 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
                         stat(v, "pgsteal") / all as f64 * 100.0
                     }
                 };
-                row(format!("{path} pgsteal share"), &share, &|x| {
+                rows.row(format!("{path} pgsteal share"), &share, &|x| {
                     format!("{x:.1}%")
                 });
             }
         }
     }
-    let children = compare_memcgs(vs, verbose);
-    if children.len() > 1 && vs.iter().any(|v| pgsteal_jain(v, &children) > 0.0) {
-        row(
+    if memcgs.len() > 1 && vs.iter().any(|v| pgsteal_jain(v, &memcgs) > 0.0) {
+        rows.row(
             "pgsteal fairness (Jain)".into(),
-            &|v| pgsteal_jain(v, &children),
+            &|v| pgsteal_jain(v, &memcgs),
             &|x| format!("{x:.3}"),
         );
     }
+}
+
+/// Per lock class, its acquisitions, contention and times, then per call site.
+fn lock_rows(rows: &mut Rows) {
+    let vs = rows.vs;
     let locks: BTreeSet<&String> = vs.iter().flat_map(|v| v.locks.keys()).collect();
     for l in locks {
         let get = |v: &VariantResult| v.locks.get(l).cloned().unwrap_or_default();
-        row(
-            format!("{l} acquisitions"),
-            &|v| get(v).acquisitions as f64,
-            &count,
-        );
-        row(
-            format!("{l} contended"),
-            &|v| get(v).contended as f64,
-            &count,
-        );
-        row(format!("{l} relocks"), &|v| get(v).relocks as f64, &count);
-        row(format!("{l} wait"), &|v| get(v).wait_ns as f64, &human_ns);
-        row(
-            format!("{l} wait, worst instance"),
-            &|v| get(v).max_wait_ns as f64,
-            &human_ns,
-        );
-        row(format!("{l} hold"), &|v| get(v).hold_ns as f64, &human_ns);
-        row(
+        rows.count(format!("{l} acquisitions"), &|v| get(v).acquisitions as f64);
+        rows.count(format!("{l} contended"), &|v| get(v).contended as f64);
+        rows.count(format!("{l} relocks"), &|v| get(v).relocks as f64);
+        rows.time(format!("{l} wait"), &|v| get(v).wait_ns as f64);
+        rows.time(format!("{l} wait, worst instance"), &|v| {
+            get(v).max_wait_ns as f64
+        });
+        rows.time(format!("{l} hold"), &|v| get(v).hold_ns as f64);
+        rows.row(
             format!("{l} spin share"),
             &|v| get(v).spin_share * 100.0,
             &|x| format!("{x:.2}%"),
         );
-        let sites: BTreeSet<&String> = vs
-            .iter()
+        let sites: BTreeSet<&String> = (vs.iter())
             .filter_map(|v| v.locks.get(l))
             .flat_map(|x| x.sites.keys())
             .collect();
         for site in sites {
             let st = |v: &VariantResult| get(v).sites.get(site).cloned().unwrap_or_default();
-            row(
-                format!("{l} {site} acquisitions"),
-                &|v| st(v).acquisitions as f64,
-                &count,
-            );
-            row(
-                format!("{l} {site} hold"),
-                &|v| st(v).hold_ns as f64,
-                &human_ns,
-            );
-            row(
-                format!("{l} {site} wait"),
-                &|v| st(v).wait_ns as f64,
-                &human_ns,
-            );
+            rows.count(format!("{l} {site} acquisitions"), &|v| {
+                st(v).acquisitions as f64
+            });
+            rows.time(format!("{l} {site} hold"), &|v| st(v).hold_ns as f64);
+            rows.time(format!("{l} {site} wait"), &|v| st(v).wait_ns as f64);
         }
     }
-    let kswapd = |v: &VariantResult| v.kswapd_profile.total_ns as f64;
-    if vs.iter().any(|v| kswapd(v) > 0.0) {
-        row("kswapd CPU".into(), &kswapd, &human_ns);
-        let categories: BTreeSet<&String> = vs
-            .iter()
-            .flat_map(|v| v.kswapd_profile.categories.keys())
-            .collect();
-        for c in categories {
-            let share = |v: &VariantResult| share(&v.kswapd_profile, c);
-            row(format!("kswapd {c}"), &share, &|x| format!("{x:.2}%"));
-        }
-    }
-    row("oom kills".into(), &|v| v.oom_kills.len() as f64, &count);
-
-    let mut out = format!("{} (seed {})\n", r.scenario, r.seed);
-    if !r.description.is_empty() {
-        out.push_str(r.description.trim_end());
-        out.push('\n');
-    }
-    out.push('\n');
-    out.push_str(&t.render());
-    if vs.iter().any(|v| v.kswapd_profile.total_ns > 0) {
-        out.push_str("\nkswapd profiles\n");
-        out.push_str(&side_by_side(vs));
-    }
-    out
 }
 
 /// Write `r` as pretty JSON to `path`, whole or not at all (`write_atomic`).
