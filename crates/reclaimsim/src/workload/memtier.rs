@@ -312,37 +312,126 @@ struct Run {
     distinct: bool,
 }
 
-impl Run {
-    /// Validates phase `index` (< 255) of the options.
-    fn parse(o: &MemtierOptions, index: usize, seed: u64) -> Result<Self, String> {
-        let at = |opt: &str, msg: String| format!("memcached.phase[{index}].{opt}: {msg}");
-        let chars: Vec<char> = o.key_pattern.chars().collect();
-        let (set_pattern, get_pattern) = match chars[..] {
+/// `at(option, message)` locates an error in a phase's options.
+type At<'a> = &'a dyn Fn(&str, String) -> String;
+
+impl MemtierOptions {
+    /// key-pattern's SET and GET patterns.
+    fn patterns(&self, at: At) -> Result<(KeyPattern, KeyPattern), String> {
+        let chars: Vec<char> = self.key_pattern.chars().collect();
+        let (set, get) = match chars[..] {
             [s, ':', g] => KeyPattern::parse(s).zip(KeyPattern::parse(g)),
             _ => None,
         }
         .ok_or_else(|| {
             at(
                 "key-pattern",
-                format!("`{}` is not X:Y with X, Y in S, R, G, Z, P", o.key_pattern),
+                format!(
+                    "`{}` is not X:Y with X, Y in S, R, G, Z, P",
+                    self.key_pattern
+                ),
             )
         })?;
-        if (set_pattern == KeyPattern::Parallel) != (get_pattern == KeyPattern::Parallel) {
+        if (set == KeyPattern::Parallel) != (get == KeyPattern::Parallel) {
             return Err(at(
                 "key-pattern",
                 "P must be used on both sides (P:P)".into(),
             ));
         }
-        let ratio: Vec<Option<u64>> = o.ratio.split(':').map(|n| n.trim().parse().ok()).collect();
-        let (sets, gets) = match ratio[..] {
-            [Some(s), Some(g)] if s.checked_add(g).is_some_and(|n| n > 0) => (s, g),
-            _ => {
+        Ok((set, get))
+    }
+
+    /// ratio's SET and GET parts.
+    fn ratio_parts(&self, at: At) -> Result<(u64, u64), String> {
+        let ratio: Vec<Option<u64>> = (self.ratio.split(':'))
+            .map(|n| n.trim().parse().ok())
+            .collect();
+        match ratio[..] {
+            [Some(s), Some(g)] if s.checked_add(g).is_some_and(|n| n > 0) => Ok((s, g)),
+            _ => Err(at(
+                "ratio",
+                format!("`{}` is not SET:GET with a nonzero sum", self.ratio),
+            )),
+        }
+    }
+
+    /// Requests per client (`u64::MAX` when test-time bounds the run); `allkeys` covers
+    /// the key range, split over the `total` clients under P:P.
+    fn requests_per_client(&self, at: At, parallel: bool, total: u64) -> Result<u64, String> {
+        let keys = self.key_maximum - self.key_minimum;
+        Ok(match (&self.requests, self.test_time) {
+            (Some(_), Some(_)) => {
                 return Err(at(
-                    "ratio",
-                    format!("`{}` is not SET:GET with a nonzero sum", o.ratio),
+                    "requests",
+                    "requests and test-time are mutually exclusive".into(),
                 ))
             }
+            (None, Some(t)) if t.0 == 0 => return Err(at("test-time", "must be positive".into())),
+            (None, Some(_)) => u64::MAX,
+            (None, None) => 10_000,
+            (Some(Requests::Count(0)), _) => return Err(at("requests", "must be positive".into())),
+            (Some(Requests::Count(n)), _) => *n,
+            (Some(Requests::Keyword(k)), _) if k == "allkeys" && parallel => keys / total + 1,
+            (Some(Requests::Keyword(k)), _) if k == "allkeys" => keys,
+            (Some(Requests::Keyword(k)), _) => {
+                return Err(at(
+                    "requests",
+                    format!("`{k}` is neither a number nor allkeys"),
+                ))
+            }
+        })
+    }
+
+    /// Checks the options of the key distributions the phase `uses`; gives G's median.
+    fn key_median(&self, at: At, uses: &dyn Fn(KeyPattern) -> bool) -> Result<f64, String> {
+        let (min, max) = (self.key_minimum, self.key_maximum);
+        let zipf = self.key_zipf_exp;
+        if uses(KeyPattern::Zipf) && !(zipf > 0.0 && zipf < 5.0) {
+            return Err(at("key-zipf-exp", format!("{zipf} is not in (0, 5)")));
+        }
+        if uses(KeyPattern::Zipf) && max == 0 {
+            return Err(at(
+                "key-maximum",
+                "Z draws keys from 1: key-maximum must be at least 1".into(),
+            ));
+        }
+        let stddev = self.key_stddev;
+        if !(stddev.is_finite() && stddev >= 0.0) {
+            return Err(at(
+                "key-stddev",
+                format!("{stddev} is not a nonnegative number"),
+            ));
+        }
+        let len = (max - min) as f64;
+        // Keys are redrawn until they fall in the range: keep that from taking forever.
+        if uses(KeyPattern::Gaussian) && stddev > 100.0 * (len + 1.0) {
+            return Err(at(
+                "key-stddev",
+                format!("{stddev} is over 100 × the key range"),
+            ));
+        }
+        let median = if self.key_median == 0.0 {
+            len / 2.0 + min as f64 + 0.5
+        } else {
+            self.key_median
         };
+        if uses(KeyPattern::Gaussian) && min < max && !(median > min as f64 && median < max as f64)
+        {
+            return Err(at(
+                "key-median",
+                format!("{median} is not inside ({min}, {max})"),
+            ));
+        }
+        Ok(median)
+    }
+}
+
+impl Run {
+    /// Validates phase `index` (< 255) of the options.
+    fn parse(o: &MemtierOptions, index: usize, seed: u64) -> Result<Self, String> {
+        let at = |opt: &str, msg: String| format!("memcached.phase[{index}].{opt}: {msg}");
+        let (set_pattern, get_pattern) = o.patterns(&at)?;
+        let (sets, gets) = o.ratio_parts(&at)?;
         let (min, max) = (o.key_minimum, o.key_maximum);
         if max < min {
             return Err(at(
@@ -361,32 +450,10 @@ impl Run {
         let total = check_count(
             &format!("memcached.phase[{index}].clients × threads"),
             clients * threads,
-        )?;
+        )? as u64;
         check_count(&format!("memcached.phase[{index}].pipeline"), o.pipeline)?;
         let parallel = set_pattern == KeyPattern::Parallel;
-        let requests = match (&o.requests, o.test_time) {
-            (Some(_), Some(_)) => {
-                return Err(at(
-                    "requests",
-                    "requests and test-time are mutually exclusive".into(),
-                ))
-            }
-            (None, Some(t)) if t.0 == 0 => return Err(at("test-time", "must be positive".into())),
-            (None, Some(_)) => u64::MAX,
-            (None, None) => 10_000,
-            (Some(Requests::Count(0)), _) => return Err(at("requests", "must be positive".into())),
-            (Some(Requests::Count(n)), _) => *n,
-            (Some(Requests::Keyword(k)), _) if k == "allkeys" && parallel => {
-                (max - min) / total as u64 + 1
-            }
-            (Some(Requests::Keyword(k)), _) if k == "allkeys" => max - min,
-            (Some(Requests::Keyword(k)), _) => {
-                return Err(at(
-                    "requests",
-                    format!("`{k}` is neither a number nor allkeys"),
-                ))
-            }
-        };
+        let requests = o.requests_per_client(&at, parallel, total)?;
         let data = u32::try_from(o.data_size.0).unwrap_or(u32::MAX);
         let prefix_len = o.key_prefix.len() as u64;
         if data == 0 || item_size(prefix_len, digits(max), data) > u64::from(CHUNK_MAX) {
@@ -395,45 +462,8 @@ impl Run {
                 format!("items must be 1 byte to {CHUNK_MAX} bytes with their header (memcached's largest slab chunk)"),
             ));
         }
-        let uses = |p| set_pattern == p || get_pattern == p;
-        if uses(KeyPattern::Zipf) && !(o.key_zipf_exp > 0.0 && o.key_zipf_exp < 5.0) {
-            return Err(at(
-                "key-zipf-exp",
-                format!("{} is not in (0, 5)", o.key_zipf_exp),
-            ));
-        }
-        if uses(KeyPattern::Zipf) && max == 0 {
-            return Err(at(
-                "key-maximum",
-                "Z draws keys from 1: key-maximum must be at least 1".into(),
-            ));
-        }
-        if !(o.key_stddev.is_finite() && o.key_stddev >= 0.0) {
-            return Err(at(
-                "key-stddev",
-                format!("{} is not a nonnegative number", o.key_stddev),
-            ));
-        }
+        let median = o.key_median(&at, &|p| set_pattern == p || get_pattern == p)?;
         let len = (max - min) as f64;
-        // Keys are redrawn until they fall in the range: keep that from taking forever.
-        if uses(KeyPattern::Gaussian) && o.key_stddev > 100.0 * (len + 1.0) {
-            return Err(at(
-                "key-stddev",
-                format!("{} is over 100 × the key range", o.key_stddev),
-            ));
-        }
-        let median = if o.key_median == 0.0 {
-            len / 2.0 + min as f64 + 0.5
-        } else {
-            o.key_median
-        };
-        if uses(KeyPattern::Gaussian) && min < max && !(median > min as f64 && median < max as f64)
-        {
-            return Err(at(
-                "key-median",
-                format!("{median} is not inside ({min}, {max})"),
-            ));
-        }
         Ok(Run {
             phase: index as u8,
             set_pattern,
@@ -447,7 +477,7 @@ impl Run {
             requests,
             test_time_ns: o.test_time.map(|t| t.0),
             delay_ns: o.delay.0,
-            clients: total as u64,
+            clients: total,
             pipeline: o.pipeline,
             stddev: if o.key_stddev == 0.0 {
                 len / 6.0
