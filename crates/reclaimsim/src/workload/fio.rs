@@ -393,8 +393,9 @@ impl FioOptions {
         if self.time_based && self.runtime.is_none() {
             return Err(format!("{f}.runtime: time_based needs a runtime"));
         }
-        let dist = Distribution::parse(&self.random_distribution)
-            .map_err(|e| format!("{f}.random_distribution: {e}"))?;
+        let field = |e| format!("{f}.random_distribution: {e}");
+        let (read, write) =
+            Distribution::parse_directions(&self.random_distribution).map_err(field)?;
         let lfsr = match self.random_generator.as_str() {
             "tausworthe" | "tausworthe64" => false,
             "lfsr" => true,
@@ -404,15 +405,22 @@ impl FioOptions {
                 ))
             }
         };
-        let sampler = dist
-            .sampler(g.blocks)
-            .map_err(|e| format!("{f}.random_distribution: {e}"))?;
+        // One distribution for both directions shares each file's order (fio's one
+        // random map and zipf state per file); separate zone lists draw apart.
+        let mut samplers = vec![read.sampler(g.blocks).map_err(field)?];
+        if write != read {
+            samplers.push(write.sampler(g.blocks).map_err(field)?);
+        }
         Ok(PhaseSpec {
             name,
             random,
             read_percent,
-            map: dist == Distribution::Uniform && (lfsr || !self.norandommap),
-            sampler,
+            // `random` only: per-direction lists are zoned even where one is empty
+            // (uniform draws), and fio keeps its map for the uniform distribution alone.
+            map: read == Distribution::Uniform
+                && !self.random_distribution.contains(',')
+                && (lfsr || !self.norandommap),
+            samplers,
             limit,
             runtime_ns: self.runtime.map(|r| r.0),
             think_ns: self.thinktime.0,
@@ -431,8 +439,9 @@ struct PhaseSpec {
     read_percent: u64,
     /// Uniform offsets from fio's random map (each block once per pass; `lfsr` too).
     map: bool,
-    /// Without the map, the distribution over a file's region.
-    sampler: Sampler,
+    /// Without the map, the distribution over a file's region: one for both directions,
+    /// or the reads' and the writes' (`zoned:R,W`).
+    samplers: Vec<Sampler>,
     /// I/Os per clone.
     limit: u64,
     /// fio's runtime: how long the phase's I/O lasts (the first phase's after ramp_time).
@@ -509,11 +518,12 @@ enum Order {
 }
 
 /// One file of a clone: the sequential position per direction (fio's last_pos[ddir])
-/// and, for random jobs, how offsets are picked.
+/// and, for random jobs, how offsets are picked: none (sequential), one order for both
+/// directions, or the reads' and the writes'.
 #[derive(Clone, Debug)]
 struct FileState {
     pos: [u64; 2],
-    order: Option<Order>,
+    orders: Vec<Order>,
 }
 
 /// One clone's state in its phase: per file, the positions and how offsets are picked.
@@ -607,7 +617,8 @@ impl Fio {
             Service::Random => job.rng.gen_range(0..g.nrfiles),
         };
         let file = &mut job.files[f];
-        let block = match &mut file.order {
+        let last = file.orders.len().saturating_sub(1);
+        let block = match file.orders.get_mut(dir.min(last)) {
             None => {
                 let b = file.pos[dir] % g.blocks;
                 file.pos[dir] += 1;
@@ -642,10 +653,12 @@ impl Job {
         let files = (0..g.nrfiles)
             .map(|_| FileState {
                 pos: [0; 2],
-                order: match () {
-                    _ if !spec.random => None,
-                    _ if spec.map => Some(Order::Map(Permutation::new(g.blocks, &mut rng))),
-                    _ => Some(Order::Draw(spec.sampler.seeded(&mut rng))),
+                orders: match () {
+                    _ if !spec.random => Vec::new(),
+                    _ if spec.map => vec![Order::Map(Permutation::new(g.blocks, &mut rng))],
+                    _ => (spec.samplers.iter())
+                        .map(|s| Order::Draw(s.seeded(&mut rng)))
+                        .collect(),
                 },
             })
             .collect();
@@ -1095,6 +1108,44 @@ mod tests {
             let e = e.unwrap_err().to_string();
             assert!(e.contains("unknown field"), "{field}: {e}");
         }
+    }
+
+    #[test]
+    fn zoned_lists_per_direction_send_reads_and_writes_apart() {
+        // Reads to the first 10% of the region, writes to the last 10% (fio's
+        // `zoned:R,W,T`; the trims' list is checked and dropped).
+        let text = "rw='randrw'\nsize='400k'\nloops=20\n\
+                    random_distribution='zoned:100/10,0/90:100/10,50/50:50/50'";
+        let t = touches(&mut build(text), 0, 2000);
+        let reads: Vec<u64> = (t.iter())
+            .filter_map(|t| match *t {
+                Touch::Read { index, .. } => Some(index),
+                _ => None,
+            })
+            .collect();
+        let writes: Vec<u64> = (t.iter())
+            .filter_map(|t| match *t {
+                Touch::Write { index, .. } => Some(index),
+                _ => None,
+            })
+            .collect();
+        assert!(reads.len() > 900 && writes.len() > 900);
+        assert!(reads.iter().all(|&b| b < 10), "{reads:?}");
+        assert!(writes.iter().all(|&b| b >= 90), "{writes:?}");
+        // An empty list is uniform for its direction; a bad one is the option's error.
+        let text = "rw='randwrite'\nsize='400k'\nloops=5\nrandom_distribution='zoned:100/10,'";
+        let t = touches(&mut build(text), 0, 500);
+        assert!(t
+            .iter()
+            .any(|t| matches!(t, Touch::Write { index: 10.., .. })));
+        let e = Fio::new(
+            &options("size='1m'\nrandom_distribution='zoned:100/10,90/10'"),
+            0,
+        );
+        assert!(e
+            .err()
+            .unwrap()
+            .starts_with("fio.random_distribution: write zones"));
     }
 
     #[test]
