@@ -526,6 +526,44 @@ struct FileState {
     orders: Vec<Order>,
 }
 
+/// The direction of a mixed job's next I/O, as fio's get_rw_ddir picks it: when the
+/// current direction has issued `until` I/Os, a draw in 1..=100 against rwmixread
+/// (get_rand_ddir) picks the direction again; a switch sets `until` to what the old
+/// direction has issued × the new one's share (set_rwmix_bytes, counted in I/Os as fio
+/// counts io_issues). So a direction behind its share keeps going until it has caught
+/// up (a run of I/Os), and one at its share draws again at every I/O; the long-run share
+/// of reads is rwmixread.
+#[derive(Clone, Debug, Default)]
+struct Rwmix {
+    /// The current direction (fio's rwmix_ddir, reads first).
+    write: bool,
+    /// I/Os issued per direction in the phase (fio's io_issues).
+    issues: [u64; 2],
+    /// Draw again once the current direction has issued this many (fio's rwmix_issues).
+    until: u64,
+}
+
+impl Rwmix {
+    /// The direction of the next I/O (true: a write) of a job with `read_percent` reads.
+    fn next(&mut self, read_percent: u64, rng: &mut Rng) -> bool {
+        let dir = usize::from(self.write);
+        if self.issues[dir] >= self.until {
+            let write = rng.gen_range(1..=100) > read_percent;
+            if write != self.write {
+                let share = if write {
+                    100 - read_percent
+                } else {
+                    read_percent
+                };
+                self.until = self.issues[dir] * share / 100;
+                self.write = write;
+            }
+        }
+        self.issues[usize::from(self.write)] += 1;
+        self.write
+    }
+}
+
 /// One clone's state in its phase: per file, the positions and how offsets are picked.
 #[derive(Clone, Debug)]
 struct Job {
@@ -537,6 +575,8 @@ struct Job {
     issued: u64,
     /// A thinktime sleep is due before the next I/O.
     think: bool,
+    /// A mixed job's direction.
+    rwmix: Rwmix,
     /// The phase's I/O has started (after its sleep), and when it stops (since the
     /// workload started; fio's runtime).
     started: bool,
@@ -668,6 +708,7 @@ impl Job {
             phase,
             issued: 0,
             think: false,
+            rwmix: Rwmix::default(),
             started: false,
             end_ns: None,
         }
@@ -744,11 +785,10 @@ impl Workload for Fio {
                 until_ns: now_ns + spec.think_ns,
             };
         }
-        // fio's get_rand_ddir: a draw in 1..=100 against rwmixread, for mixed jobs only.
         let write = match spec.read_percent {
             100 => false,
             0 => true,
-            r => job.rng.gen_range(1..=100) > r,
+            r => job.rwmix.next(r, &mut job.rng),
         };
         let think = spec.think_ns > 0;
         let (f, index) = self.pick(thread, usize::from(write));
@@ -869,6 +909,63 @@ mod tests {
         assert_eq!(
             touches(&mut build("rw='write'\nsize='4k'"), 0, 1),
             [Touch::Write { file: 0, index: 0 }]
+        );
+    }
+
+    /// The directions (true: write) of `thread`'s next `n` I/Os.
+    fn directions(w: &mut Fio, thread: usize, n: usize) -> Vec<bool> {
+        (touches(w, thread, n).iter())
+            .map(|t| matches!(t, Touch::Write { .. } | Touch::Mem { write: true, .. }))
+            .collect()
+    }
+
+    /// Checks fio's rule on a stream of directions: a run that starts with a switch lasts
+    /// until its direction has issued the other's count × its share (at least one I/O).
+    /// Returns how many runs were kept longer than one I/O to catch up.
+    fn check_runs(dirs: &[bool], read_percent: u64) -> usize {
+        let (mut issues, mut forced, mut i) = ([0u64; 2], 0, 0);
+        while i < dirs.len() {
+            let d = usize::from(dirs[i]);
+            let run = dirs[i..].iter().take_while(|&&x| x == dirs[i]).count();
+            if i > 0 {
+                let share = if d == 1 {
+                    100 - read_percent
+                } else {
+                    read_percent
+                };
+                let owed = (issues[1 - d] * share / 100).saturating_sub(issues[d]) as usize;
+                let whole = i + run == dirs.len();
+                assert!(
+                    run >= owed.max(1) || whole,
+                    "run of {run} at {i}, owed {owed}"
+                );
+                forced += usize::from(owed > 1);
+            }
+            issues[d] += run as u64;
+            i += run;
+        }
+        forced
+    }
+
+    #[test]
+    fn rwmix_keeps_a_direction_until_it_has_caught_up_and_holds_the_share() {
+        let mut w = build("rw='randrw'\nrwmixread=70\nsize='4m'\nnorandommap=true\nloops=100");
+        let dirs = directions(&mut w, 0, 100_000);
+        let reads = dirs.iter().filter(|&&w| !w).count();
+        assert!(
+            (69_000..=71_000).contains(&reads),
+            "{reads} reads: 70% ± 1%"
+        );
+        check_runs(&dirs, 70);
+        // A direction falls behind its share early on (after a run of draws the other
+        // way); fio then keeps it for the I/Os it owes.
+        let mut w = build("rw='rw'\nsize='4m'\nnumjobs=32");
+        let forced: usize = (0..32)
+            .map(|j| check_runs(&directions(&mut w, j, 200), 50))
+            .sum();
+        assert!(
+            forced >= 10,
+            "{forced} runs kept to catch up (13 with this seed)"
         );
     }
 
