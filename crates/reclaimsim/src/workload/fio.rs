@@ -335,8 +335,8 @@ impl FioOptions {
         Ok(total.min(self.number_ios.unwrap_or(u64::MAX)))
     }
 
-    /// The job's options with phase `p`'s overrides of the I/O pattern.
-    fn with_phase(&self, p: &FioPhase) -> FioOptions {
+    /// The job's options with phase `p`'s overrides of the I/O pattern (no phases).
+    pub fn with_phase(&self, p: &FioPhase) -> FioOptions {
         let mut o = FioOptions {
             phase: Vec::new(),
             ..self.clone()
