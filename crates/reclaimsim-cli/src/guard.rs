@@ -9,6 +9,7 @@
 
 use reclaimsim::scenario::config::{Scenario, WorkloadConfig};
 use reclaimsim::workload::anon::AnonOptions;
+use reclaimsim::workload::fio::FioOptions;
 use reclaimsim::workload::memtier::{MemcachedOptions, Requests};
 
 /// Most simulated memory without `--allow-long`: 64 GiB (16 M frames).
@@ -77,18 +78,7 @@ impl Work {
 fn own_end(w: &WorkloadConfig) -> End {
     let name = &w.name;
     if let Some(f) = &w.fio {
-        if let (false, Ok(ios)) = (f.time_based, f.ios_per_clone()) {
-            return End::ops(u128::from(ios) * u128::from(f.numjobs));
-        }
-        return match f.runtime {
-            Some(r) => End::time(f.ramp_time.0.saturating_add(r.0)),
-            None => End {
-                open: Some(format!(
-                    "workload \"{name}\": fio time_based without runtime"
-                )),
-                ..End::default()
-            },
-        };
+        return fio_end(name, f);
     }
     if let Some(m) = &w.memcached {
         return memtier_end(m);
@@ -112,6 +102,30 @@ fn own_end(w: &WorkloadConfig) -> End {
         return End::ops(t.summary().map_or(0, |s| u128::from(s.requests)));
     }
     End::default()
+}
+
+/// When an fio job ends: its phases one after the other (`run`, then each
+/// `[[phase]]` with the job's options it overrides), each after its I/Os (a count) or
+/// its runtime (time_based). A later phase's `sleep_until` and `wait_for` are not
+/// counted: the estimate is a lower bound, as memtier's without its delays would be.
+fn fio_end(name: &str, f: &FioOptions) -> End {
+    let phase = |o: &FioOptions, ramp: u64| {
+        if let (false, Ok(ios)) = (o.time_based, o.ios_per_clone()) {
+            return End::ops(u128::from(ios) * u128::from(o.numjobs));
+        }
+        match o.runtime {
+            Some(r) => End::time(ramp.saturating_add(r.0)),
+            None => End {
+                open: Some(format!(
+                    "workload \"{name}\": fio time_based without runtime"
+                )),
+                ..End::default()
+            },
+        }
+    };
+    (f.phase.iter()).fold(phase(f, f.ramp_time.0), |end, p| {
+        end.then(&phase(&f.with_phase(p), 0))
+    })
 }
 
 /// When memtier's phases end: each phase's delay, then its test time or its requests.
@@ -301,6 +315,16 @@ mod tests {
             (2048, false, None)
         );
         assert_eq!(refuse(&w, false), None);
+    }
+
+    #[test]
+    fn fio_phases_add_their_reads_and_runtimes() {
+        let text = format!(
+            "{FIO}numjobs = 2\n[[workload.fio.phase]]\nnumber_ios = 100\n\
+             [[workload.fio.phase]]\ntime_based = true\nruntime = \"3s\"\n"
+        );
+        let w = work(&text, &[]);
+        assert_eq!((w.ops, w.virtual_ns), (2 * (2048 + 100), 3_000_000_000));
     }
 
     #[test]

@@ -158,3 +158,42 @@ fn an_anon_phase_waits_for_another_workload_and_refaults() {
     assert!(vmstat(&r, "pswpin") > 0, "{:?}", r.vmstat);
     assert!(vmstat(&r, "workingset_refault_anon") > 0);
 }
+
+/// fio's idle-job measurement: `f` reads its 48 MiB file into memcg /f, sleeps holding
+/// it while `hog` (started after `f`'s first phase) fills the machine with anon memory,
+/// and once `hog` has finished reads the file again: what reclaim took from the idle job
+/// is read in again and counted as /f's file refaults. A hog that fits takes nothing.
+fn fio_then_hog(hog: &str) -> VariantResult {
+    common::run_checked(&format!(
+        "name = \"t\"\n[machine]\nmemory = \"128MiB\"\ncpus = 2\n\
+         [[memcg]]\npath = \"/f\"\n[[memcg]]\npath = \"/h\"\n\
+         [[workload]]\nname = \"f\"\nmemcg = \"/f\"\n[workload.fio]\nsize = \"48MiB\"\n\
+         [[workload.fio.phase]]\nname = \"again\"\nwait_for = \"hog\"\n\
+         [[workload]]\nname = \"hog\"\nmemcg = \"/h\"\nafter = \"f:run\"\n\
+         anon = {{ size = \"{hog}\" }}\n"
+    ))
+}
+
+#[test]
+fn a_fio_phase_waits_for_another_workload_and_refaults() {
+    let r = fio_then_hog("96MiB");
+    assert_eq!(r.workloads["f:run"].ops, 12288);
+    assert_eq!(r.workloads["f:again"].ops, 12288);
+    // The hog (96 MiB of 128) leaves no room for the idle file: every page was
+    // evicted, and the second read brings each in again as a refault of /f.
+    let refaults = |r: &VariantResult| common::memcg_stat(r, "/f", "workingset_refault_file");
+    assert_eq!(refaults(&r), 12288);
+    assert_eq!(
+        vmstat(&r, "pgpgin"),
+        2 * 48 * 1024,
+        "the file read in twice (KiB)"
+    );
+    let quiet = fio_then_hog("8MiB");
+    assert_eq!(quiet.workloads["f:again"].ops, 12288);
+    assert_eq!(refaults(&quiet), 0);
+    assert_eq!(
+        vmstat(&quiet, "pgpgin"),
+        48 * 1024,
+        "the second read hits the cache"
+    );
+}

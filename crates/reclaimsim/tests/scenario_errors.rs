@@ -489,3 +489,27 @@ fn cpus_must_split_evenly_over_nodes() {
         assert!(e.to_string().contains("split evenly"), "{e}");
     }
 }
+
+#[test]
+fn a_fio_phase_cannot_change_the_files_and_its_errors_name_it() {
+    let fio = "[workload.fio]\nsize = \"8MiB\"\n[[workload.fio.phase]]\n";
+    let text = edit(
+        "[workload.anon]\nsize = \"8MiB\"",
+        &format!("{fio}size = \"16MiB\""),
+    );
+    let e = error(&text, &[]);
+    assert_at(
+        &e,
+        &text,
+        "size = \"16MiB\"",
+        "workload[0].fio.phase[0].size",
+    );
+    assert!(e.message.contains("unknown field `size`"), "{e}");
+    let text = edit(
+        "[workload.anon]\nsize = \"8MiB\"",
+        &format!("{fio}rw = \"trim\""),
+    );
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "[workload.fio]", "workload[0].fio");
+    assert!(e.message.starts_with("fio.phase[0].rw: `trim`"), "{e}");
+}

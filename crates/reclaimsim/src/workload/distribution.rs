@@ -81,6 +81,47 @@ impl Distribution {
         }
     }
 
+    /// Parses fio's `random_distribution` per direction, as str_split_parse reads a
+    /// zoned list: `zoned:R` (or `zoned_abs:R`) is every direction's, `zoned:R,W` gives
+    /// writes (and trims) their own list, `zoned:R,W,T` trims theirs. An empty list is
+    /// uniform for its direction (fio's __get_next_rand_offset_zoned falls back to
+    /// __get_next_rand_offset when a direction has no zones). The trim list is checked, as
+    /// fio checks it, and dropped: trims are not modelled (`rw` has no trim). Only zoned
+    /// distributions have per-direction values in fio (zipf's θ, pareto's h and normal's
+    /// deviation are one per job). Returns the read and the write distribution.
+    pub fn parse_directions(s: &str) -> Result<(Self, Self), String> {
+        let s = s.trim();
+        let Some((_, lists)) = s.split_once(':').filter(|_| s.contains(',')) else {
+            let d = Self::parse(s)?;
+            return Ok((d.clone(), d));
+        };
+        let absolute = match s.split_once(':').map(|(kind, _)| kind) {
+            Some("zoned") => false,
+            Some("zoned_abs") => true,
+            _ => {
+                return Err(format!(
+                    "`{s}`: per-direction values (`,`) are only for zoned and zoned_abs, as \
+                     in fio"
+                ))
+            }
+        };
+        let parts: Vec<&str> = lists.split(',').collect();
+        if parts.len() > 3 {
+            return Err(format!(
+                "`{s}`: at most three zone lists (reads, writes, trims)"
+            ));
+        }
+        let list = |part: &str, dir: &str| match part.trim() {
+            "" => Ok(Self::Uniform),
+            p => parse_zones(p, absolute).map_err(|e| format!("{dir} zones of `{s}`: {e}")),
+        };
+        let (read, write) = (list(parts[0], "read")?, list(parts[1], "write")?);
+        if let Some(trim) = parts.get(2) {
+            list(trim, "trim")?;
+        }
+        Ok((read, write))
+    }
+
     /// The sampler of this distribution over `n` blocks; per-stream state (fio's
     /// `rand_off`) is drawn by `Sampler::seeded`.
     pub fn sampler(&self, n: u64) -> Result<Sampler, String> {
@@ -140,7 +181,10 @@ fn parse_value_center(s: &str, rest: &str) -> Result<(Option<f64>, Option<f64>),
 /// zone_split_ddir checks them.
 fn parse_zones(list: &str, absolute: bool) -> Result<Distribution, String> {
     if list.contains(',') {
-        return Err("per-direction zone lists (`,`) are not modelled: give one list".into());
+        return Err(
+            "per-direction zone lists (`,`) are fio's random_distribution only: give one list"
+                .into(),
+        );
     }
     let mut zones = Vec::new();
     for part in list.split(':').filter(|p| !p.trim().is_empty()) {
@@ -520,6 +564,42 @@ mod tests {
         assert!(err("zoned:50/10:50/10,100/100").contains("per-direction"));
         assert!(err("zoned:50:50/10").contains("ACCESS/SIZE"));
         assert!(err("hot").contains("not a distribution"));
+    }
+
+    #[test]
+    fn zone_lists_per_direction_as_fio_splits_them() {
+        let d = |s| Distribution::parse_directions(s).unwrap();
+        let zoned = |access: &[u32], size: &[u64]| Distribution::Zoned {
+            zones: (access.iter().zip(size))
+                .map(|(&access, &size)| Zone { access, size })
+                .collect(),
+            absolute: false,
+        };
+        let hot = zoned(&[90, 10], &[10, 90]);
+        let all = zoned(&[100], &[100]);
+        // One list: every direction; two: reads, then writes; a third is the trims'.
+        assert_eq!(d("zoned:90/10:10/90"), (hot.clone(), hot.clone()));
+        assert_eq!(d("zoned:90/10:10/90,100/100"), (hot.clone(), all.clone()));
+        assert_eq!(
+            d("zoned:100/100, 90/10:10/90, 50/50:50/50"),
+            (all, hot.clone())
+        );
+        // An empty list is uniform for its direction, as fio's fallback.
+        assert_eq!(d("zoned:,90/10:10/90"), (Distribution::Uniform, hot));
+        assert_eq!(d("zipf:0.8").0, d("zipf:0.8").1);
+        let (r, w) = d("zoned_abs:100/4k,100/8k");
+        assert!(matches!(
+            (r, w),
+            (
+                Distribution::Zoned { absolute: true, .. },
+                Distribution::Zoned { .. }
+            )
+        ));
+        let err = |s| Distribution::parse_directions(s).unwrap_err();
+        assert!(err("zipf:1.2,0.8").contains("only for zoned"));
+        assert!(err("zoned:100/10,100/10,100/10,100/10").contains("at most three"));
+        assert!(err("zoned:100/10,50/10").starts_with("write zones of"));
+        assert!(err("zoned:100/10,100/10,60/10").starts_with("trim zones of"));
     }
 
     #[test]

@@ -88,6 +88,44 @@ pub struct FioOptions {
     /// Completions reaped at least per io_uring_enter / io_getevents. Default 1.
     #[serde(default = "one", alias = "iodepth_batch_complete_min")]
     pub iodepth_batch_complete: u64,
+    /// Later phases of the same clones on the same files, in order
+    /// (`[[workload.fio.phase]]`); the job's own I/O is the first phase, `run`.
+    #[serde(default)]
+    pub phase: Vec<FioPhase>,
+}
+
+/// A later phase of a job: its clones meet at a barrier after the phase before, sleep
+/// (their files held in the page cache, mapped with `mmap`) until `sleep_until` and until
+/// `wait_for` has finished, then do this phase's I/O. The rest of the options override
+/// the job's I/O pattern (an option not given keeps the job's value); the files, their
+/// sizes, `numjobs`, `offset`, `ioengine` stay the job's, which is the point: what
+/// reclaim took from an idle job shows as refaults when the next phase reads again.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct FioPhase {
+    /// Name results are reported under. Default `phase<N>`, N counting from 1.
+    pub name: Option<String>,
+    /// Sleep until this long after the workload started.
+    pub sleep_until: Option<Duration>,
+    /// Wait until this workload (or `workload:phase`) has finished.
+    pub wait_for: Option<String>,
+    #[serde(alias = "readwrite")]
+    pub rw: Option<String>,
+    /// With `rwmixwrite`, replaces both of the job's.
+    pub rwmixread: Option<u64>,
+    pub rwmixwrite: Option<u64>,
+    pub random_distribution: Option<String>,
+    pub norandommap: Option<bool>,
+    pub random_generator: Option<String>,
+    #[serde(alias = "io_limit")]
+    pub io_size: Option<ByteSize>,
+    pub loops: Option<u64>,
+    pub number_ios: Option<u64>,
+    /// With `runtime`, counted from when the phase starts (after its sleep) for each
+    /// clone; the job's `ramp_time` is the first phase's only.
+    pub time_based: Option<bool>,
+    pub runtime: Option<Duration>,
+    pub thinktime: Option<Duration>,
 }
 
 /// fio's `ioengine`: how a job issues its I/O. A buffered read or write runs
@@ -198,8 +236,9 @@ impl FioOptions {
         }
     }
 
-    /// `rw` and the mix: whether offsets are random, and the percent of reads.
-    fn mode(&self) -> Result<(bool, u64), String> {
+    /// `rw` and the mix: whether offsets are random, and the percent of reads; `f` names
+    /// the options' table in errors (`fio`, `fio.phase[0]`).
+    fn mode(&self, f: &str) -> Result<(bool, u64), String> {
         let over = [
             ("rwmixread", self.rwmixread),
             ("rwmixwrite", self.rwmixwrite),
@@ -207,11 +246,11 @@ impl FioOptions {
         .into_iter()
         .find_map(|(name, v)| v.filter(|&v| v > 100).map(|v| (name, v)));
         if let Some((name, v)) = over {
-            return Err(format!("fio.{name}: {v} is more than 100 (percent)"));
+            return Err(format!("{f}.{name}: {v} is more than 100 (percent)"));
         }
         let mix = match (self.rwmixread, self.rwmixwrite) {
             (Some(r), Some(w)) if r + w != 100 => {
-                return Err(format!("fio.rwmixread: {r} + rwmixwrite {w} is not 100"))
+                return Err(format!("{f}.rwmixread: {r} + rwmixwrite {w} is not 100"))
             }
             (Some(r), _) => r,
             (None, Some(w)) => 100 - w,
@@ -226,7 +265,7 @@ impl FioOptions {
             "randrw" => (true, mix),
             rw => {
                 return Err(format!(
-                    "fio.rw: `{rw}` is not supported (read, write, randread, randwrite, rw, \
+                    "{f}.rw: `{rw}` is not supported (read, write, randread, randwrite, rw, \
                      readwrite, randrw; trim is not modelled)"
                 ))
             }
@@ -269,20 +308,22 @@ impl FioOptions {
         })
     }
 
-    /// I/Os each clone does before it stops (`u64::MAX` when time_based without
-    /// number_ios).
+    /// I/Os each clone does in the job's own (first) phase before it stops (`u64::MAX`
+    /// when time_based without number_ios).
     pub fn ios_per_clone(&self) -> Result<u64, String> {
-        self.io_limit(&self.geometry()?)
+        self.io_limit("fio", &self.geometry()?)
     }
 
     /// I/Os a clone does before it stops (fio's total_io_size = io_size × loops, capped
     /// by number_ios); unbounded but for number_ios when time_based.
-    fn io_limit(&self, g: &Geometry) -> Result<u64, String> {
+    fn io_limit(&self, f: &str, g: &Geometry) -> Result<u64, String> {
         if self.loops == 0 || self.number_ios == Some(0) {
-            return Err("fio.loops, fio.number_ios: must be positive".into());
+            return Err(format!("{f}.loops, {f}.number_ios: must be positive"));
         }
         let per_loop = match self.io_size {
-            Some(b) if b.0 < PAGE_SIZE => return Err("fio.io_size: less than one 4k block".into()),
+            Some(b) if b.0 < PAGE_SIZE => {
+                return Err(format!("{f}.io_size: less than one 4k block"))
+            }
             Some(b) => b.0 / PAGE_SIZE,
             None => g.blocks * g.nrfiles as u64,
         };
@@ -293,6 +334,121 @@ impl FioOptions {
         };
         Ok(total.min(self.number_ios.unwrap_or(u64::MAX)))
     }
+
+    /// The job's options with phase `p`'s overrides of the I/O pattern (no phases).
+    pub fn with_phase(&self, p: &FioPhase) -> FioOptions {
+        let mut o = FioOptions {
+            phase: Vec::new(),
+            ..self.clone()
+        };
+        // rwmixread and rwmixwrite say one thing: a phase giving either replaces both.
+        if p.rwmixread.is_some() || p.rwmixwrite.is_some() {
+            (o.rwmixread, o.rwmixwrite) = (p.rwmixread, p.rwmixwrite);
+        }
+        o.rw = p.rw.clone().unwrap_or(o.rw);
+        o.random_distribution = (p.random_distribution.clone()).unwrap_or(o.random_distribution);
+        o.norandommap = p.norandommap.unwrap_or(o.norandommap);
+        o.random_generator = p.random_generator.clone().unwrap_or(o.random_generator);
+        o.io_size = p.io_size.or(o.io_size);
+        o.loops = p.loops.unwrap_or(o.loops);
+        o.number_ios = p.number_ios.or(o.number_ios);
+        o.time_based = p.time_based.unwrap_or(o.time_based);
+        o.runtime = p.runtime.or(o.runtime);
+        o.thinktime = p.thinktime.unwrap_or(o.thinktime);
+        o
+    }
+
+    /// The phases in order: `run` (the job's own I/O), then each `[[phase]]`.
+    fn phases(&self, g: &Geometry) -> Result<Vec<PhaseSpec>, String> {
+        let mut phases = vec![self.phase_spec("fio", "run".into(), g)?];
+        for (i, p) in self.phase.iter().enumerate() {
+            let f = format!("fio.phase[{i}]");
+            let name = p.name.clone().unwrap_or(format!("phase{}", i + 1));
+            if name.is_empty() || name.contains(':') || phases.iter().any(|q| q.name == name) {
+                return Err(format!(
+                    "{f}.name: `{name}` is empty, has ':' or is used twice (the job's own \
+                     phase is `run`)"
+                ));
+            }
+            let mut spec = self.with_phase(p).phase_spec(&f, name, g)?;
+            spec.sleep_until = p.sleep_until.map(|d| d.0);
+            spec.wait_for = p.wait_for.clone();
+            phases.push(spec);
+        }
+        // Step::Op numbers a phase in a u8.
+        if phases.len() > usize::from(u8::MAX) {
+            return Err(format!("fio.phase: at most {} phases", u8::MAX - 1));
+        }
+        Ok(phases)
+    }
+
+    /// The I/O pattern of a phase named `name` (these options, a phase's applied); `f`
+    /// names the options' table in errors.
+    fn phase_spec(&self, f: &str, name: String, g: &Geometry) -> Result<PhaseSpec, String> {
+        let (random, read_percent) = self.mode(f)?;
+        let limit = self.io_limit(f, g)?;
+        if self.runtime == Some(Duration(0)) {
+            return Err(format!("{f}.runtime: must be positive"));
+        }
+        if self.time_based && self.runtime.is_none() {
+            return Err(format!("{f}.runtime: time_based needs a runtime"));
+        }
+        let field = |e| format!("{f}.random_distribution: {e}");
+        let (read, write) =
+            Distribution::parse_directions(&self.random_distribution).map_err(field)?;
+        let lfsr = match self.random_generator.as_str() {
+            "tausworthe" | "tausworthe64" => false,
+            "lfsr" => true,
+            s => {
+                return Err(format!(
+                    "{f}.random_generator: `{s}` is not one of tausworthe, tausworthe64, lfsr"
+                ))
+            }
+        };
+        // One distribution for both directions shares each file's order (fio's one
+        // random map and zipf state per file); separate zone lists draw apart.
+        let mut samplers = vec![read.sampler(g.blocks).map_err(field)?];
+        if write != read {
+            samplers.push(write.sampler(g.blocks).map_err(field)?);
+        }
+        Ok(PhaseSpec {
+            name,
+            random,
+            read_percent,
+            // `random` only: per-direction lists are zoned even where one is empty
+            // (uniform draws), and fio keeps its map for the uniform distribution alone.
+            map: read == Distribution::Uniform
+                && !self.random_distribution.contains(',')
+                && (lfsr || !self.norandommap),
+            samplers,
+            limit,
+            runtime_ns: self.runtime.map(|r| r.0),
+            think_ns: self.thinktime.0,
+            sleep_until: None,
+            wait_for: None,
+        })
+    }
+}
+
+/// What one phase of a job does (the job's own I/O, `run`, or a `[[phase]]`), checked.
+#[derive(Clone, Debug)]
+struct PhaseSpec {
+    name: String,
+    /// Random offsets (`randread`, `randwrite`, `randrw`).
+    random: bool,
+    read_percent: u64,
+    /// Uniform offsets from fio's random map (each block once per pass; `lfsr` too).
+    map: bool,
+    /// Without the map, the distribution over a file's region: one for both directions,
+    /// or the reads' and the writes' (`zoned:R,W`).
+    samplers: Vec<Sampler>,
+    /// I/Os per clone.
+    limit: u64,
+    /// fio's runtime: how long the phase's I/O lasts (the first phase's after ramp_time).
+    runtime_ns: Option<u64>,
+    think_ns: u64,
+    sleep_until: Option<u64>,
+    wait_for: Option<String>,
 }
 
 /// "1048576" or "-".
@@ -362,35 +518,87 @@ enum Order {
 }
 
 /// One file of a clone: the sequential position per direction (fio's last_pos[ddir])
-/// and, for random jobs, how offsets are picked.
+/// and, for random jobs, how offsets are picked: none (sequential), one order for both
+/// directions, or the reads' and the writes'.
 #[derive(Clone, Debug)]
 struct FileState {
     pos: [u64; 2],
-    order: Option<Order>,
+    orders: Vec<Order>,
 }
 
+/// The direction of a mixed job's next I/O, as fio's get_rw_ddir picks it: when the
+/// current direction has issued `until` I/Os, a draw in 1..=100 against rwmixread
+/// (get_rand_ddir) picks the direction again; a switch sets `until` to what the old
+/// direction has issued × the new one's share (set_rwmix_bytes, counted in I/Os as fio
+/// counts io_issues). So a direction behind its share keeps going until it has caught
+/// up (a run of I/Os), and one at its share draws again at every I/O; the long-run share
+/// of reads is rwmixread.
+#[derive(Clone, Debug, Default)]
+struct Rwmix {
+    /// The current direction (fio's rwmix_ddir, reads first).
+    write: bool,
+    /// I/Os issued per direction in the phase (fio's io_issues).
+    issues: [u64; 2],
+    /// Draw again once the current direction has issued this many (fio's rwmix_issues).
+    until: u64,
+}
+
+impl Rwmix {
+    /// The direction of the next I/O (true: a write) of a job with `read_percent` reads.
+    fn next(&mut self, read_percent: u64, rng: &mut Rng) -> bool {
+        let dir = usize::from(self.write);
+        if self.issues[dir] >= self.until {
+            let write = rng.gen_range(1..=100) > read_percent;
+            if write != self.write {
+                let share = if write {
+                    100 - read_percent
+                } else {
+                    read_percent
+                };
+                self.until = self.issues[dir] * share / 100;
+                self.write = write;
+            }
+        }
+        self.issues[usize::from(self.write)] += 1;
+        self.write
+    }
+}
+
+/// One clone's state in its phase: per file, the positions and how offsets are picked.
 #[derive(Clone, Debug)]
 struct Job {
     rng: Rng,
     files: Vec<FileState>,
-    /// I/Os issued.
+    /// The phase the clone is in.
+    phase: usize,
+    /// I/Os issued in the phase.
     issued: u64,
     /// A thinktime sleep is due before the next I/O.
     think: bool,
+    /// A mixed job's direction.
+    rwmix: Rwmix,
+    /// The phase's I/O has started (after its sleep), and when it stops (since the
+    /// workload started; fio's runtime).
+    started: bool,
+    end_ns: Option<u64>,
 }
 
 /// The fio generator: thread `j` is clone `j`, doing I/O on files
-/// `j × nrfiles .. (j + 1) × nrfiles`.
+/// `j × nrfiles .. (j + 1) × nrfiles`, phase after phase.
 pub struct Fio {
     jobs: Vec<Job>,
     geometry: Geometry,
-    read_percent: u64,
+    phases: Vec<PhaseSpec>,
     service: Service,
     engine: IoEngine,
-    limit: u64,
-    think_ns: u64,
     ramp_ns: u64,
-    end_ns: Option<u64>,
+    seed: u64,
+}
+
+/// The random stream of clone `clone` in phase `phase`: the first phase's is the
+/// clone's own stream (as before phases existed), each later phase has its own.
+fn phase_stream(clone: usize, phase: usize) -> u64 {
+    clone as u64 | (phase as u64) << 32
 }
 
 impl Fio {
@@ -403,9 +611,8 @@ impl Fio {
                 o.bs.0
             ));
         }
-        let (random, read_percent) = o.mode()?;
         let geometry = o.geometry()?;
-        let limit = o.io_limit(&geometry)?;
+        let phases = o.phases(&geometry)?;
         let service = match o.file_service_type.as_str() {
             "roundrobin" => Service::RoundRobin,
             "sequential" => Service::Sequential,
@@ -417,25 +624,24 @@ impl Fio {
                 ))
             }
         };
-        if o.runtime == Some(Duration(0)) {
-            return Err("fio.runtime: must be positive".into());
-        }
-        if o.time_based && o.runtime.is_none() {
-            return Err("fio.runtime: time_based needs a runtime".into());
-        }
         let jobs = (0..clones)
-            .map(|j| Job::new(o, &geometry, random, stream_rng(seed, j as u64)))
-            .collect::<Result<_, _>>()?;
+            .map(|j| {
+                Job::new(
+                    &phases[0],
+                    &geometry,
+                    stream_rng(seed, phase_stream(j, 0)),
+                    0,
+                )
+            })
+            .collect();
         Ok(Fio {
             jobs,
             geometry,
-            read_percent,
+            phases,
             service,
             engine: o.ioengine,
-            limit,
-            think_ns: o.thinktime.0,
             ramp_ns: o.ramp_time.0,
-            end_ns: o.runtime.map(|r| o.ramp_time.0.saturating_add(r.0)),
+            seed,
         })
     }
 
@@ -451,7 +657,8 @@ impl Fio {
             Service::Random => job.rng.gen_range(0..g.nrfiles),
         };
         let file = &mut job.files[f];
-        let block = match &mut file.order {
+        let last = file.orders.len().saturating_sub(1);
+        let block = match file.orders.get_mut(dir.min(last)) {
             None => {
                 let b = file.pos[dir] % g.blocks;
                 file.pos[dir] += 1;
@@ -462,44 +669,49 @@ impl Fio {
         };
         (f, g.first + block)
     }
+
+    /// Clone `thread` has finished its phase: done after the last one, else it waits at
+    /// the barrier holding the next phase's fresh state (positions back at the start of
+    /// the region, a new random map, the phase's own random stream), as a new fio job
+    /// on the same files would.
+    fn end_phase(&mut self, thread: usize) -> Step {
+        let p = self.jobs[thread].phase + 1;
+        if p == self.phases.len() {
+            return Step::Done;
+        }
+        let rng = stream_rng(self.seed, phase_stream(thread, p));
+        self.jobs[thread] = Job::new(&self.phases[p], &self.geometry, rng, p);
+        Step::Barrier
+    }
 }
 
 impl Job {
-    /// Clone state: per file, fio's random map or a seeded distribution (non-uniform
-    /// distributions and `norandommap` go without the map, as in fio; `lfsr` never
-    /// repeats a block within a pass, like the map).
-    fn new(o: &FioOptions, g: &Geometry, random: bool, mut rng: Rng) -> Result<Self, String> {
-        let dist = Distribution::parse(&o.random_distribution)
-            .map_err(|e| format!("fio.random_distribution: {e}"))?;
-        let lfsr = match o.random_generator.as_str() {
-            "tausworthe" | "tausworthe64" => false,
-            "lfsr" => true,
-            s => {
-                return Err(format!(
-                    "fio.random_generator: `{s}` is not one of tausworthe, tausworthe64, lfsr"
-                ))
-            }
-        };
-        let map = dist == Distribution::Uniform && (lfsr || !o.norandommap);
-        let sampler = dist
-            .sampler(g.blocks)
-            .map_err(|e| format!("fio.random_distribution: {e}"))?;
+    /// Clone state for phase `phase`: per file, fio's random map or a seeded
+    /// distribution (non-uniform distributions and `norandommap` go without the map, as
+    /// in fio; `lfsr` never repeats a block within a pass, like the map).
+    fn new(spec: &PhaseSpec, g: &Geometry, mut rng: Rng, phase: usize) -> Self {
         let files = (0..g.nrfiles)
             .map(|_| FileState {
                 pos: [0; 2],
-                order: match () {
-                    _ if !random => None,
-                    _ if map => Some(Order::Map(Permutation::new(g.blocks, &mut rng))),
-                    _ => Some(Order::Draw(sampler.seeded(&mut rng))),
+                orders: match () {
+                    _ if !spec.random => Vec::new(),
+                    _ if spec.map => vec![Order::Map(Permutation::new(g.blocks, &mut rng))],
+                    _ => (spec.samplers.iter())
+                        .map(|s| Order::Draw(s.seeded(&mut rng)))
+                        .collect(),
                 },
             })
             .collect();
-        Ok(Job {
+        Job {
             rng,
             files,
+            phase,
             issued: 0,
             think: false,
-        })
+            rwmix: Rwmix::default(),
+            started: false,
+            end_ns: None,
+        }
     }
 }
 
@@ -539,33 +751,50 @@ impl Workload for Fio {
     }
 
     fn phases(&self) -> Vec<String> {
-        vec!["run".into()]
+        self.phases.iter().map(|p| p.name.clone()).collect()
     }
 
-    fn measured(&self, _phase: u8, now_ns: u64) -> bool {
-        now_ns >= self.ramp_ns
+    /// fio's ramp_time: the first phase's first I/Os are not measured.
+    fn measured(&self, phase: u8, now_ns: u64) -> bool {
+        phase > 0 || now_ns >= self.ramp_ns
+    }
+
+    fn waits_for(&self, phase: usize) -> Option<&str> {
+        self.phases.get(phase)?.wait_for.as_deref()
     }
 
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step {
+        let p = self.jobs[thread].phase;
+        let spec = &self.phases[p];
         let job = &mut self.jobs[thread];
-        if self.end_ns.is_some_and(|end| now_ns >= end) || job.issued >= self.limit {
-            return Step::Done;
+        if !job.started {
+            // A later phase sleeps first; its runtime counts from when its I/O starts,
+            // the first phase's from the end of ramp_time.
+            if let Some(until_ns) = spec.sleep_until.filter(|&t| t > now_ns) {
+                return Step::Sleep { until_ns };
+            }
+            let start = if p == 0 { self.ramp_ns } else { now_ns };
+            job.started = true;
+            job.end_ns = spec.runtime_ns.map(|r| start.saturating_add(r));
+        }
+        if job.end_ns.is_some_and(|end| now_ns >= end) || job.issued >= spec.limit {
+            return self.end_phase(thread);
         }
         if std::mem::take(&mut job.think) {
             return Step::Sleep {
-                until_ns: now_ns + self.think_ns,
+                until_ns: now_ns + spec.think_ns,
             };
         }
-        // fio's get_rand_ddir: a draw in 1..=100 against rwmixread, for mixed jobs only.
-        let write = match self.read_percent {
+        let write = match spec.read_percent {
             100 => false,
             0 => true,
-            p => job.rng.gen_range(1..=100) > p,
+            r => job.rwmix.next(r, &mut job.rng),
         };
+        let think = spec.think_ns > 0;
         let (f, index) = self.pick(thread, usize::from(write));
         let job = &mut self.jobs[thread];
         job.issued += 1;
-        job.think = self.think_ns > 0;
+        job.think = think;
         let file = (thread * self.geometry.nrfiles + f) as u32;
         out.push(match (self.engine, write) {
             (IoEngine::Mmap, write) => Touch::Mem {
@@ -577,7 +806,7 @@ impl Workload for Fio {
             (_, true) => Touch::Write { file, index },
         });
         Step::Op {
-            phase: 0,
+            phase: p as u8,
             bytes: PAGE_SIZE as u32,
         }
     }
@@ -683,6 +912,63 @@ mod tests {
         );
     }
 
+    /// The directions (true: write) of `thread`'s next `n` I/Os.
+    fn directions(w: &mut Fio, thread: usize, n: usize) -> Vec<bool> {
+        (touches(w, thread, n).iter())
+            .map(|t| matches!(t, Touch::Write { .. } | Touch::Mem { write: true, .. }))
+            .collect()
+    }
+
+    /// Checks fio's rule on a stream of directions: a run that starts with a switch lasts
+    /// until its direction has issued the other's count × its share (at least one I/O).
+    /// Returns how many runs were kept longer than one I/O to catch up.
+    fn check_runs(dirs: &[bool], read_percent: u64) -> usize {
+        let (mut issues, mut forced, mut i) = ([0u64; 2], 0, 0);
+        while i < dirs.len() {
+            let d = usize::from(dirs[i]);
+            let run = dirs[i..].iter().take_while(|&&x| x == dirs[i]).count();
+            if i > 0 {
+                let share = if d == 1 {
+                    100 - read_percent
+                } else {
+                    read_percent
+                };
+                let owed = (issues[1 - d] * share / 100).saturating_sub(issues[d]) as usize;
+                let whole = i + run == dirs.len();
+                assert!(
+                    run >= owed.max(1) || whole,
+                    "run of {run} at {i}, owed {owed}"
+                );
+                forced += usize::from(owed > 1);
+            }
+            issues[d] += run as u64;
+            i += run;
+        }
+        forced
+    }
+
+    #[test]
+    fn rwmix_keeps_a_direction_until_it_has_caught_up_and_holds_the_share() {
+        let mut w = build("rw='randrw'\nrwmixread=70\nsize='4m'\nnorandommap=true\nloops=100");
+        let dirs = directions(&mut w, 0, 100_000);
+        let reads = dirs.iter().filter(|&&w| !w).count();
+        assert!(
+            (69_000..=71_000).contains(&reads),
+            "{reads} reads: 70% ± 1%"
+        );
+        check_runs(&dirs, 70);
+        // A direction falls behind its share early on (after a run of draws the other
+        // way); fio then keeps it for the I/Os it owes.
+        let mut w = build("rw='rw'\nsize='4m'\nnumjobs=32");
+        let forced: usize = (0..32)
+            .map(|j| check_runs(&directions(&mut w, j, 200), 50))
+            .sum();
+        assert!(
+            forced >= 10,
+            "{forced} runs kept to catch up (13 with this seed)"
+        );
+    }
+
     #[test]
     fn mmap_maps_each_file_and_touches_it() {
         let mut w = build("rw='randwrite'\nioengine='mmap'\nsize='64k'\nnrfiles=2\nnumjobs=2");
@@ -773,6 +1059,190 @@ mod tests {
         let mut seen = reads(&mut w, 0, 10);
         seen.sort_unstable();
         assert_eq!(seen, (0..10).collect::<Vec<_>>());
+    }
+
+    /// Every step of `thread` at `now_ns` until one that is not an operation, with the
+    /// touches of the operations.
+    fn steps(w: &mut Fio, thread: usize, now_ns: u64) -> (Vec<Step>, Vec<Touch>) {
+        let (mut steps, mut out) = (Vec::new(), Vec::new());
+        loop {
+            let step = w.next(thread, now_ns, &mut out);
+            steps.push(step);
+            if !matches!(step, Step::Op { .. }) {
+                return (steps, out);
+            }
+        }
+    }
+
+    #[test]
+    fn phases_override_the_pattern_and_meet_at_barriers() {
+        let text = "size='16k'\nnumjobs=2\n[[phase]]\nname='again'\nsleep_until='1s'\n\
+                    wait_for='hog'\nrw='randwrite'\nnumber_ios=3\n[[phase]]";
+        let mut w = build(text);
+        assert_eq!(w.phases(), ["run", "again", "phase2"]);
+        assert_eq!(w.waits_for(1), Some("hog"));
+        assert_eq!((w.waits_for(0), w.waits_for(2)), (None, None));
+        let op = |phase| Step::Op { phase, bytes: 4096 };
+        let (s, t) = steps(&mut w, 1, 0);
+        assert_eq!(s, [op(0), op(0), op(0), op(0), Step::Barrier]);
+        let files: Vec<u32> = (t.iter())
+            .map(|t| match *t {
+                Touch::Read { file, .. } => file,
+                _ => panic!("{t:?}"),
+            })
+            .collect();
+        assert_eq!(files, [1; 4], "clone 1 reads its own file");
+        // The phase sleeps until 1 s, then writes 3 random blocks of the same file.
+        let (s, _) = steps(&mut w, 1, 0);
+        assert_eq!(s, [Step::Sleep { until_ns: SECOND }]);
+        let (s, t) = steps(&mut w, 1, SECOND);
+        assert_eq!(s, [op(1), op(1), op(1), Step::Barrier]);
+        assert!(t.iter().all(|t| matches!(
+            t,
+            Touch::Write {
+                file: 1,
+                index: 0..4
+            }
+        )));
+        // The last phase is the job's own pattern again: one sequential pass.
+        let (s, t) = steps(&mut w, 1, SECOND);
+        assert_eq!(s, [op(2), op(2), op(2), op(2), Step::Done]);
+        assert_eq!(t[3], Touch::Read { file: 1, index: 3 });
+    }
+
+    const SECOND: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_phase_runtime_counts_from_its_start_and_ramp_time_is_the_first_phases() {
+        let text = "size='8k'\ntime_based=true\nramp_time=1\nruntime=1\n\
+                    [[phase]]\nruntime=3\nthinktime='1s'";
+        let mut w = build(text);
+        assert!(!w.measured(0, 0) && w.measured(1, 0));
+        assert!(matches!(
+            w.next(0, 0, &mut Vec::new()),
+            Step::Op { phase: 0, .. }
+        ));
+        assert_eq!(w.next(0, 2 * SECOND, &mut Vec::new()), Step::Barrier);
+        // The phase starts at 5 s and ends 3 s later; thinktime is the phase's.
+        let mut out = Vec::new();
+        assert!(matches!(
+            w.next(0, 5 * SECOND, &mut out),
+            Step::Op { phase: 1, .. }
+        ));
+        let think = w.next(0, 5 * SECOND, &mut out);
+        assert_eq!(
+            think,
+            Step::Sleep {
+                until_ns: 6 * SECOND
+            }
+        );
+        assert!(matches!(
+            w.next(0, 7 * SECOND, &mut out),
+            Step::Op { phase: 1, .. }
+        ));
+        assert_eq!(w.next(0, 8 * SECOND, &mut out), Step::Done);
+    }
+
+    #[test]
+    fn each_phase_has_its_own_deterministic_random_stream() {
+        let text = "rw='randread'\nsize='1m'\nnumjobs=2\n[[phase]]\n[[phase]]";
+        let per_phase = |seed| {
+            let mut w = Fio::new(&options(text), seed).unwrap();
+            (0..3).map(|_| steps(&mut w, 1, 0).1).collect::<Vec<_>>()
+        };
+        let a = per_phase(5);
+        assert_eq!(a, per_phase(5));
+        assert_ne!(a, per_phase(6));
+        assert!(
+            a[0] != a[1] && a[1] != a[2],
+            "each phase draws its own order"
+        );
+        // The first phase is the job's stream as it was without phases.
+        let without = steps(
+            &mut Fio::new(&options("rw='randread'\nsize='1m'\nnumjobs=2"), 5).unwrap(),
+            1,
+            0,
+        );
+        assert_eq!(a[0], without.1);
+    }
+
+    #[test]
+    fn rejects_bad_phases_naming_the_phase() {
+        let err = |t: &str| {
+            Fio::new(&options(&format!("size='1m'\n{t}")), 0)
+                .err()
+                .unwrap()
+        };
+        let phase = "[[phase]]\n";
+        let starts = |t: &str, want: &str| {
+            let e = err(&format!("{phase}{t}"));
+            assert!(e.starts_with(want), "{t}: {e}");
+        };
+        starts("name='run'", "fio.phase[0].name:");
+        starts("name='a:b'", "fio.phase[0].name:");
+        starts("rw='randtrim'", "fio.phase[0].rw:");
+        starts("rwmixread=101", "fio.phase[0].rwmixread:");
+        starts(
+            "random_distribution='zipf:1'",
+            "fio.phase[0].random_distribution:",
+        );
+        starts("random_generator='mt'", "fio.phase[0].random_generator:");
+        starts("loops=0", "fio.phase[0].loops");
+        starts("io_size='1k'", "fio.phase[0].io_size:");
+        starts("time_based=true", "fio.phase[0].runtime:");
+        starts("runtime=0", "fio.phase[0].runtime:");
+        let e = err(&format!("{phase}{phase}name='phase1'"));
+        assert!(e.starts_with("fio.phase[1].name:"), "{e}");
+        // The files and the engine are the job's: a phase cannot change them.
+        for field in [
+            "size='2m'",
+            "numjobs=2",
+            "ioengine='mmap'",
+            "offset='4k'",
+            "ramp_time=1",
+        ] {
+            let e = toml::from_str::<FioOptions>(&format!("size='1m'\n{phase}{field}"));
+            let e = e.unwrap_err().to_string();
+            assert!(e.contains("unknown field"), "{field}: {e}");
+        }
+    }
+
+    #[test]
+    fn zoned_lists_per_direction_send_reads_and_writes_apart() {
+        // Reads to the first 10% of the region, writes to the last 10% (fio's
+        // `zoned:R,W,T`; the trims' list is checked and dropped).
+        let text = "rw='randrw'\nsize='400k'\nloops=20\n\
+                    random_distribution='zoned:100/10,0/90:100/10,50/50:50/50'";
+        let t = touches(&mut build(text), 0, 2000);
+        let reads: Vec<u64> = (t.iter())
+            .filter_map(|t| match *t {
+                Touch::Read { index, .. } => Some(index),
+                _ => None,
+            })
+            .collect();
+        let writes: Vec<u64> = (t.iter())
+            .filter_map(|t| match *t {
+                Touch::Write { index, .. } => Some(index),
+                _ => None,
+            })
+            .collect();
+        assert!(reads.len() > 900 && writes.len() > 900);
+        assert!(reads.iter().all(|&b| b < 10), "{reads:?}");
+        assert!(writes.iter().all(|&b| b >= 90), "{writes:?}");
+        // An empty list is uniform for its direction; a bad one is the option's error.
+        let text = "rw='randwrite'\nsize='400k'\nloops=5\nrandom_distribution='zoned:100/10,'";
+        let t = touches(&mut build(text), 0, 500);
+        assert!(t
+            .iter()
+            .any(|t| matches!(t, Touch::Write { index: 10.., .. })));
+        let e = Fio::new(
+            &options("size='1m'\nrandom_distribution='zoned:100/10,90/10'"),
+            0,
+        );
+        assert!(e
+            .err()
+            .unwrap()
+            .starts_with("fio.random_distribution: write zones"));
     }
 
     #[test]
