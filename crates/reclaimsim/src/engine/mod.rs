@@ -351,6 +351,155 @@ fn prefetch_touches(k: &Kernel, mm: u32, touches: &[Touch]) {
     }
 }
 
+/// One kswapd task per node, on the CPU the scenario gives it or the node's last CPU.
+fn kswapd_tasks(k: &Kernel, s: &Scenario, cpus: u32) -> (Vec<Task>, Vec<Kswapd>) {
+    let mut tasks = Vec::new();
+    let mut kswapd = Vec::new();
+    for node in 0..k.nr_nodes() {
+        let cpu = match &s.kernel.kswapd_cpu {
+            Some(v) => v[node],
+            None => (0..cpus)
+                .rev()
+                .find(|&c| k.cpu_node[c as usize] as usize == node)
+                .unwrap_or(cpus - 1),
+        };
+        tasks.push(Task {
+            clock: 0,
+            cpu,
+            kind: Kind::Kswapd { node },
+            state: State::Waiting,
+            ..Default::default()
+        });
+        kswapd.push(Kswapd::new(node));
+    }
+    (tasks, kswapd)
+}
+
+/// Workload `wi`: its generator, files, processes and threads (appended to `tasks`).
+fn setup_workload(
+    k: &mut Kernel,
+    s: &Scenario,
+    wi: usize,
+    tasks: &mut Vec<Task>,
+) -> Result<Wl, SimError> {
+    let wc = &s.workloads[wi];
+    let setup = |e: String| SimError::Setup(format!("workload {}: {e}", wc.name));
+    let opts = wc.options().map_err(setup)?;
+    let seed = s.seed ^ (0x5851_F42D_4C95_7F2D_u64.wrapping_mul(wi as u64 + 1));
+    let gen = opts.build(seed).map_err(setup)?;
+    let op_cost = match opts {
+        WorkloadOptions::Fio(o) => o.ioengine.op_cost(&s.costs),
+        WorkloadOptions::Memcached(_) => s.costs.memcached_request,
+        _ => 0,
+    };
+    let memcg =
+        (k.memcgs.by_path(&wc.memcg)).ok_or_else(|| setup(format!("no memcg {}", wc.memcg)))?;
+    let layout = gen.layout();
+    let file_base = k.files.len() as u32;
+    for f in &layout.files {
+        k.files.push(File::new(f.pages, f.sparse));
+    }
+    let mms = create_processes(k, gen.as_ref(), memcg, file_base).map_err(setup)?;
+    let cpus = s.machine.cpus.max(1);
+    let cpu_list: Vec<u32> = wc.cpus.clone().unwrap_or_else(|| (0..cpus).collect());
+    let mut tids = Vec::new();
+    for t in 0..layout.threads() {
+        tids.push(tasks.len());
+        tasks.push(Task {
+            clock: 0,
+            cpu: cpu_list[t % cpu_list.len()],
+            kind: Kind::Thread { w: wi, t },
+            state: State::Waiting,
+            ..Default::default()
+        });
+    }
+    let phases = gen.phases();
+    Ok(Wl {
+        name: wc.name.clone(),
+        thread_mm: (layout.thread_process.iter())
+            .map(|p| p.map(|i| mms[i]))
+            .collect(),
+        gen,
+        memcg,
+        op_cost,
+        file_base,
+        mms,
+        tasks: tids,
+        stats: phases.iter().map(|_| PhaseStats::default()).collect(),
+        phases,
+        barriers: 0,
+        start_ns: 0,
+        started: false,
+        done: false,
+        cfg: wc.clone(),
+    })
+}
+
+/// The processes of a workload's layout, each with its VMAs (a file VMA joins its
+/// file's i_mmap), in `memcg` unless the workload places it elsewhere. Gives their mm ids.
+fn create_processes(
+    k: &mut Kernel,
+    gen: &dyn Workload,
+    memcg: MemcgId,
+    file_base: u32,
+) -> Result<Vec<u32>, String> {
+    let mut mms = Vec::new();
+    for (pi, proc_) in gen.layout().processes.iter().enumerate() {
+        let id = k.mms.len() as u32;
+        let memcg = match gen.process_memcg(pi) {
+            None => memcg,
+            Some(path) => k
+                .memcgs
+                .by_path(path)
+                .ok_or_else(|| format!("no memcg {path}"))?,
+        };
+        let mut mm = Mm {
+            memcg,
+            ..Default::default()
+        };
+        for r in &proc_.regions {
+            let v = match *r {
+                RegionSpec::Anon { pages } => mm.add_vma(pages, VmaKind::Anon),
+                RegionSpec::File { file } => {
+                    let fid = file_base + file as u32;
+                    let pages = k.files[fid as usize].pages;
+                    let v = mm.add_vma(pages, VmaKind::File { file: fid });
+                    k.files[fid as usize].mappings.push((id, v as u32));
+                    v
+                }
+            };
+            debug_assert_eq!(v, mm.vmas.len() - 1);
+        }
+        k.mms.push(mm);
+        mms.push(id);
+    }
+    Ok(mms)
+}
+
+/// The scenario's debugfs events, each a task (appended to `tasks`) at its time.
+fn event_tasks(
+    k: &Kernel,
+    s: &Scenario,
+    tasks: &mut Vec<Task>,
+) -> Result<Vec<(String, Vec<LruGenCmd>)>, SimError> {
+    let mut events = Vec::new();
+    for (i, ev) in s.events.iter().enumerate() {
+        let cmds = debugfs::parse_commands(&ev.command)
+            .map_err(|e| SimError::Setup(format!("event[{i}].command: {e}")))?;
+        // kswapd tasks are the first ids, one per node.
+        let node = (cmds[0].node as usize).min(k.nr_nodes() - 1);
+        tasks.push(Task {
+            clock: ev.at.0,
+            cpu: ev.cpu.unwrap_or(tasks[node].cpu),
+            kind: Kind::Event { e: i },
+            state: State::Runnable,
+            ..Default::default()
+        });
+        events.push((ev.command.clone(), cmds));
+    }
+    Ok(events)
+}
+
 impl Engine {
     fn new(s: &Scenario) -> Result<Self, SimError> {
         let mut k = Kernel::new(s);
@@ -359,130 +508,11 @@ impl Engine {
             PolicyKind::Mglru => Box::new(Mglru::with_seed(&k, s.seed)),
         };
         let cpus = s.machine.cpus.max(1);
-        let mut tasks = Vec::new();
-        let mut kswapd = Vec::new();
-        for node in 0..k.nr_nodes() {
-            let cpu = match &s.kernel.kswapd_cpu {
-                Some(v) => v[node],
-                None => {
-                    // The node's last CPU.
-                    (0..cpus)
-                        .rev()
-                        .find(|&c| k.cpu_node[c as usize] as usize == node)
-                        .unwrap_or(cpus - 1)
-                }
-            };
-            tasks.push(Task {
-                clock: 0,
-                cpu,
-                kind: Kind::Kswapd { node },
-                state: State::Waiting,
-                ..Default::default()
-            });
-            kswapd.push(Kswapd::new(node));
-        }
-        let mut wls = Vec::new();
-        for (wi, wc) in s.workloads.iter().enumerate() {
-            let opts = wc
-                .options()
-                .map_err(|e| SimError::Setup(format!("workload {}: {e}", wc.name)))?;
-            let seed = s.seed ^ (0x5851_F42D_4C95_7F2D_u64.wrapping_mul(wi as u64 + 1));
-            let gen = opts
-                .build(seed)
-                .map_err(|e| SimError::Setup(format!("workload {}: {e}", wc.name)))?;
-            let op_cost = match opts {
-                WorkloadOptions::Fio(o) => o.ioengine.op_cost(&s.costs),
-                WorkloadOptions::Memcached(_) => s.costs.memcached_request,
-                _ => 0,
-            };
-            let memcg = k.memcgs.by_path(&wc.memcg).ok_or_else(|| {
-                SimError::Setup(format!("workload {}: no memcg {}", wc.name, wc.memcg))
-            })?;
-            let layout = gen.layout();
-            let file_base = k.files.len() as u32;
-            for f in &layout.files {
-                k.files.push(File::new(f.pages, f.sparse));
-            }
-            let mut mms = Vec::new();
-            for (pi, proc_) in layout.processes.iter().enumerate() {
-                let id = k.mms.len() as u32;
-                let memcg = match gen.process_memcg(pi) {
-                    None => memcg,
-                    Some(path) => k.memcgs.by_path(path).ok_or_else(|| {
-                        SimError::Setup(format!("workload {}: no memcg {path}", wc.name))
-                    })?,
-                };
-                let mut mm = Mm {
-                    memcg,
-                    ..Default::default()
-                };
-                for r in &proc_.regions {
-                    let v = match *r {
-                        RegionSpec::Anon { pages } => mm.add_vma(pages, VmaKind::Anon),
-                        RegionSpec::File { file } => {
-                            let fid = file_base + file as u32;
-                            let pages = k.files[fid as usize].pages;
-                            let v = mm.add_vma(pages, VmaKind::File { file: fid });
-                            k.files[fid as usize].mappings.push((id, v as u32));
-                            v
-                        }
-                    };
-                    debug_assert_eq!(v, mm.vmas.len() - 1);
-                }
-                k.mms.push(mm);
-                mms.push(id);
-            }
-            let cpu_list: Vec<u32> = wc.cpus.clone().unwrap_or_else(|| (0..cpus).collect());
-            let mut tids = Vec::new();
-            for t in 0..layout.threads() {
-                tids.push(tasks.len());
-                tasks.push(Task {
-                    clock: 0,
-                    cpu: cpu_list[t % cpu_list.len()],
-                    kind: Kind::Thread { w: wi, t },
-                    state: State::Waiting,
-                    ..Default::default()
-                });
-            }
-            let phases = gen.phases();
-            wls.push(Wl {
-                name: wc.name.clone(),
-                thread_mm: layout
-                    .thread_process
-                    .iter()
-                    .map(|p| p.map(|i| mms[i]))
-                    .collect(),
-                gen,
-                memcg,
-                op_cost,
-                file_base,
-                mms,
-                tasks: tids,
-                stats: phases.iter().map(|_| PhaseStats::default()).collect(),
-                phases,
-                barriers: 0,
-                start_ns: 0,
-                started: false,
-                done: false,
-                cfg: wc.clone(),
-            });
-        }
-        let mut events = Vec::new();
-        for (i, ev) in s.events.iter().enumerate() {
-            let cmds = debugfs::parse_commands(&ev.command)
-                .map_err(|e| SimError::Setup(format!("event[{i}].command: {e}")))?;
-            // kswapd tasks are the first ids, one per node.
-            let node = (cmds[0].node as usize).min(k.nr_nodes() - 1);
-            tasks.push(Task {
-                clock: ev.at.0,
-                cpu: ev.cpu.unwrap_or(tasks[node].cpu),
-                kind: Kind::Event { e: i },
-                state: State::Runnable,
-                ..Default::default()
-            });
-            events.push((ev.command.clone(), cmds));
-        }
-        let sample_every = s.sample_interval.map(|d| d.0.max(1));
+        let (mut tasks, kswapd) = kswapd_tasks(&k, s, cpus);
+        let wls = (0..s.workloads.len())
+            .map(|wi| setup_workload(&mut k, s, wi, &mut tasks))
+            .collect::<Result<Vec<_>, _>>()?;
+        let events = event_tasks(&k, s, &mut tasks)?;
         let mut e = Engine {
             k,
             p,
@@ -493,7 +523,7 @@ impl Engine {
             end_ns: s.duration.map(|d| d.0),
             steps: 0,
             samples: Vec::new(),
-            sample_every,
+            sample_every: s.sample_interval.map(|d| d.0.max(1)),
             next_sample: 0,
             accesses: 0,
             events,
