@@ -50,7 +50,7 @@ fn lru_size_hier(k: &Kernel, lv: usize, list: usize) -> u64 {
             .sum();
     }
     k.memcgs
-        .iter(memcg)
+        .subtree(memcg)
         .iter()
         .map(|&m| k.lruvecs[k.lruvec(m, node)].nr[list])
         .sum()
@@ -59,7 +59,7 @@ fn lru_size_hier(k: &Kernel, lv: usize, list: usize) -> u64 {
 fn workingset_activate_hier(k: &Kernel, lv: usize, t: usize) -> u64 {
     let (memcg, node) = (k.lruvecs[lv].memcg, k.lruvecs[lv].node as usize);
     k.memcgs
-        .iter(memcg)
+        .subtree(memcg)
         .iter()
         .map(|&m| k.lruvecs[k.lruvec(m, node)].workingset_activate[t])
         .sum()
