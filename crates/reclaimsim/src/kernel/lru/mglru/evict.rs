@@ -228,7 +228,9 @@ impl Mglru {
         while next != NIL {
             let pfn = next;
             next = k.links[pfn as usize].prev;
-            if let Some(f) = k.folios.get(next as usize) {
+            // The next folio's link (the next hop of this chase) and frame.
+            if let (Some(l), Some(f)) = (k.links.get(next as usize), k.folios.get(next as usize)) {
+                crate::kernel::mm::prefetch(l);
                 crate::kernel::mm::prefetch(f);
             }
             lru_scan_touch(k, batch.parts.prefetch && scanned > 0);
