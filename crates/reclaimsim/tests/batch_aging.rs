@@ -92,7 +92,7 @@ size = "4KiB"
     /// The file pages on generation `gen`'s list, tail (next to evict) first.
     fn gen_tail_first(&self, gen: usize) -> Vec<u64> {
         let mut v: Vec<u64> = self.p.lrugen[self.lv].lists[gen][FILE]
-            .to_vec(&self.k.folios)
+            .to_vec(&self.k.links)
             .into_iter()
             .map(|pfn| self.page_of(pfn))
             .collect();

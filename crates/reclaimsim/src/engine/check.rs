@@ -31,7 +31,7 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
         Ok(())
     };
     for (i, node) in k.nodes.iter().enumerate() {
-        let free = node.free_list.to_vec(&k.folios);
+        let free = node.free_list.to_vec(&k.links);
         if free.len() as u64 != node.zone.free || node.free_list.len as usize != free.len() {
             return Err(format!(
                 "node {i}: free list has {} frames, NR_FREE_PAGES {}",

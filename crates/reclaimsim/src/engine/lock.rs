@@ -181,18 +181,54 @@ impl Kernel {
     /// CPU takes it in arrival order, pays the RMW (`lru_flag_atomic`) and the transfer
     /// when another CPU wrote it last, and lets it go at once.
     pub fn line_rmw(&mut self, l: LockRef, site: LockSite) {
-        self.acquire(l, site, self.costs.lru_flag_atomic);
-        self.spin_unlock(l);
+        self.sync();
+        if !self.line_rmw_free(l, site) {
+            self.take(l, site, self.costs.lru_flag_atomic);
+            self.spin_unlock(l);
+        }
+    }
+
+    /// `line_rmw` after its sync point when no task holds or waits for the line (the
+    /// common case): the same take and release, their times and counts, without
+    /// queueing a `Held` record in between. False (nothing done) when the line is busy.
+    fn line_rmw_free(&mut self, l: LockRef, site: LockSite) -> bool {
+        debug_assert!(
+            self.cur.held.iter().all(|h| h.lock != l),
+            "{l:?} taken twice"
+        );
+        let (t, cpu) = (self.cur.clock, self.cur.cpu);
+        let (cost, bounce) = (self.costs.lru_flag_atomic, self.costs.lock_bounce);
+        let lock = self.lock_of(l);
+        if lock.owner.is_some() || !lock.waiters.is_empty() {
+            return false;
+        }
+        let start = lock.free_at.max(t);
+        let hold = cost
+            + if lock.last_cpu.is_some_and(|c| c != cpu) {
+                bounce
+            } else {
+                0
+            };
+        lock.record(hold, start - t, site, cpu);
+        lock.free_at = start + hold;
+        self.spend(start - t, Cat::LockWait);
+        self.spend(hold, Cat::ListOps);
+        true
     }
 
     /// Takes `l` (spinning in FIFO order behind its holder) and pays `cost`, plus the
     /// cacheline transfer when another CPU held it last.
     fn acquire(&mut self, l: LockRef, site: LockSite, cost: u64) {
+        self.sync();
+        self.take(l, site, cost);
+    }
+
+    /// `acquire` after its sync point.
+    fn take(&mut self, l: LockRef, site: LockSite, cost: u64) {
         debug_assert!(
             self.cur.held.iter().all(|h| h.lock != l),
             "{l:?} taken twice"
         );
-        self.sync();
         let t = self.cur.clock;
         let me = self.sched.current;
         let in_task = self.sched.in_task();

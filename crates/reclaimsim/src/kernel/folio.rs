@@ -46,12 +46,28 @@ pub mod pg {
     pub const MAX_PINS: u32 = PINS_MASK >> PINS_SHIFT;
 }
 
-/// One page frame. 24 bytes; the swap slot of a swap-cache folio lives beside the arena.
+/// A frame's place on a list (folio->lru), in `Kernel::links` beside the frame arena:
+/// a scan from a list's tail chases `prev` from frame to frame, and a dense array of
+/// links keeps that chase in fewer host cache lines than the 16-byte frames would.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    pub prev: Pfn,
+    pub next: Pfn,
+}
+
+impl Link {
+    /// On no list.
+    pub const NONE: Link = Link {
+        prev: NIL,
+        next: NIL,
+    };
+}
+
+/// One page frame. 16 bytes; its list links and the swap slot of a swap-cache folio
+/// live beside the arena.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub struct Folio {
-    pub prev: Pfn,
-    pub next: Pfn,
     /// Anon: the mm id. File: the file id.
     pub owner: u32,
     /// Anon: the virtual page number. File: the page index.

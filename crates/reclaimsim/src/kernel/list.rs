@@ -1,7 +1,7 @@
 //! Intrusive doubly linked lists of frames (`struct list_head` on folio->lru). Head is the
 //! newest end, tail the reclaim end, as on the kernel's LRU lists.
 
-use crate::kernel::folio::{pg, Folio, Pfn, NIL};
+use crate::kernel::folio::{pg, Folio, Link, Pfn, NIL};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct List {
@@ -25,12 +25,12 @@ impl List {
         self.len == 0
     }
 
-    pub fn push_head(&mut self, a: &mut [Folio], p: Pfn) {
+    pub fn push_head(&mut self, l: &mut [Link], a: &mut [Folio], p: Pfn) {
         a[p as usize].clear(pg::HELD);
-        a[p as usize].prev = NIL;
-        a[p as usize].next = self.head;
+        l[p as usize].prev = NIL;
+        l[p as usize].next = self.head;
         if self.head != NIL {
-            a[self.head as usize].prev = p;
+            l[self.head as usize].prev = p;
         } else {
             self.tail = p;
         }
@@ -38,12 +38,12 @@ impl List {
         self.len += 1;
     }
 
-    pub fn push_tail(&mut self, a: &mut [Folio], p: Pfn) {
+    pub fn push_tail(&mut self, l: &mut [Link], a: &mut [Folio], p: Pfn) {
         a[p as usize].clear(pg::HELD);
-        a[p as usize].next = NIL;
-        a[p as usize].prev = self.tail;
+        l[p as usize].next = NIL;
+        l[p as usize].prev = self.tail;
         if self.tail != NIL {
-            a[self.tail as usize].next = p;
+            l[self.tail as usize].next = p;
         } else {
             self.head = p;
         }
@@ -51,49 +51,49 @@ impl List {
         self.len += 1;
     }
 
-    pub fn remove(&mut self, a: &mut [Folio], p: Pfn) {
-        let (prev, next) = (a[p as usize].prev, a[p as usize].next);
+    pub fn remove(&mut self, l: &mut [Link], a: &mut [Folio], p: Pfn) {
+        let Link { prev, next } = l[p as usize];
         if prev != NIL {
-            a[prev as usize].next = next;
+            l[prev as usize].next = next;
         } else {
             self.head = next;
         }
         if next != NIL {
-            a[next as usize].prev = prev;
+            l[next as usize].prev = prev;
         } else {
             self.tail = prev;
         }
-        a[p as usize].prev = NIL;
-        a[p as usize].next = NIL;
+        l[p as usize] = Link::NONE;
         a[p as usize].set(pg::HELD);
         self.len -= 1;
     }
 
-    /// Takes the tail off, and starts loading the new tail's frame (host only: a scan
-    /// from the tail reads it next).
-    pub fn pop_tail(&mut self, a: &mut [Folio]) -> Option<Pfn> {
+    /// Takes the tail off, and starts loading the new tail's link and frame (host only:
+    /// a scan from the tail reads them next).
+    pub fn pop_tail(&mut self, l: &mut [Link], a: &mut [Folio]) -> Option<Pfn> {
         let t = self.tail;
         if t == NIL {
             return None;
         }
-        self.remove(a, t);
-        if let Some(next) = a.get(self.tail as usize) {
+        self.remove(l, a, t);
+        if let (Some(link), Some(next)) = (l.get(self.tail as usize), a.get(self.tail as usize)) {
+            crate::kernel::mm::prefetch(link);
             crate::kernel::mm::prefetch(next);
         }
         Some(t)
     }
 
-    pub fn pop_head(&mut self, a: &mut [Folio]) -> Option<Pfn> {
+    pub fn pop_head(&mut self, l: &mut [Link], a: &mut [Folio]) -> Option<Pfn> {
         let h = self.head;
         if h == NIL {
             return None;
         }
-        self.remove(a, h);
+        self.remove(l, a, h);
         Some(h)
     }
 
     /// Moves all of `other` to the head of `self`, keeping `other`'s order (list_splice).
-    pub fn splice_head(&mut self, a: &mut [Folio], other: &mut List) {
+    pub fn splice_head(&mut self, a: &mut [Link], other: &mut List) {
         if other.is_empty() {
             return;
         }
@@ -109,7 +109,7 @@ impl List {
     }
 
     /// Moves all of `other` to the tail of `self`, keeping `other`'s order (list_splice_tail).
-    pub fn splice_tail(&mut self, a: &mut [Folio], other: &mut List) {
+    pub fn splice_tail(&mut self, a: &mut [Link], other: &mut List) {
         if other.is_empty() {
             return;
         }
@@ -128,7 +128,7 @@ impl List {
     /// tail of `dst`, keeping its order (list_bulk_move_tail).
     pub fn bulk_move_tail(
         &mut self,
-        a: &mut [Folio],
+        a: &mut [Link],
         dst: &mut List,
         first: Pfn,
         last: Pfn,
@@ -158,7 +158,7 @@ impl List {
     }
 
     /// The frames from head to tail (for checks and tests; allocates).
-    pub fn to_vec(&self, a: &[Folio]) -> Vec<Pfn> {
+    pub fn to_vec(&self, a: &[Link]) -> Vec<Pfn> {
         let mut v = Vec::with_capacity(self.len as usize);
         let mut p = self.head;
         while p != NIL {
@@ -175,44 +175,44 @@ mod tests {
 
     #[test]
     fn push_remove_splice_keep_order() {
-        let mut a = vec![Folio::default(); 8];
+        let (mut a, mut k) = (vec![Folio::default(); 8], vec![Link::NONE; 8]);
         let mut l = List::default();
         for p in 0..4 {
-            l.push_head(&mut a, p);
+            l.push_head(&mut k, &mut a, p);
         }
-        assert_eq!(l.to_vec(&a), vec![3, 2, 1, 0]);
-        l.remove(&mut a, 2);
-        assert_eq!(l.to_vec(&a), vec![3, 1, 0]);
-        assert_eq!(l.pop_tail(&mut a), Some(0));
+        assert_eq!(l.to_vec(&k), vec![3, 2, 1, 0]);
+        l.remove(&mut k, &mut a, 2);
+        assert_eq!(l.to_vec(&k), vec![3, 1, 0]);
+        assert_eq!(l.pop_tail(&mut k, &mut a), Some(0));
         let mut m = List::default();
-        m.push_tail(&mut a, 5);
-        m.push_tail(&mut a, 6);
-        l.splice_tail(&mut a, &mut m);
-        assert_eq!(l.to_vec(&a), vec![3, 1, 5, 6]);
+        m.push_tail(&mut k, &mut a, 5);
+        m.push_tail(&mut k, &mut a, 6);
+        l.splice_tail(&mut k, &mut m);
+        assert_eq!(l.to_vec(&k), vec![3, 1, 5, 6]);
         assert!(m.is_empty());
         let mut n = List::default();
-        n.push_tail(&mut a, 7);
-        l.splice_head(&mut a, &mut n);
-        assert_eq!(l.to_vec(&a), vec![7, 3, 1, 5, 6]);
+        n.push_tail(&mut k, &mut a, 7);
+        l.splice_head(&mut k, &mut n);
+        assert_eq!(l.to_vec(&k), vec![7, 3, 1, 5, 6]);
         assert_eq!(l.len, 5);
         assert_eq!(l.tail, 6);
     }
 
     #[test]
     fn bulk_move_tail_moves_a_run_in_order() {
-        let mut a = vec![Folio::default(); 8];
+        let (mut a, mut k) = (vec![Folio::default(); 8], vec![Link::NONE; 8]);
         let (mut l, mut d) = (List::default(), List::default());
         for p in 0..5 {
-            l.push_tail(&mut a, p);
+            l.push_tail(&mut k, &mut a, p);
         }
-        d.push_tail(&mut a, 7);
-        l.bulk_move_tail(&mut a, &mut d, 1, 3, 3);
-        assert_eq!(l.to_vec(&a), vec![0, 4]);
-        assert_eq!(d.to_vec(&a), vec![7, 1, 2, 3]);
+        d.push_tail(&mut k, &mut a, 7);
+        l.bulk_move_tail(&mut k, &mut d, 1, 3, 3);
+        assert_eq!(l.to_vec(&k), vec![0, 4]);
+        assert_eq!(d.to_vec(&k), vec![7, 1, 2, 3]);
         assert_eq!((l.len, d.len, d.tail, l.tail), (2, 4, 3, 4));
         let mut e = List::default();
-        l.bulk_move_tail(&mut a, &mut e, 0, 4, 2);
+        l.bulk_move_tail(&mut k, &mut e, 0, 4, 2);
         assert!(l.is_empty() && l.head == NIL && l.tail == NIL);
-        assert_eq!(e.to_vec(&a), vec![0, 4]);
+        assert_eq!(e.to_vec(&k), vec![0, 4]);
     }
 }

@@ -71,12 +71,21 @@ impl Memcg {
 #[derive(Clone, Debug)]
 pub struct MemcgTree {
     pub cgs: Vec<Memcg>,
+    /// The whole tree in pre-order, and each memcg's subtree as the range
+    /// `pos[m]..end[m]` of it: reclaim walks subtrees on every pass, so `add` keeps them
+    /// ready rather than each walk rebuilding one.
+    order: Vec<MemcgId>,
+    pos: Vec<u32>,
+    end: Vec<u32>,
 }
 
 impl Default for MemcgTree {
     fn default() -> Self {
         MemcgTree {
             cgs: vec![Memcg::new("/", None)],
+            order: vec![ROOT],
+            pos: vec![0],
+            end: vec![1],
         }
     }
 }
@@ -86,7 +95,34 @@ impl MemcgTree {
         let id = self.cgs.len() as MemcgId;
         self.cgs.push(Memcg::new(path, Some(parent)));
         self.cgs[parent as usize].children.push(id);
+        self.index_subtrees();
         id
+    }
+
+    /// Rebuilds `order`, `pos` and `end` (the tree only grows at setup).
+    fn index_subtrees(&mut self) {
+        let n = self.cgs.len();
+        let (mut order, mut pos, mut end) = (Vec::with_capacity(n), vec![0; n], vec![0; n]);
+        // Depth-first with an explicit stack: (memcg, whether its subtree is done).
+        let mut stack = vec![(ROOT, false)];
+        while let Some((m, done)) = stack.pop() {
+            if done {
+                end[m as usize] = order.len() as u32;
+                continue;
+            }
+            pos[m as usize] = order.len() as u32;
+            order.push(m);
+            stack.push((m, true));
+            let children = &self.cgs[m as usize].children;
+            stack.extend(children.iter().rev().map(|&c| (c, false)));
+        }
+        (self.order, self.pos, self.end) = (order, pos, end);
+    }
+
+    /// The subtree rooted at `root` in pre-order (mem_cgroup_iter's order), borrowed.
+    #[inline]
+    pub fn subtree(&self, root: MemcgId) -> &[MemcgId] {
+        &self.order[self.pos[root as usize] as usize..self.end[root as usize] as usize]
     }
 
     pub fn by_path(&self, path: &str) -> Option<MemcgId> {
@@ -99,13 +135,7 @@ impl MemcgTree {
     /// Pre-order walk of the subtree rooted at `root` (mem_cgroup_iter). Inline up to
     /// 16 memcgs: reclaim walks the tree on every pass.
     pub fn iter(&self, root: MemcgId) -> SmallVec<[MemcgId; 16]> {
-        let mut out = SmallVec::new();
-        let mut stack: SmallVec<[MemcgId; 16]> = smallvec::smallvec![root];
-        while let Some(m) = stack.pop() {
-            out.push(m);
-            stack.extend(self.cgs[m as usize].children.iter().rev().copied());
-        }
-        out
+        SmallVec::from_slice(self.subtree(root))
     }
 
     /// `m` and its ancestors up to the root.
@@ -114,7 +144,8 @@ impl MemcgTree {
     }
 
     pub fn is_descendant(&self, m: MemcgId, root: MemcgId) -> bool {
-        self.ancestors(m).any(|a| a == root)
+        let p = self.pos[m as usize];
+        (self.pos[root as usize]..self.end[root as usize]).contains(&p)
     }
 
     /// page_counter_try_charge(): the lowest memcg whose max the charge would exceed.

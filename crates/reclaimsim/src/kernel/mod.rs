@@ -24,7 +24,7 @@ pub mod writeback;
 use crate::engine::cost::CostTable;
 use crate::engine::lock::{Lock, LockRef};
 use crate::engine::sched::{Sched, Yield};
-use crate::kernel::folio::{pg, Folio, Pfn, NIL};
+use crate::kernel::folio::{pg, Folio, Link, Pfn, NIL};
 use crate::kernel::memcg::{MemcgId, MemcgTree};
 use crate::kernel::mm::Mm;
 use crate::kernel::node::{default_min_free_kbytes, zone_watermarks, Node};
@@ -116,6 +116,8 @@ pub struct Kernel {
     pub costs: CostTable,
     pub lru_gen_enabled: bool,
     pub folios: Vec<Folio>,
+    /// Each frame's list links (beside the arena: see `Link`).
+    pub links: Vec<Link>,
     /// Swap slot of each swap-cache frame.
     pub folio_swap: Vec<u32>,
     pub nodes: Vec<Node>,
@@ -160,14 +162,8 @@ impl Kernel {
             .min_free_kbytes
             .unwrap_or_else(|| default_min_free_kbytes(per_node * nr_nodes));
         let nr_frames = (per_node * nr_nodes) as usize;
-        let mut folios = vec![
-            Folio {
-                prev: NIL,
-                next: NIL,
-                ..Default::default()
-            };
-            nr_frames
-        ];
+        let mut folios = vec![Folio::default(); nr_frames];
+        let mut links = vec![Link::NONE; nr_frames];
         let nodes: Vec<Node> = (0..nr_nodes)
             .map(|n| {
                 let wm = zone_watermarks(
@@ -176,7 +172,7 @@ impl Kernel {
                     mfk,
                     s.kernel.watermark_scale_factor,
                 );
-                Node::new((n * per_node) as Pfn, per_node, wm, &mut folios)
+                Node::new((n * per_node) as Pfn, per_node, wm, &mut links, &mut folios)
             })
             .collect();
         let mut memcgs = MemcgTree::default();
@@ -219,6 +215,7 @@ impl Kernel {
             costs: s.costs.clone(),
             lru_gen_enabled: s.kernel.policy == PolicyKind::Mglru,
             folios,
+            links,
             folio_swap: vec![NIL; (per_node * nr_nodes) as usize],
             nodes,
             memcgs,
@@ -425,6 +422,7 @@ impl Kernel {
     pub fn host_bytes(&self) -> u64 {
         use std::mem::size_of;
         let mut b = self.folios.capacity() * size_of::<Folio>() + self.folio_swap.capacity() * 4;
+        b += self.links.capacity() * size_of::<Link>();
         b += self
             .mms
             .iter()

@@ -84,12 +84,13 @@ impl Node {
         start_pfn: Pfn,
         pages: u64,
         wmark: [u64; 3],
+        links: &mut [crate::kernel::folio::Link],
         arena: &mut [crate::kernel::folio::Folio],
     ) -> Self {
         let end_pfn = start_pfn + pages as Pfn;
         let mut free_list = List::default();
         for pfn in start_pfn..end_pfn {
-            free_list.push_tail(arena, pfn);
+            free_list.push_tail(links, arena, pfn);
         }
         Node {
             zone: Zone {

@@ -6,7 +6,7 @@
 //! not see them until they are drained.
 
 use crate::engine::lock::{LockRef, LockSite};
-use crate::kernel::folio::{pg, Folio, Pfn, NIL};
+use crate::kernel::folio::{pg, Folio, Link, Pfn, NIL};
 use crate::kernel::node::{Node, WMARK_LOW};
 use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::Kernel;
@@ -83,7 +83,10 @@ impl Kernel {
     fn rmqueue_bulk(&mut self, node: usize, i: usize) {
         self.spin_lock(LockRef::Zone(node), LockSite::RmqueueBulk);
         for _ in 0..self.pcp[i].batch {
-            let Some(pfn) = self.nodes[node].free_list.pop_head(&mut self.folios) else {
+            let Some(pfn) = self.nodes[node]
+                .free_list
+                .pop_head(&mut self.links, &mut self.folios)
+            else {
                 break;
             };
             self.nodes[node].zone.free -= 1;
@@ -105,11 +108,8 @@ impl Kernel {
             !f.test(pg::LRU) && !f.test(pg::IN_LRU_ADD) && f.pins() == 0 && f.mapcount == 0
         );
         self.memcgs.uncharge(f.memcg, 1);
-        self.folios[pfn as usize] = Folio {
-            prev: NIL,
-            next: NIL,
-            ..Default::default()
-        };
+        self.folios[pfn as usize] = Folio::default();
+        self.links[pfn as usize] = Link::NONE;
         self.folio_swap[pfn as usize] = NIL;
         let node = self.node_of(pfn);
         let i = self.pcp_index(self.cur.cpu, node);
@@ -156,7 +156,9 @@ impl Kernel {
         let n = (n as usize).min(self.pcp[i].list.len());
         let pages: Vec<Pfn> = self.pcp[i].list.drain(..n).collect();
         for pfn in pages {
-            self.nodes[node].free_list.push_head(&mut self.folios, pfn);
+            self.nodes[node]
+                .free_list
+                .push_head(&mut self.links, &mut self.folios, pfn);
             self.nodes[node].zone.free += 1;
             self.spend(self.costs.list_op, Cat::ListOps);
         }

@@ -12,22 +12,54 @@ use smallvec::SmallVec;
 /// Every (mm, vma, pte index) mapping `pfn`, in i_mmap order. Inline up to four: an
 /// anon folio has one, and an rmap walk per reclaimed folio must not cost a malloc.
 pub fn mappings(k: &Kernel, pfn: Pfn) -> SmallVec<[(u32, usize, usize); 4]> {
-    let f = &k.folios[pfn as usize];
-    let mut out = SmallVec::new();
-    if f.test(pg::ANON) {
-        let mm = &k.mms[f.owner as usize];
-        if let Some(v) = mm.find_vma(f.index as u64) {
-            out.push((f.owner, v, (f.index as u64 - mm.vmas[v].start) as usize));
+    let mut it = Mappings::of(k, pfn);
+    std::iter::from_fn(|| it.next(k)).collect()
+}
+
+/// The mappings `mappings` lists, one at a time, for the rmap walks of reclaim: they
+/// run once per reclaimed folio and should not build and copy a list. The folio's
+/// identity is read when the walk starts (as `mappings` reads it), and VMAs and file
+/// mappings are fixed once the run has started, so the walk sees the same list.
+#[derive(Clone, Copy)]
+pub struct Mappings {
+    /// Anon: its one mapping, until taken.
+    anon: Option<(u32, usize, usize)>,
+    /// File: the file, its page index, and the next of its mappings to look at.
+    file: Option<(u32, u32, usize)>,
+}
+
+impl Mappings {
+    pub fn of(k: &Kernel, pfn: Pfn) -> Self {
+        let f = &k.folios[pfn as usize];
+        if !f.test(pg::ANON) {
+            return Mappings {
+                anon: None,
+                file: Some((f.owner, f.index, 0)),
+            };
         }
-    } else {
-        for &(mm, v) in &k.files[f.owner as usize].mappings {
-            let vma = &k.mms[mm as usize].vmas[v as usize];
-            if (f.index as u64) < vma.pages {
-                out.push((mm, v as usize, f.index as usize));
+        let mm = &k.mms[f.owner as usize];
+        let anon = mm
+            .find_vma(f.index as u64)
+            .map(|v| (f.owner, v, (f.index as u64 - mm.vmas[v].start) as usize));
+        Mappings { anon, file: None }
+    }
+
+    /// The next mapping, or None when the walk is over.
+    #[inline]
+    pub fn next(&mut self, k: &Kernel) -> Option<(u32, usize, usize)> {
+        if self.anon.is_some() {
+            return self.anon.take();
+        }
+        let (file, index, pos) = self.file.as_mut()?;
+        let maps = &k.files[*file as usize].mappings;
+        while let Some(&(mm, v)) = maps.get(*pos) {
+            *pos += 1;
+            if u64::from(*index) < k.mms[mm as usize].vmas[v as usize].pages {
+                return Some((mm, v as usize, *index as usize));
             }
         }
+        None
     }
-    out
 }
 
 /// Host only: starts loading the PTEs that rmap walks of these folios will read (the
@@ -101,7 +133,8 @@ pub fn folio_referenced(
     rmap_rwsem(k, lock, LockSite::FolioReferenced);
     k.spend(k.costs.rmap_lookup, Cat::RmapWalk);
     let mut referenced = 0;
-    for (mm, v, i) in mappings(k, pfn) {
+    let mut maps = Mappings::of(k, pfn);
+    while let Some((mm, v, i)) = maps.next(k) {
         if let Some(t) = target {
             if !k.memcgs.is_descendant(k.mms[mm as usize].memcg, t) {
                 continue;
@@ -135,7 +168,8 @@ pub fn try_to_unmap(k: &mut Kernel, pfn: Pfn) {
     k.spend(k.costs.rmap_lookup, Cat::Unmap);
     let anon = k.folios[pfn as usize].test(pg::ANON);
     let slot = k.folio_swap[pfn as usize];
-    for (mm, v, i) in mappings(k, pfn) {
+    let mut maps = Mappings::of(k, pfn);
+    while let Some((mm, v, i)) = maps.next(k) {
         k.spend(k.costs.pvmw_descent + k.costs.unmap, Cat::Unmap);
         let m = &mut k.mms[mm as usize];
         let pte = &mut m.vmas[v].ptes[i];

@@ -531,7 +531,7 @@ pub fn throttle_on_writeback(k: &mut Kernel, memcg: Option<MemcgId>) -> Option<u
         None => k.wb.nr_dirty + k.wb.nr_writeback,
         Some(m) => k
             .memcgs
-            .iter(m)
+            .subtree(m)
             .iter()
             .map(|&c| k.wb.memcg_dirty[c as usize] + k.wb.memcg_writeback[c as usize])
             .sum(),

@@ -6,6 +6,7 @@
 use super::Rng;
 use crate::scenario::units::parse_size;
 use rand::{Rng as _, RngCore};
+use std::sync::Arc;
 
 /// fio's `__hash_u64` (GOLDEN_RATIO_64): scatters popularity ranks over the file.
 const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
@@ -377,10 +378,19 @@ pub struct Zipf {
     zetan: f64,
     alpha: f64,
     eta: f64,
+    /// `n - 1` when `n` is a power of two: `% n` as a mask (the same value, no division).
+    mask: Option<u64>,
+    /// Per range of draws (the draw's top `BUCKET_BITS` bits), the rank every draw of
+    /// the range gets, or 0 when they may differ: a known rank skips the `powf`. Shared
+    /// by the streams' copies.
+    bucket_rank: Option<Arc<[u32]>>,
 }
 
 /// fio sums at most this many terms of ζ(n, θ).
 const ZETA_MAX_TERMS: u64 = 10_000_000;
+
+/// Draws are 32-bit; `bucket_rank` has one entry per range of 2^(32 - BUCKET_BITS) draws.
+const BUCKET_BITS: u32 = 16;
 
 impl Zipf {
     pub fn new(n: u64, theta: f64) -> Self {
@@ -388,13 +398,51 @@ impl Zipf {
             .map(|i| (1.0 / i as f64).powf(theta))
             .sum();
         let zeta2 = 1.0 + 0.5f64.powf(theta);
-        Zipf {
+        let mut z = Zipf {
             n,
             zeta2,
             zetan,
             alpha: 1.0 / (1.0 - theta),
             eta: (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan),
+            mask: n.is_power_of_two().then(|| n - 1),
+            bucket_rank: None,
+        };
+        z.bucket_rank = z.bucket_ranks();
+        z
+    }
+
+    /// The `bucket_rank` table, when the closed form is sure to be monotone in the draw.
+    /// Every step of `rank`'s powf branch is a correctly rounded, monotone operation
+    /// except powf itself, whose error (glibc: under 0.52 ulp; below 1 ulp assumed) is
+    /// far smaller than the step between x^α and (x + 1 ulp)^α (α ulps) when α ≥ 8 (θ
+    /// in [0.875, 1)) and x > 0: there the rank cannot decrease as the draw grows, so a
+    /// range whose first and last draws take that branch with the same rank (ranks fit
+    /// u32 as n < 2^32) gives it to every draw.
+    fn bucket_ranks(&self) -> Option<Arc<[u32]>> {
+        if !(self.alpha >= 8.0 && self.eta > 0.0 && self.n < u64::from(u32::MAX)) {
+            return None;
         }
+        let span = 1u64 << (32 - BUCKET_BITS);
+        let table = (0..1u64 << BUCKET_BITS).map(|b| {
+            let (lo, hi) = ((b * span) as u32, (b * span + span - 1) as u32);
+            let (ulo, uhi) = (Self::unit(lo), Self::unit(hi));
+            let closed_form = |u: f64| u * self.zetan >= self.zeta2;
+            let positive = self.eta * ulo - self.eta + 1.0 > 0.0;
+            let rank = self.rank(ulo);
+            let same = positive && closed_form(ulo) && closed_form(uhi) && self.rank(uhi) == rank;
+            if same {
+                rank as u32
+            } else {
+                0
+            }
+        });
+        Some(table.collect())
+    }
+
+    /// fio's uniform draw in [0, 1] from 32 random bits.
+    #[inline]
+    fn unit(r: u32) -> f64 {
+        f64::from(r) / f64::from(u32::MAX)
     }
 
     /// The 1-based popularity rank for a uniform draw `u` in [0, 1].
@@ -413,9 +461,23 @@ impl Zipf {
 
     /// The next block: `(hash64(rank - 1) + offset) mod n`, with fio's 32-bit uniform draw.
     fn sample(&self, offset: u64, rng: &mut Rng) -> u64 {
-        let u = f64::from(rng.next_u32()) / f64::from(u32::MAX);
-        let hashed = (self.rank(u) - 1).wrapping_mul(GOLDEN_RATIO_64);
-        hashed.wrapping_add(offset) % self.n
+        let r = rng.next_u32();
+        let known = self
+            .bucket_rank
+            .as_ref()
+            .map_or(0, |t| t[(r >> (32 - BUCKET_BITS)) as usize]);
+        let rank = if known != 0 {
+            u64::from(known)
+        } else {
+            self.rank(Self::unit(r))
+        };
+        let x = (rank - 1)
+            .wrapping_mul(GOLDEN_RATIO_64)
+            .wrapping_add(offset);
+        match self.mask {
+            Some(m) => x & m,
+            None => x % self.n,
+        }
     }
 }
 
@@ -499,6 +561,51 @@ mod tests {
             tenths[(block * 10 / n) as usize] += 1;
         }
         assert!(tenths.iter().all(|&c| (50..150).contains(&c)), "{tenths:?}");
+    }
+
+    /// The rank `Zipf::sample` takes for draw `r`: the bucket table's, or the closed
+    /// form's.
+    fn table_rank(z: &Zipf, r: u32) -> u64 {
+        let t = z.bucket_rank.as_ref().expect("a table for this θ");
+        match t[(r >> (32 - BUCKET_BITS)) as usize] {
+            0 => z.rank(Zipf::unit(r)),
+            known => u64::from(known),
+        }
+    }
+
+    #[test]
+    fn zipf_bucket_ranks_are_the_closed_forms() {
+        for (n, theta) in [(1 << 20, 0.99), (1_000_003, 0.9), (4096, 0.95)] {
+            let z = Zipf::new(n, theta);
+            let mut rng = stream_rng(11, 0);
+            let edges = (0..1u32 << BUCKET_BITS).flat_map(|b| {
+                let lo = b << (32 - BUCKET_BITS);
+                [lo, lo | ((1 << (32 - BUCKET_BITS)) - 1)]
+            });
+            for r in edges.chain((0..1_000_000).map(|_| rng.next_u32())) {
+                assert_eq!(
+                    table_rank(&z, r),
+                    z.rank(Zipf::unit(r)),
+                    "n {n} θ {theta} r {r}"
+                );
+            }
+        }
+        assert!(
+            Zipf::new(1000, 0.5).bucket_rank.is_none(),
+            "α < 8: no table"
+        );
+    }
+
+    /// Every one of the 2^32 draws (minutes of CPU: `cargo test --release -- --ignored`).
+    #[test]
+    #[ignore]
+    fn zipf_bucket_ranks_are_the_closed_forms_for_every_draw() {
+        let z = Zipf::new(1 << 20, 0.99);
+        let known = z.bucket_rank.as_ref().unwrap();
+        for r in 0..=u32::MAX {
+            let k = known[(r >> (32 - BUCKET_BITS)) as usize];
+            assert!(k == 0 || u64::from(k) == z.rank(Zipf::unit(r)), "draw {r}");
+        }
     }
 
     #[test]

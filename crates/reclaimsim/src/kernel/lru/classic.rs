@@ -50,7 +50,7 @@ fn lru_size_hier(k: &Kernel, lv: usize, list: usize) -> u64 {
             .sum();
     }
     k.memcgs
-        .iter(memcg)
+        .subtree(memcg)
         .iter()
         .map(|&m| k.lruvecs[k.lruvec(m, node)].nr[list])
         .sum()
@@ -59,7 +59,7 @@ fn lru_size_hier(k: &Kernel, lv: usize, list: usize) -> u64 {
 fn workingset_activate_hier(k: &Kernel, lv: usize, t: usize) -> u64 {
     let (memcg, node) = (k.lruvecs[lv].memcg, k.lruvecs[lv].node as usize);
     k.memcgs
-        .iter(memcg)
+        .subtree(memcg)
         .iter()
         .map(|&m| k.lruvecs[k.lruvec(m, node)].workingset_activate[t])
         .sum()
@@ -200,7 +200,7 @@ impl Classic {
         let mut taken = Vec::new();
         let mut scan = 0;
         while scan < nr_to_scan {
-            let Some(pfn) = self.lists[lv][list].pop_tail(&mut k.folios) else {
+            let Some(pfn) = self.lists[lv][list].pop_tail(&mut k.links, &mut k.folios) else {
                 break;
             };
             // The folio's line, prefetched by the previous iteration except for the
@@ -210,7 +210,7 @@ impl Classic {
             scan += 1;
             // Someone else owns it (a batch flush won PG_lru): rotate it to the head.
             if !k.isolate_lru_flag(pfn) {
-                self.lists[lv][list].push_head(&mut k.folios, pfn);
+                self.lists[lv][list].push_head(&mut k.links, &mut k.folios, pfn);
                 continue;
             }
             taken.push(pfn);
@@ -385,9 +385,9 @@ impl Policy for Classic {
         let lv = k.folio_lruvec(pfn);
         let l = folio_lru_list(&k.folios[pfn as usize]);
         if tail {
-            self.lists[lv][l].push_tail(&mut k.folios, pfn);
+            self.lists[lv][l].push_tail(&mut k.links, &mut k.folios, pfn);
         } else {
-            self.lists[lv][l].push_head(&mut k.folios, pfn);
+            self.lists[lv][l].push_head(&mut k.links, &mut k.folios, pfn);
         }
         k.update_lru_size(lv, l, 1);
     }
@@ -395,7 +395,7 @@ impl Policy for Classic {
     fn del_folio(&mut self, k: &mut Kernel, pfn: Pfn) {
         let lv = k.folio_lruvec(pfn);
         let l = folio_lru_list(&k.folios[pfn as usize]);
-        self.lists[lv][l].remove(&mut k.folios, pfn);
+        self.lists[lv][l].remove(&mut k.links, &mut k.folios, pfn);
         k.update_lru_size(lv, l, -1);
     }
 
@@ -630,7 +630,7 @@ impl Policy for Classic {
         seen: &mut dyn FnMut(Pfn, &str) -> Result<(), String>,
     ) -> Result<(), String> {
         for (l, list) in self.lists[lv].iter().enumerate() {
-            let members = list.to_vec(&k.folios);
+            let members = list.to_vec(&k.links);
             if members.len() as u64 != k.lruvecs[lv].nr[l] || list.len as usize != members.len() {
                 return Err(format!(
                     "lruvec {lv} {}: {} linked, counter {}",

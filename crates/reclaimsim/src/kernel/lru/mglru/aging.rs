@@ -489,7 +489,7 @@ impl Mglru {
             let mut next = self.lrugen[lv].lists[old_gen][t].tail;
             while next != NIL {
                 let pfn = next;
-                next = k.folios[pfn as usize].prev;
+                next = k.links[pfn as usize].prev;
                 lru_scan_touch(k, batch.parts.prefetch && remaining < MAX_LRU_BATCH);
                 let new_gen = folio_inc_gen(&mut self.lrugen[lv], k, lv, pfn, false, &mut batch);
                 if batch.parts.bulk_move {

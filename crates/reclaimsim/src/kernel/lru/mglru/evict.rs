@@ -227,8 +227,10 @@ impl Mglru {
         let mut next = self.lrugen[lv].lists[gen][t].tail;
         while next != NIL {
             let pfn = next;
-            next = k.folios[pfn as usize].prev;
-            if let Some(f) = k.folios.get(next as usize) {
+            next = k.links[pfn as usize].prev;
+            // The next folio's link (the next hop of this chase) and frame.
+            if let (Some(l), Some(f)) = (k.links.get(next as usize), k.folios.get(next as usize)) {
+                crate::kernel::mm::prefetch(l);
                 crate::kernel::mm::prefetch(f);
             }
             lru_scan_touch(k, batch.parts.prefetch && scanned > 0);
@@ -240,8 +242,8 @@ impl Mglru {
                 isolated += 1;
                 k.spend(k.costs.list_op, Cat::ListOps);
             } else {
-                self.lrugen[lv].lists[gen][t].remove(&mut k.folios, pfn);
-                moved.push_head(&mut k.folios, pfn);
+                self.lrugen[lv].lists[gen][t].remove(&mut k.links, &mut k.folios, pfn);
+                moved.push_head(&mut k.links, &mut k.folios, pfn);
                 skipped += 1;
                 k.spend(k.costs.list_op, Cat::ListOps);
             }
@@ -251,7 +253,7 @@ impl Mglru {
             }
         }
         if skipped > 0 {
-            self.lrugen[lv].lists[gen][t].splice_head(&mut k.folios, &mut moved);
+            self.lrugen[lv].lists[gen][t].splice_head(&mut k.links, &mut moved);
             k.vm.add(Vm::PgskipNormal, skipped);
         }
         self.lru_gen_update_batch(k, lv, t, gen, &mut batch);

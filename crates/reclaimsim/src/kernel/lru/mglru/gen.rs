@@ -355,7 +355,7 @@ impl Mglru {
         }
         let mut dst = self.lrugen[lv].lists[b.bulk_gen][t];
         self.lrugen[lv].lists[old_gen][t].bulk_move_tail(
-            &mut k.folios,
+            &mut k.links,
             &mut dst,
             b.head,
             b.tail,
@@ -368,7 +368,7 @@ impl Mglru {
             if p == b.tail {
                 break;
             }
-            p = k.folios[p as usize].next;
+            p = k.links[p as usize].next;
         }
         k.spend(k.costs.list_op, Cat::ListOps);
         (b.head, b.tail, b.len) = (NIL, NIL, 0);

@@ -134,9 +134,9 @@ impl Mglru {
         let t = k.folios[pfn as usize].lru_type();
         let l = &mut self.lrugen[lv].lists[gen][t];
         if tail {
-            l.push_tail(&mut k.folios, pfn);
+            l.push_tail(&mut k.links, &mut k.folios, pfn);
         } else {
-            l.push_head(&mut k.folios, pfn);
+            l.push_head(&mut k.links, &mut k.folios, pfn);
         }
         self.list_gen[pfn as usize] = gen as u8;
     }
@@ -145,7 +145,7 @@ impl Mglru {
     fn unlink(&mut self, k: &mut Kernel, lv: usize, pfn: Pfn) {
         let t = k.folios[pfn as usize].lru_type();
         let gen = self.list_gen[pfn as usize] as usize;
-        self.lrugen[lv].lists[gen][t].remove(&mut k.folios, pfn);
+        self.lrugen[lv].lists[gen][t].remove(&mut k.links, &mut k.folios, pfn);
     }
 
     /// list_move (head) or list_move_tail to lists[gen][type].
@@ -453,7 +453,7 @@ impl Policy for Mglru {
     fn add_folio(&mut self, k: &mut Kernel, pfn: Pfn, tail: bool) {
         let lv = k.folio_lruvec(pfn);
         if k.folios[pfn as usize].test(pg::UNEVICTABLE) {
-            self.unevictable[lv].push_head(&mut k.folios, pfn);
+            self.unevictable[lv].push_head(&mut k.links, &mut k.folios, pfn);
             k.update_lru_size(lv, crate::kernel::folio::lru::UNEVICTABLE, 1);
             return;
         }
@@ -463,7 +463,7 @@ impl Policy for Mglru {
     fn del_folio(&mut self, k: &mut Kernel, pfn: Pfn) {
         let lv = k.folio_lruvec(pfn);
         if k.folios[pfn as usize].lru_gen() < 0 {
-            self.unevictable[lv].remove(&mut k.folios, pfn);
+            self.unevictable[lv].remove(&mut k.links, &mut k.folios, pfn);
             k.update_lru_size(lv, crate::kernel::folio::lru::UNEVICTABLE, -1);
             return;
         }
@@ -579,7 +579,7 @@ impl Policy for Mglru {
         let mut by_field = [[0i64; 2]; MAX_NR_GENS as usize];
         for (gen, lists) in g.lists.iter().enumerate() {
             for (t, list) in lists.iter().enumerate() {
-                let members = list.to_vec(&k.folios);
+                let members = list.to_vec(&k.links);
                 if members.len() != list.len as usize {
                     return Err(format!(
                         "lruvec {lv} {}: length {} but {} linked",
@@ -664,7 +664,7 @@ impl Policy for Mglru {
                 ));
             }
         }
-        let unevictable = self.unevictable[lv].to_vec(&k.folios);
+        let unevictable = self.unevictable[lv].to_vec(&k.links);
         if unevictable.len() as u64 != k.lruvecs[lv].nr[crate::kernel::folio::lru::UNEVICTABLE] {
             return Err(format!("lruvec {lv} unevictable: counter off"));
         }
