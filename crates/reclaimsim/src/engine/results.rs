@@ -1,0 +1,173 @@
+//! A finished run's results: the kernel's counters as /proc/vmstat, memory.stat and
+//! memory.events show them, per-workload throughput and latency, lock statistics,
+//! kswapd's profile and OOM kills.
+
+use super::{Engine, Wl};
+use crate::kernel::folio::lru;
+use crate::kernel::memcg::MemcgId;
+use crate::kernel::stats::{CAT_NAMES, VM_NAMES};
+use crate::kernel::Kernel;
+use crate::output::results::*;
+use std::collections::BTreeMap;
+
+impl Engine {
+    pub(super) fn results(&self, variant: &str) -> VariantResult {
+        let k = &self.k;
+        let mm_owner = |mm: u32| {
+            (self.wls.iter())
+                .find(|w| w.mms.contains(&mm))
+                .map_or_else(|| format!("mm{mm}"), |w| w.name.clone())
+        };
+        let oom_kills = (k.oom_kills.iter())
+            .map(|o| OomKill {
+                time_s: o.time_ns as f64 / 1e9,
+                scope: (o.scope).map_or("global".into(), |m| k.memcgs.cgs[m as usize].path.clone()),
+                victim: mm_owner(o.victim_mm),
+            })
+            .collect();
+        VariantResult {
+            name: variant.to_string(),
+            virtual_time_s: self.now() as f64 / 1e9,
+            wall_s: 0.0,
+            vmstat: vmstat(k),
+            memcgs: (0..k.memcgs.cgs.len())
+                .map(|m| memcg(k, m as MemcgId))
+                .collect(),
+            workloads: workloads(&self.wls),
+            locks: locks(k),
+            kswapd_profile: Profile {
+                total_ns: k.kswapd_profile.iter().sum(),
+                categories: (CAT_NAMES.iter().zip(k.kswapd_profile.iter()))
+                    .map(|(n, v)| (n.to_string(), *v))
+                    .collect(),
+            },
+            oom_kills,
+            page_accesses: self.accesses,
+            model_bytes: k.host_bytes() + self.p.host_bytes(),
+            timeseries: self.samples.clone(),
+            lru_gen: self.lru_gen_states(self.now()),
+            events: self.event_results.clone(),
+            alloc_stall: AllocStall::from(&k.alloc_stall),
+        }
+    }
+}
+
+/// /proc/vmstat: the event counters, free, dirty and writeback pages, LRU list sizes.
+fn vmstat(k: &Kernel) -> BTreeMap<String, u64> {
+    let mut vmstat: BTreeMap<String, u64> = (VM_NAMES.iter().zip(k.vm.0.iter()))
+        .map(|(n, v)| (n.to_string(), *v))
+        .collect();
+    vmstat.insert("nr_free_pages".into(), k.free_pages());
+    vmstat.insert("nr_dirty".into(), k.wb.nr_dirty);
+    vmstat.insert("nr_writeback".into(), k.wb.nr_writeback);
+    for (i, name) in lru::NAMES.iter().enumerate() {
+        vmstat.insert(
+            format!("nr_{name}"),
+            k.lruvecs.iter().map(|l| l.nr[i]).sum(),
+        );
+    }
+    vmstat
+}
+
+/// Memcg `m`'s path with its memory.stat (hierarchical, as cgroup v2 shows it; sizes in
+/// bytes) and memory.events.
+fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
+    let cg = &k.memcgs.cgs[m as usize];
+    let sub = k.memcgs.iter(m);
+    let mut stat: BTreeMap<String, u64> = BTreeMap::new();
+    for (i, name) in VM_NAMES.iter().enumerate() {
+        let n = sub
+            .iter()
+            .map(|&c| k.memcgs.cgs[c as usize].stat.0[i])
+            .sum();
+        stat.insert(name.to_string(), n);
+    }
+    for (i, name) in lru::NAMES.iter().enumerate() {
+        let pages: u64 = (sub.iter())
+            .flat_map(|&c| (0..k.nr_nodes()).map(move |n| (c, n)))
+            .map(|(c, n)| k.lruvecs[k.lruvec(c, n)].nr[i])
+            .sum();
+        stat.insert(name.to_string(), pages * 4096);
+    }
+    stat.insert("usage".into(), cg.usage * 4096);
+    let gauge = |v: &[u64]| sub.iter().map(|&c| v[c as usize]).sum::<u64>() * 4096;
+    stat.insert("file_dirty".into(), gauge(&k.wb.memcg_dirty));
+    stat.insert("file_writeback".into(), gauge(&k.wb.memcg_writeback));
+    stat.insert("swap".into(), cg.swap_usage * 4096);
+    let ev = &cg.events;
+    let events = [
+        ("low", ev.low),
+        ("high", ev.high),
+        ("max", ev.max),
+        ("oom", ev.oom),
+        ("oom_kill", ev.oom_kill),
+    ]
+    .into_iter()
+    .map(|(n, v)| (n.to_string(), v))
+    .collect();
+    (cg.path.clone(), MemcgResult { stat, events })
+}
+
+/// Per workload, or per `workload:phase` when it has several (phases without operations
+/// left out): operations, rates over the measured span, latency.
+fn workloads(wls: &[Wl]) -> BTreeMap<String, WorkloadResult> {
+    let mut workloads = BTreeMap::new();
+    for w in wls {
+        for (i, s) in w.stats.iter().enumerate() {
+            if w.phases.len() > 1 && s.ops == 0 {
+                continue;
+            }
+            let name = if w.phases.len() > 1 {
+                format!("{}:{}", w.name, w.phases[i])
+            } else {
+                w.name.clone()
+            };
+            let secs = s.first_ns.map_or(0.0, |f| (s.last_ns - f) as f64 / 1e9);
+            let per = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+            workloads.insert(
+                name,
+                WorkloadResult {
+                    ops: s.ops,
+                    ops_per_sec: per(s.ops as f64),
+                    mib_per_sec: per(s.bytes as f64 / (1 << 20) as f64),
+                    measured_s: secs,
+                    latency_ns: Latency::from(&s.latency),
+                },
+            );
+        }
+    }
+    workloads
+}
+
+/// Per lock class, summed over its instances, with its call sites; a class never taken
+/// is left out, except the lru_lock.
+fn locks(k: &Kernel) -> BTreeMap<String, LockResult> {
+    let mut locks: BTreeMap<String, LockResult> = BTreeMap::new();
+    for (name, l) in k.all_locks() {
+        let r = locks.entry(name.to_string()).or_default();
+        r.instances += 1;
+        r.acquisitions += l.acquisitions;
+        r.contended += l.contended;
+        r.wait_ns += l.wait_ns;
+        r.hold_ns += l.hold_ns;
+        r.relocks += l.relocks;
+        r.max_wait_ns = r.max_wait_ns.max(l.wait_ns);
+        for (site, st) in super::lock::SITE_NAMES.iter().zip(&l.sites) {
+            if st.acquisitions > 0 {
+                let s = r.sites.entry(site.to_string()).or_default();
+                s.acquisitions += st.acquisitions;
+                s.wait_ns += st.wait_ns;
+                s.hold_ns += st.hold_ns;
+            }
+        }
+    }
+    locks.retain(|name, r| name == "lru_lock" || r.acquisitions > 0);
+    for r in locks.values_mut() {
+        r.spin_share = if k.cpu_time > 0 {
+            r.wait_ns as f64 / k.cpu_time as f64
+        } else {
+            0.0
+        };
+    }
+    locks
+}
