@@ -141,32 +141,51 @@ pub fn parse(
         toml::from_str(text).map_err(|e| syntax(file_name, text, e.span(), e.message()))?;
     // Expectations are about variants, not part of one: checked once, after them.
     let expect = root.remove("expect");
-    let variants = match root.remove("variants") {
-        None => Vec::new(),
-        Some(Value::Table(mut table)) => {
-            // toml::Table is sorted; the file order comes from the span-keeping document.
-            let names: Vec<String> = src
-                .doc
-                .get("variants")
-                .and_then(Item::as_table_like)
-                .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
-                .unwrap_or_default();
-            let mut variants = Vec::new();
-            for name in names {
-                match table.remove(&name) {
-                    Some(Value::Table(t)) => variants.push((name, t)),
-                    _ => {
-                        let path = [key("variants"), key(&name)];
-                        return Err(src.error(
-                            &Origin::Doc(path.to_vec()),
-                            show(&path),
-                            "a variant must be a table",
-                        ));
-                    }
-                }
-            }
-            variants
-        }
+    let variants = variant_tables(&src, root.remove("variants"))?;
+    let sets = sets
+        .iter()
+        .map(|s| parse_set(file_name, s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let builder = Builder {
+        src: &src,
+        root: &root,
+        seed,
+        available: host_available(),
+    };
+    // An error the file alone does not have comes from the `--set`s that cause it.
+    let build = |variant: Option<(&str, &Table)>| {
+        builder.build(variant, &sets).map_err(|e| {
+            blame_sets(e, file_name, &sets, |without| {
+                builder.build(variant, without).is_ok()
+            })
+        })
+    };
+    let base = build(None)?;
+    let variants = if variants.is_empty() {
+        vec![("base".to_string(), base.clone())]
+    } else {
+        variants
+            .iter()
+            .map(|(name, t)| Ok((name.clone(), build(Some((name, t)))?)))
+            .collect::<Result<_, ScenarioError>>()?
+    };
+    let expects = load_expects(&src, expect, &variants)?;
+    Ok(LoadedScenario {
+        path: PathBuf::from(file_name),
+        base,
+        variants,
+        expects,
+    })
+}
+
+/// The `[variants.NAME]` tables, in the file's order.
+fn variant_tables(
+    src: &Source,
+    variants: Option<Value>,
+) -> Result<Vec<(String, Table)>, ScenarioError> {
+    let mut table = match variants {
+        None => return Ok(Vec::new()),
+        Some(Value::Table(table)) => table,
         Some(_) => {
             return Err(src.error(
                 &Origin::Doc(vec![key("variants")]),
@@ -175,15 +194,47 @@ pub fn parse(
             ))
         }
     };
-    let sets = sets
-        .iter()
-        .map(|s| parse_set(file_name, s))
-        .collect::<Result<Vec<_>, _>>()?;
-    let available = host_available();
-    let build = |variant: Option<(&str, &Table)>,
-                 sets: &[(String, Table)]|
-     -> Result<Scenario, ScenarioError> {
-        let mut doc = root.clone();
+    // toml::Table is sorted; the file order comes from the span-keeping document.
+    let names: Vec<String> = (src.doc.get("variants"))
+        .and_then(Item::as_table_like)
+        .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for name in names {
+        match table.remove(&name) {
+            Some(Value::Table(t)) => out.push((name, t)),
+            _ => {
+                let path = [key("variants"), key(&name)];
+                return Err(src.error(
+                    &Origin::Doc(path.to_vec()),
+                    show(&path),
+                    "a variant must be a table",
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Builds a scenario from the file's tables, a variant's and `--set`s.
+struct Builder<'a> {
+    src: &'a Source<'a>,
+    root: &'a Table,
+    seed: Option<u64>,
+    available: Option<u64>,
+}
+
+impl Builder<'_> {
+    /// The file with `variant` and `sets` merged over it, its profile applied, its
+    /// instances and job files expanded, read and checked; errors name where the field
+    /// came from.
+    fn build(
+        &self,
+        variant: Option<(&str, &Table)>,
+        sets: &[(String, Table)],
+    ) -> Result<Scenario, ScenarioError> {
+        let src = self.src;
+        let mut doc = self.root.clone();
         let mut origins = Origins::default();
         if let Some((name, table)) = variant {
             let mut from = vec![key("variants"), key(name)];
@@ -208,54 +259,27 @@ pub fn parse(
             }
             e
         };
-        let (profile, pinned) = apply_profile(&mut doc, &origins, &src).map_err(in_variant)?;
+        let (profile, pinned) = apply_profile(&mut doc, &origins, src).map_err(in_variant)?;
         let mut expansion = expand_instances(&mut doc)
             .map_err(|(path, msg)| in_variant(src.error(&origins.of(&path), show(&path), &msg)))?;
-        expand_jobfiles(&mut doc, &origins, &src, &mut expansion).map_err(in_variant)?;
-        let mut scenario: Scenario = src
-            .deserialize(doc, &origins, &expansion)
-            .map_err(in_variant)?;
-        if let Some(seed) = seed {
+        expand_jobfiles(&mut doc, &origins, src, &mut expansion).map_err(in_variant)?;
+        let mut scenario: Scenario =
+            (src.deserialize(doc, &origins, &expansion)).map_err(in_variant)?;
+        if let Some(seed) = self.seed {
             scenario.seed = seed;
         }
         resolve_trace_paths(&mut scenario, src.file, |i| {
-            let path = expansion
-                .translate(elem("workload", i, "trace.path"), String::new())
-                .0;
+            let path = (expansion.translate(elem("workload", i, "trace.path"), String::new())).0;
             matches!(origins.of(&path), Origin::Set(_))
         });
         scenario.cost_ranges =
             profile::cost_ranges(&scenario.costs, profile.as_ref(), &pinned).map_err(in_variant)?;
-        check(&scenario, available).map_err(|(path, msg)| {
+        check(&scenario, self.available).map_err(|(path, msg)| {
             let (path, msg) = expansion.translate(path, msg);
             in_variant(src.error(&origins.of(&path), show(&path), &msg))
         })?;
         Ok(scenario)
-    };
-    // An error the file alone does not have comes from the `--set`s that cause it.
-    let build = |variant: Option<(&str, &Table)>| {
-        build(variant, &sets).map_err(|e| {
-            blame_sets(e, file_name, &sets, |without| {
-                build(variant, without).is_ok()
-            })
-        })
-    };
-    let base = build(None)?;
-    let variants = if variants.is_empty() {
-        vec![("base".to_string(), base.clone())]
-    } else {
-        variants
-            .iter()
-            .map(|(name, t)| Ok((name.clone(), build(Some((name, t)))?)))
-            .collect::<Result<_, ScenarioError>>()?
-    };
-    let expects = load_expects(&src, expect, &variants)?;
-    Ok(LoadedScenario {
-        path: PathBuf::from(file_name),
-        base,
-        variants,
-        expects,
-    })
+    }
 }
 
 /// An error about a field of the file (`machine.cpus`) that the `--set`s cause (the file
