@@ -19,17 +19,33 @@ pub fn check_running(k: &Kernel, p: &dyn Policy) -> Result<(), String> {
 }
 
 fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
-    let n = k.folios.len();
-    // Where each frame was found: 0 = nowhere, 1 = free list, 2 = LRU, 3 = lru_add batch.
-    let mut place = vec![0u8; n];
-    let put = |pfn: Pfn, what: u8, place: &mut Vec<u8>| -> Result<(), String> {
-        let slot = &mut place[pfn as usize];
+    let mut place = Places(vec![0u8; k.folios.len()]);
+    place_free(k, &mut place)?;
+    place_lru(k, p, &mut place)?;
+    let pins = place_batches(k, &mut place)?;
+    let charged = check_frames(k, &place, &pins, held_ok)?;
+    check_charges(k, &charged)?;
+    check_mappings(k)?;
+    check_writeback(k)
+}
+
+/// Where each frame was found: 0 = nowhere, 1 = free list, 2 = LRU, 3 = lru_add batch.
+struct Places(Vec<u8>);
+
+impl Places {
+    fn put(&mut self, pfn: Pfn, what: u8) -> Result<(), String> {
+        let slot = &mut self.0[pfn as usize];
         if *slot != 0 {
             return Err(format!("pfn {pfn} is in two places ({} and {what})", *slot));
         }
         *slot = what;
         Ok(())
-    };
+    }
+}
+
+/// The free lists and per-CPU lists hold free frames of their node, as many as
+/// NR_FREE_PAGES says.
+fn place_free(k: &Kernel, place: &mut Places) -> Result<(), String> {
     for (i, node) in k.nodes.iter().enumerate() {
         let free = node.free_list.to_vec(&k.links);
         if free.len() as u64 != node.zone.free || node.free_list.len as usize != free.len() {
@@ -40,7 +56,7 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
             ));
         }
         for pfn in free {
-            put(pfn, 1, &mut place)?;
+            place.put(pfn, 1)?;
             if k.folios[pfn as usize].flags != 0 || !(node.start_pfn..node.end_pfn).contains(&pfn) {
                 return Err(format!(
                     "free pfn {pfn} has flags {:#x} or is outside its node",
@@ -51,7 +67,7 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
     }
     for (i, pcp) in k.pcp.iter().enumerate() {
         for &pfn in &pcp.list {
-            put(pfn, 1, &mut place)?;
+            place.put(pfn, 1)?;
             if k.folios[pfn as usize].flags != 0 || k.node_of(pfn) != i % k.nodes.len() {
                 return Err(format!(
                     "pfn {pfn} on per-CPU list {i} is not a free page of its node"
@@ -59,6 +75,12 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
             }
         }
     }
+    Ok(())
+}
+
+/// Every folio on an lruvec's lists has PG_lru (or is in a flush's hands) and belongs
+/// to that lruvec.
+fn place_lru(k: &Kernel, p: &dyn Policy, place: &mut Places) -> Result<(), String> {
     for lv in 0..k.lruvecs.len() {
         let mut err = None;
         p.check(k, lv, &mut |pfn, list| {
@@ -78,7 +100,7 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
                     k.folio_lruvec(pfn)
                 ));
             }
-            if let Err(e) = put(pfn, 2, &mut place) {
+            if let Err(e) = place.put(pfn, 2) {
                 err = Some(e);
             }
             Ok(())
@@ -87,10 +109,15 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
             return Err(e);
         }
     }
-    let mut pins = vec![0u32; n];
+    Ok(())
+}
+
+/// lru_add batches hold marked folios; gives the pins the other batches hold per frame.
+fn place_batches(k: &Kernel, place: &mut Places) -> Result<Vec<u32>, String> {
+    let mut pins = vec![0u32; k.folios.len()];
     for (cpu, b) in k.batches.iter().enumerate() {
         for &pfn in &b.lru_add {
-            put(pfn, 3, &mut place)?;
+            place.put(pfn, 3)?;
             if !k.folios[pfn as usize].test(pg::IN_LRU_ADD) {
                 return Err(format!(
                     "pfn {pfn} in cpu {cpu}'s lru_add batch without the mark"
@@ -101,10 +128,22 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
             pins[pfn as usize] += 1;
         }
     }
+    Ok(pins)
+}
+
+/// Each frame is where its state says (free, on an LRU, in a batch, or held by a
+/// reclaimer mid-step when `held_ok`), with as many pins as batches hold. Gives the
+/// allocated frames charged to each memcg.
+fn check_frames(
+    k: &Kernel,
+    place: &Places,
+    pins: &[u32],
+    held_ok: bool,
+) -> Result<Vec<u64>, String> {
     let mut charged = vec![0u64; k.memcgs.cgs.len()];
     for (pfn, f) in k.folios.iter().enumerate() {
         let allocated = f.test(pg::ALLOCATED);
-        match (allocated, place[pfn]) {
+        match (allocated, place.0[pfn]) {
             (false, 1) | (true, 2) | (true, 3) if !f.test(pg::HELD) => {}
             (true, 0) if held_ok && f.test(pg::HELD) => {}
             (true, 0) => {
@@ -129,11 +168,13 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
             charged[f.memcg as usize] += 1;
         }
     }
+    Ok(charged)
+}
+
+/// Each memcg's usage is the frames charged in its subtree, plus its precharges.
+fn check_charges(k: &Kernel, charged: &[u64]) -> Result<(), String> {
     for m in (0..k.memcgs.cgs.len()).rev() {
-        let usage: u64 = k
-            .memcgs
-            .iter(m as u16)
-            .iter()
+        let usage: u64 = (k.memcgs.iter(m as u16).iter())
             .map(|&c| charged[c as usize] + k.memcgs.cgs[c as usize].precharged)
             .sum();
         if usage != k.memcgs.cgs[m].usage {
@@ -143,8 +184,7 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
             ));
         }
     }
-    check_mappings(k)?;
-    check_writeback(k)
+    Ok(())
 }
 
 /// Dirty and writeback accounting: NR_FILE_DIRTY and NR_WRITEBACK (global, per memcg,
