@@ -1037,6 +1037,36 @@ fn fail<T>(path: Vec<Seg>, message: impl Into<String>) -> Result<T, Problem> {
 /// Check what deserializing cannot: ranges, references between tables, workloads that
 /// build. `available` is the host memory the model may use.
 fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
+    check_machine(s)?;
+    let need = engine::estimate_host_bytes(s);
+    if let Some(available) = available.filter(|&a| need > a) {
+        return fail(
+            at("machine.memory"),
+            format!(
+                "simulating {} needs about {} of host memory, more than the {} this host has available",
+                human_bytes(s.machine.memory.0),
+                human_bytes(need),
+                human_bytes(available)
+            ),
+        );
+    }
+    check_kernel(s)?;
+    for (name, d) in [
+        ("duration", s.duration),
+        ("sample_interval", s.sample_interval),
+    ] {
+        if d.is_some_and(|d| d.0 == 0) {
+            return fail(at(name), "must be more than 0");
+        }
+    }
+    check_memcgs(s)?;
+    check_workloads(s)?;
+    check_events(s)
+}
+
+/// `[machine]`: memory, nodes, CPUs and swap within range, CPUs and memory split evenly
+/// enough over the nodes.
+fn check_machine(s: &Scenario) -> Result<(), Problem> {
     let m = &s.machine;
     let memory = m.memory.0;
     if !(16 * MIB..ABSURD).contains(&memory) {
@@ -1079,41 +1109,16 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
             ),
         );
     }
-    if let Some(swap) = &m.swap {
-        if swap.size.0 == 0 || swap.size.0 >= ABSURD {
-            return fail(
-                at("machine.swap.size"),
-                format!(
-                    "{} is out of range: more than 0, less than 1 PiB",
-                    human_bytes(swap.size.0)
-                ),
-            );
-        }
-    }
-    let need = engine::estimate_host_bytes(s);
-    if let Some(available) = available.filter(|&a| need > a) {
-        return fail(
-            at("machine.memory"),
+    match &m.swap {
+        Some(swap) if swap.size.0 == 0 || swap.size.0 >= ABSURD => fail(
+            at("machine.swap.size"),
             format!(
-                "simulating {} needs about {} of host memory, more than the {} this host has available",
-                human_bytes(memory),
-                human_bytes(need),
-                human_bytes(available)
+                "{} is out of range: more than 0, less than 1 PiB",
+                human_bytes(swap.size.0)
             ),
-        );
+        ),
+        _ => Ok(()),
     }
-    check_kernel(s)?;
-    for (name, d) in [
-        ("duration", s.duration),
-        ("sample_interval", s.sample_interval),
-    ] {
-        if d.is_some_and(|d| d.0 == 0) {
-            return fail(at(name), "must be more than 0");
-        }
-    }
-    check_memcgs(s)?;
-    check_workloads(s)?;
-    check_events(s)
 }
 
 fn check_kernel(s: &Scenario) -> Result<(), Problem> {
@@ -1128,12 +1133,6 @@ fn check_kernel(s: &Scenario) -> Result<(), Problem> {
         return fail(
             at("kernel.dirty_background_ratio"),
             format!("{}: must be 0 to 100 (percent)", k.dirty_background_ratio),
-        );
-    }
-    if let Some(cpu) = k.flusher_cpu.filter(|&c| c >= m.cpus) {
-        return fail(
-            at("kernel.flusher_cpu"),
-            format!("CPU {cpu} does not exist (machine.cpus = {})", m.cpus),
         );
     }
     if k.swappiness > 200 {
@@ -1177,6 +1176,18 @@ fn check_kernel(s: &Scenario) -> Result<(), Problem> {
                 ),
             );
         }
+    }
+    check_kernel_cpus(s)
+}
+
+/// The kernel threads' CPUs (`flusher_cpu`, `kswapd_cpu`, one per node) exist.
+fn check_kernel_cpus(s: &Scenario) -> Result<(), Problem> {
+    let (k, m) = (&s.kernel, &s.machine);
+    if let Some(cpu) = k.flusher_cpu.filter(|&c| c >= m.cpus) {
+        return fail(
+            at("kernel.flusher_cpu"),
+            format!("CPU {cpu} does not exist (machine.cpus = {})", m.cpus),
+        );
     }
     if let Some(cpus) = &k.kswapd_cpu {
         if cpus.len() != m.nodes as usize {
