@@ -238,6 +238,9 @@ impl Mglru {
             if self.sort_folio(k, lv, pfn, tier, &mut batch) {
                 sorted += 1;
             } else if self.isolate_folio(k, lv, pfn, sc) {
+                if self.look_around {
+                    super::lookaround::prefetch_window(k, pfn);
+                }
                 list.push(pfn);
                 isolated += 1;
                 k.spend(k.costs.list_op, Cat::ListOps);

@@ -29,6 +29,28 @@ pub fn look_around_window(addr: u64, vma_start: u64, vma_end: u64) -> (u64, u64)
     }
 }
 
+/// Host only: starts loading the PTE lines of the look-around window of anon folio
+/// `pfn`, when it is isolated for eviction. The window is a random stretch of a large
+/// page table, read first by folio_referenced and then by look-around; prefetched here,
+/// the rest of the scan and the shrinking of the folios before it hide the misses.
+pub(super) fn prefetch_window(k: &Kernel, pfn: Pfn) {
+    let f = &k.folios[pfn as usize];
+    if !f.test(crate::kernel::folio::pg::ANON) || !f.mapped() {
+        return;
+    }
+    let mm = &k.mms[f.owner as usize];
+    let Some(v) = mm.find_vma(f.index as u64) else {
+        return;
+    };
+    let vma = &mm.vmas[v];
+    let (start, end) = look_around_window(f.index as u64, vma.start, vma.end());
+    let (s, e) = ((start - vma.start) as usize, (end - vma.start) as usize);
+    // One prefetch per 64-byte line (16 PTEs), and the last PTE for the line it ends in.
+    for i in (s..e).step_by(16).chain(std::iter::once(e - 1)) {
+        crate::kernel::mm::prefetch(&vma.ptes[i]);
+    }
+}
+
 impl Mglru {
     /// Models lru_gen_look_around() (6.1), called by folio_referenced on the young PTE
     /// `pte` of `vma` in `mm`, whose folio is isolated. Each young PTE in the window
