@@ -869,69 +869,100 @@ fn expand_instances(doc: &mut Table) -> Result<Expansion, Problem> {
         let mut out = Vec::with_capacity(elements.len());
         let mut map = Vec::with_capacity(elements.len());
         for (t, element) in std::mem::take(elements).into_iter().enumerate() {
-            let Value::Table(mut table) = element else {
+            let Value::Table(table) = element else {
                 out.push(element);
                 map.push((t, None));
                 continue;
             };
-            let count =
-                |table: &mut Table, field: &str, max: i64| -> Result<Option<i64>, Problem> {
-                    match table.remove(field) {
-                        None => Ok(None),
-                        Some(Value::Integer(n)) if (1..=max).contains(&n) => Ok(Some(n)),
-                        Some(v) => fail(
-                            elem(array, t, field),
-                            format!("{v}: must be an integer from 1 to {max}"),
-                        ),
-                    }
-                };
-            let instances = count(&mut table, "instances", MAX_INSTANCES)?;
-            let per = if array == "workload" {
-                count(&mut table, "cpus_per_instance", MAX_INSTANCES)?
-            } else {
-                None
-            };
-            if instances.is_none() && per.is_none() {
-                out.push(Value::Table(table));
-                map.push((t, None));
-                continue;
-            }
-            let n = instances.unwrap_or(1);
-            let named = table
-                .get(id_key)
-                .and_then(Value::as_str)
-                .is_some_and(|s| s.contains("{i}"));
-            if n > 1 && !named {
-                return fail(
-                    elem(array, t, "instances"),
-                    format!("{n} instances need `{{i}}` in `{id_key}` to tell them apart"),
-                );
-            }
-            // A machine.cpus out of range is reported by check(); assign nothing then.
-            let base: Vec<Value> = match table.get("cpus") {
-                Some(Value::Array(a)) if !a.is_empty() => a.clone(),
-                _ if (1..=4096).contains(&machine_cpus) => {
-                    (0..machine_cpus).map(Value::Integer).collect()
+            let at = Element { array, id_key, t };
+            match at.instances(table, machine_cpus)? {
+                Ok(copies) => {
+                    map.extend((0..copies.len()).map(|i| (t, Some(i))));
+                    out.extend(copies);
                 }
-                _ => Vec::new(),
-            };
-            for i in 0..n {
-                let mut copy = Value::Table(table.clone());
-                substitute(&mut copy, &i.to_string());
-                if let (Some(k), Value::Table(c), false) = (per, &mut copy, base.is_empty()) {
-                    let cpus = (0..k)
-                        .map(|j| base[((i * k + j) as usize) % base.len()].clone())
-                        .collect();
-                    c.insert("cpus".into(), Value::Array(cpus));
+                Err(table) => {
+                    out.push(Value::Table(table));
+                    map.push((t, None));
                 }
-                out.push(copy);
-                map.push((t, Some(i as usize)));
             }
         }
         *elements = out;
         expansion.0.insert(array, map);
     }
     Ok(expansion)
+}
+
+/// Element `t` of the `[[array]]` tables, whose instances are told apart by `id_key`.
+struct Element<'a> {
+    array: &'a str,
+    id_key: &'a str,
+    t: usize,
+}
+
+impl Element<'_> {
+    /// The table's `instances` copies, each with `{i}` replaced by its index and, for
+    /// `cpus_per_instance`, its own slice of the CPUs (round-robin over `cpus`, or over
+    /// the machine's); the table back, unchanged, when it asks for neither.
+    fn instances(
+        &self,
+        mut table: Table,
+        machine_cpus: i64,
+    ) -> Result<Result<Vec<Value>, Table>, Problem> {
+        let instances = self.count(&mut table, "instances")?;
+        let per = match self.array {
+            "workload" => self.count(&mut table, "cpus_per_instance")?,
+            _ => None,
+        };
+        if instances.is_none() && per.is_none() {
+            return Ok(Err(table));
+        }
+        let n = instances.unwrap_or(1);
+        let named = (table.get(self.id_key))
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.contains("{i}"));
+        if n > 1 && !named {
+            return fail(
+                elem(self.array, self.t, "instances"),
+                format!(
+                    "{n} instances need `{{i}}` in `{}` to tell them apart",
+                    self.id_key
+                ),
+            );
+        }
+        // A machine.cpus out of range is reported by check(); assign nothing then.
+        let base: Vec<Value> = match table.get("cpus") {
+            Some(Value::Array(a)) if !a.is_empty() => a.clone(),
+            _ if (1..=4096).contains(&machine_cpus) => {
+                (0..machine_cpus).map(Value::Integer).collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut copies = Vec::new();
+        for i in 0..n {
+            let mut copy = Value::Table(table.clone());
+            substitute(&mut copy, &i.to_string());
+            if let (Some(k), Value::Table(c), false) = (per, &mut copy, base.is_empty()) {
+                let cpus = (0..k)
+                    .map(|j| base[((i * k + j) as usize) % base.len()].clone())
+                    .collect();
+                c.insert("cpus".into(), Value::Array(cpus));
+            }
+            copies.push(copy);
+        }
+        Ok(Ok(copies))
+    }
+
+    /// A count option, taken out of the table: 1 to MAX_INSTANCES.
+    fn count(&self, table: &mut Table, field: &str) -> Result<Option<i64>, Problem> {
+        match table.remove(field) {
+            None => Ok(None),
+            Some(Value::Integer(n)) if (1..=MAX_INSTANCES).contains(&n) => Ok(Some(n)),
+            Some(v) => fail(
+                elem(self.array, self.t, field),
+                format!("{v}: must be an integer from 1 to {MAX_INSTANCES}"),
+            ),
+        }
+    }
 }
 
 /// Replaces `{i}` in every string of a value.
