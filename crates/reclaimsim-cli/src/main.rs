@@ -727,24 +727,13 @@ fn validate(
         .iter()
         .map(|l| sensitivity_plan(&l.expected_variants(), sa))
         .collect::<Result<Vec<_>, _>>()?;
-    let jobs: Vec<_> = loaded
-        .iter()
-        .flat_map(|l| {
-            let scenario = &l.base.name;
-            l.expected_variants().into_iter().map(move |(n, s)| Job {
-                scenario: s,
-                name: format!("{scenario} {n}"),
-                file: &l.path,
-            })
-        })
-        .collect();
     let settings = RunSettings {
         check: false,
         quiet: flags.quiet,
         allow_long: flags.allow_long,
         set_duration: false,
     };
-    let mut runs = run_variants(&jobs, &settings)?.into_iter();
+    let mut runs = run_variants(&expected_jobs(&loaded), &settings)?.into_iter();
     let mut scenarios = Vec::new();
     for (l, plan) in loaded.iter().zip(&plans) {
         let variants = l
@@ -785,6 +774,20 @@ fn validate(
     }
     print!("{}", validate::table(&r));
     Ok(())
+}
+
+/// One job per variant that the scenarios' expectations compare, named by scenario.
+fn expected_jobs(loaded: &[LoadedScenario]) -> Vec<Job<'_>> {
+    (loaded.iter())
+        .flat_map(|l| {
+            let scenario = &l.base.name;
+            l.expected_variants().into_iter().map(move |(n, s)| Job {
+                scenario: s,
+                name: format!("{scenario} {n}"),
+                file: &l.path,
+            })
+        })
+        .collect()
 }
 
 /// The scenarios `validate` names (default: the seeds'), loaded and checked, without
