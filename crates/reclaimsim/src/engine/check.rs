@@ -265,7 +265,9 @@ fn check_writeback(k: &Kernel) -> Result<(), String> {
     Ok(())
 }
 
-fn check_mappings(k: &Kernel) -> Result<(), String> {
+/// Every PTE maps an allocated folio whose rmap names it (or a used swap slot); gives
+/// the PTEs mapping each frame.
+fn count_mappings(k: &Kernel) -> Result<Vec<u32>, String> {
     let mut mapcount = vec![0u32; k.folios.len()];
     for (mi, mm) in k.mms.iter().enumerate() {
         for vma in &mm.vmas {
@@ -301,6 +303,13 @@ fn check_mappings(k: &Kernel) -> Result<(), String> {
             }
         }
     }
+    Ok(mapcount)
+}
+
+/// Mapcounts equal the PTEs that map each frame; page-cache and swap-cache folios sit in
+/// their slots; each file counts the pages it caches.
+fn check_mappings(k: &Kernel) -> Result<(), String> {
+    let mapcount = count_mappings(k)?;
     for (pfn, f) in k.folios.iter().enumerate() {
         if f.mapcount as u32 != mapcount[pfn] {
             return Err(format!(
