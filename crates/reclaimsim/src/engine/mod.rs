@@ -927,7 +927,9 @@ impl Engine {
             w.gen.phase_after(w.barriers),
             w.gen.phase_after(w.barriers + 1),
         );
-        let finished_phase = format!("{}:{}", w.name, w.phases[phase]);
+        // A generator may also stop at a barrier after its last phase (memtier's runs).
+        let name = w.phases.get(phase).map_or("", String::as_str);
+        let finished_phase = format!("{}:{name}", w.name);
         // The phase has finished; the next may wait for another workload (or phase).
         let wait = (w.gen.waits_for(next)).filter(|_| next != phase);
         if wait.is_some_and(|what| !self.finished.contains(what)) {
