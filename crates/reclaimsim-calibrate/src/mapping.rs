@@ -9,8 +9,8 @@
 
 use crate::stats::Summary;
 use crate::{Measurement, Outcome};
-use reclaimsim::engine::cost::CostTable;
 use reclaimsim::scenario::profile::{Entry, MachineProfile, ProfileInfo};
+use reclaimsim::sim::cost::CostTable;
 use std::collections::BTreeMap;
 
 /// How one cost-table field is made.

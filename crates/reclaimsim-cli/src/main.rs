@@ -6,9 +6,9 @@ mod trace;
 
 use clap::{Args, Parser, Subcommand};
 use rayon::prelude::*;
-use reclaimsim::engine::{self, Progress, RunOptions, SimError};
-use reclaimsim::output::results::{RunResult, VariantResult};
+use reclaimsim::engine::{Progress, RunOptions, SimError};
 use reclaimsim::output::{sensitivity, validate};
+use reclaimsim::results::{RunResult, VariantResult};
 use reclaimsim::scenario::{self, LoadedScenario, ScenarioError};
 use reclaimsim::{output::report, scenario::config::Scenario};
 use std::path::{Path, PathBuf};
@@ -1026,7 +1026,7 @@ fn run_variant(
             check,
             watch: Some(&mut watch),
         };
-        engine::run(job.scenario, &job.name, opts)
+        reclaimsim::results::run(job.scenario, &job.name, opts)
     };
     watcher.finish(result.as_ref().ok().map(|r| r.virtual_time_s));
     let name = &job.name;

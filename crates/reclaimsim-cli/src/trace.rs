@@ -2,9 +2,9 @@
 
 use crate::{run_variants, Failure, Job, RunFlags, RunSettings};
 use clap::Args;
-use reclaimsim::output::results::VariantResult;
+use reclaimsim::results::VariantResult;
 use reclaimsim::scenario::config::{PolicyKind, Scenario, SwapConfig, SwapDevice};
-use reclaimsim::scenario::units::{parse_size, ByteSize, PAGE_SIZE};
+use reclaimsim::units::{parse_size, ByteSize, PAGE_SIZE};
 use reclaimsim::workload::trace::format::Format;
 use std::path::PathBuf;
 

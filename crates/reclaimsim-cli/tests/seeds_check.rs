@@ -4,7 +4,7 @@
 //! in this one process, on every core, as `compare --check` runs them.
 
 use rayon::prelude::*;
-use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::engine::RunOptions;
 use reclaimsim::scenario;
 use std::path::PathBuf;
 
@@ -56,7 +56,7 @@ fn check_finds_no_violation_in_any_seed_variant() {
                 check: true,
                 watch: None,
             };
-            let r = engine::run(s, name, opts);
+            let r = reclaimsim::results::run(s, name, opts);
             eprintln!("{name}: {:.2} s", t.elapsed().as_secs_f64());
             match r {
                 Ok(r) if r.virtual_time_s > 0.0 => None,

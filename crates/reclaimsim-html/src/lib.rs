@@ -19,8 +19,8 @@ mod sweep;
 
 pub use page::{Figure, Page, Section};
 
-use reclaimsim::output::results::RunResult;
 use reclaimsim::output::sweep::SweepResult;
+use reclaimsim::results::RunResult;
 
 /// The report of a `run` or `compare` result.
 pub fn run_report(r: &RunResult) -> String {

@@ -3,7 +3,7 @@
 use crate::chart::{self, Line, Series};
 use crate::page::{Figure, Page, Section};
 use reclaimsim::output::report::change;
-use reclaimsim::output::results::{RunResult, VariantResult};
+use reclaimsim::results::{RunResult, VariantResult};
 use std::collections::BTreeSet;
 
 /// Charts per memcg (or workload) stop after this many; the note says how many are left out.
@@ -205,7 +205,7 @@ fn workloads(vs: &[VariantResult]) -> Vec<String> {
 /// Ops/s (and MiB/s where a workload moves data) per workload and variant.
 fn throughput(vs: &[VariantResult]) -> Section {
     let names = workloads(vs);
-    type Metric = fn(&reclaimsim::output::results::WorkloadResult) -> f64;
+    type Metric = fn(&reclaimsim::results::WorkloadResult) -> f64;
     let metrics: [(&str, &str, Metric); 2] = [
         ("Throughput", "ops/s", |w| w.ops_per_sec),
         ("Bandwidth", "MiB/s", |w| w.mib_per_sec),

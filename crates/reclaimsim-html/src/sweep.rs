@@ -2,8 +2,8 @@
 
 use crate::chart::{self, Series};
 use crate::page::{Page, Section};
-use reclaimsim::output::results::VariantResult;
 use reclaimsim::output::sweep::{spin_share, throughput, SweepResult};
+use reclaimsim::results::VariantResult;
 
 /// A metric of one run: its chart title, its unit, how to read it off the results.
 type Metric = (&'static str, &'static str, fn(&VariantResult) -> f64);

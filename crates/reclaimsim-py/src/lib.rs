@@ -6,8 +6,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use rayon::prelude::*;
-use reclaimsim::engine::{self, RunOptions};
-use reclaimsim::output::results::{RunResult, VariantResult};
+use reclaimsim::engine::RunOptions;
+use reclaimsim::results::{RunResult, VariantResult};
 use reclaimsim::scenario::config::Scenario;
 use reclaimsim::scenario::{self, LoadedScenario, ScenarioError};
 use toml_edit::{Array, ArrayOfTables, DocumentMut, InlineTable, Item, Table, Value};
@@ -163,7 +163,7 @@ fn run_all(jobs: &[(&Scenario, &str)], check: bool) -> Result<Vec<VariantResult>
     jobs.par_iter()
         .map(|(s, name)| {
             let opts = RunOptions { check, watch: None };
-            engine::run(s, name, opts).map_err(|e| format!("variant {name}: {e}"))
+            reclaimsim::results::run(s, name, opts).map_err(|e| format!("variant {name}: {e}"))
         })
         .collect::<Result<Vec<_>, String>>()
         .map_err(Failure::Run)

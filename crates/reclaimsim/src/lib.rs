@@ -11,5 +11,8 @@
 pub mod engine;
 pub mod kernel;
 pub mod output;
+pub mod results;
 pub mod scenario;
+pub mod sim;
+pub mod units;
 pub mod workload;

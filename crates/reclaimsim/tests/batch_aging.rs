@@ -5,7 +5,7 @@
 //! clean under the invariant checker with each part on.
 
 use reclaimsim::engine::check;
-use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::engine::RunOptions;
 use reclaimsim::kernel::batch;
 use reclaimsim::kernel::fault;
 use reclaimsim::kernel::folio::Pfn;
@@ -17,7 +17,7 @@ use reclaimsim::kernel::memcg::MemcgId;
 use reclaimsim::kernel::pagecache::File;
 use reclaimsim::kernel::vmscan::ScanControl;
 use reclaimsim::kernel::{Exec, Kernel};
-use reclaimsim::output::results::VariantResult;
+use reclaimsim::results::VariantResult;
 use reclaimsim::scenario;
 use std::path::PathBuf;
 
@@ -52,7 +52,7 @@ size = "4KiB"
         let s = scenario::parse(&text, "test.toml", &[], None)
             .unwrap_or_else(|e| panic!("bad test scenario: {e}"))
             .base;
-        let mut k = Kernel::new(&s);
+        let mut k = Kernel::new(&s.kernel_setup());
         let p = Mglru::new(&k);
         k.cur = Exec::new(0, 0, false, None);
         let memcg = k.memcgs.by_path("/test").unwrap();
@@ -339,7 +339,7 @@ fn counters_and_bulk_moves_cost_less() {
         s.age();
         s.k.cur.clock - t
     };
-    let c = reclaimsim::engine::cost::CostTable::default();
+    let c = reclaimsim::sim::cost::CostTable::default();
     let off = run("");
     // One size update per folio moved by inc_min_seq (no compat change: gen 1 is
     // inactive with four generations) against one for the whole list.
@@ -367,7 +367,7 @@ fn run_checked(text: &str, sets: &[&str]) -> Vec<VariantResult> {
         .variants
         .iter()
         .map(|(n, s)| {
-            engine::run(
+            reclaimsim::results::run(
                 s,
                 n,
                 RunOptions {

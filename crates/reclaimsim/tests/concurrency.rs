@@ -4,7 +4,7 @@
 mod common;
 
 use common::{memcg_event, run_checked, scenario, vmstat};
-use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::engine::RunOptions;
 
 /// `threads` usemem-like threads, one per CPU, all touching their own `mib` MiB from
 /// time 0 on a machine that holds a quarter of it: they reach the min watermark together.
@@ -137,7 +137,7 @@ fn mglru_walkers_finish_a_round_before_it_ages() {
         check: true,
         ..Default::default()
     };
-    let r = engine::run(s, name, opts).unwrap_or_else(|e| panic!("{e}"));
+    let r = reclaimsim::results::run(s, name, opts).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.lru_gen["/"][0].max_seq > 6, "it aged several times");
 }
 
@@ -147,7 +147,7 @@ fn mglru_walkers_finish_a_round_before_it_ages() {
 fn concurrent_runs_are_deterministic_with_and_without_the_checker() {
     let s = scenario(&herd(16, 4), Some(7));
     let run = |check: bool| {
-        let mut r = engine::run(
+        let mut r = reclaimsim::results::run(
             &s,
             "base",
             RunOptions {

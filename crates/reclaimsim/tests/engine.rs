@@ -1,12 +1,12 @@
-//! Whole runs through the engine (engine::run), with the invariant checker on: determinism,
+//! Whole runs through the engine (results::run), with the invariant checker on: determinism,
 //! the OOM killer, memory.low / memory.min protection under global pressure, and which
 //! reclaimer (kswapd or the allocating task) does the work.
 
 mod common;
 
 use common::{memcg_event, memcg_stat, run_checked, scenario, vmstat};
-use reclaimsim::engine::{self, RunOptions};
-use reclaimsim::output::results::VariantResult;
+use reclaimsim::engine::RunOptions;
+use reclaimsim::results::VariantResult;
 
 // ---------------------------------------------------------------------------------------
 // Determinism
@@ -84,7 +84,7 @@ runtime = "10s"
 
 fn run_with(seed: Option<u64>, check: bool) -> VariantResult {
     let s = scenario(SMALL_DEMO, seed);
-    engine::run(
+    reclaimsim::results::run(
         &s,
         "base",
         RunOptions {
@@ -474,7 +474,7 @@ fn until_stops_a_workload_queued_on_a_shared_cpu() {
         None,
     )
     .unwrap();
-    let r = engine::run(&loaded.base, "base", RunOptions::default()).unwrap();
+    let r = reclaimsim::results::run(&loaded.base, "base", RunOptions::default()).unwrap();
     let run = &r.workloads["memcached:run"];
     let fio = &r.workloads["fio"];
     assert!(

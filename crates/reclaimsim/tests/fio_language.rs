@@ -5,8 +5,8 @@
 mod common;
 
 use common::vmstat;
-use reclaimsim::engine::{self, RunOptions};
-use reclaimsim::output::results::VariantResult;
+use reclaimsim::engine::RunOptions;
+use reclaimsim::results::VariantResult;
 use reclaimsim::scenario;
 
 /// A 256 MiB machine running `workloads` (TOML `[[workload]]` tables).
@@ -78,7 +78,7 @@ fn a_job_file_runs_one_workload_per_job() {
         ("j.writer", "j.reader")
     );
     assert_eq!(w[1].after.as_deref(), Some("j.writer"));
-    let r = engine::run(&loaded.base, "base", RunOptions::default()).unwrap();
+    let r = reclaimsim::results::run(&loaded.base, "base", RunOptions::default()).unwrap();
     assert_eq!(r.workloads["j.writer"].ops, 4096);
     assert_eq!(r.workloads["j.reader"].ops, 1000);
     std::fs::remove_dir_all(&d).unwrap();

@@ -3,7 +3,7 @@
 //! completion and the rotation of reclaimable folios (pgrotated).
 
 use reclaimsim::engine::check;
-use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::engine::RunOptions;
 use reclaimsim::kernel::batch::{self, BatchKind};
 use reclaimsim::kernel::fault;
 use reclaimsim::kernel::folio::{pg, Pfn};
@@ -16,7 +16,7 @@ use reclaimsim::kernel::stats::Vm;
 use reclaimsim::kernel::vmscan::{self, ScanControl};
 use reclaimsim::kernel::writeback::{self, FlusherNext};
 use reclaimsim::kernel::{Exec, Kernel};
-use reclaimsim::output::results::VariantResult;
+use reclaimsim::results::VariantResult;
 use reclaimsim::scenario;
 use reclaimsim::scenario::config::Scenario;
 
@@ -53,7 +53,7 @@ name = "idle"
 anon = {{ size = "4KiB" }}
 "#
         );
-        let mut k = Kernel::new(&parse(&text));
+        let mut k = Kernel::new(&parse(&text).kernel_setup());
         let p = Classic::new(&k);
         k.cur = Exec::new(0, 0, false, None);
         Sys { k, p }
@@ -120,7 +120,7 @@ anon = {{ size = "4KiB" }}
 }
 
 fn run(s: &Scenario, name: &str) -> VariantResult {
-    engine::run(
+    reclaimsim::results::run(
         s,
         name,
         RunOptions {
@@ -241,7 +241,7 @@ fn node_and_lruvec_lock_counts_on_a_known_batch() {
     assert_eq!(lv_total, (24, 22));
     // 5.11+ pays two flag atomics per moved folio that <= 5.10 did not, plus the
     // relocks' acquisitions.
-    let c = reclaimsim::engine::cost::CostTable::default();
+    let c = reclaimsim::sim::cost::CostTable::default();
     assert!(
         lv_ns >= node_ns + 12 * 2 * c.lru_flag_atomic,
         "{lv_ns} vs {node_ns}"

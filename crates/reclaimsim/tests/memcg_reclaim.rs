@@ -3,7 +3,7 @@
 //! and backoff (`v6.1` against `none`, the seeds' patch1-8) and the 6.3 memcg LRU's
 //! walk of its bins (`memcg-lru`).
 
-use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::engine::RunOptions;
 use reclaimsim::kernel::fault;
 use reclaimsim::kernel::lru::mglru::memcg_lru::{MemcgVisit, MEMCG_NR_BINS};
 use reclaimsim::kernel::lru::mglru::Mglru;
@@ -14,7 +14,7 @@ use reclaimsim::kernel::pagecache::File;
 use reclaimsim::kernel::stats::Vm;
 use reclaimsim::kernel::vmscan::{self, ScanControl};
 use reclaimsim::kernel::{Exec, Kernel};
-use reclaimsim::output::results::VariantResult;
+use reclaimsim::results::VariantResult;
 use reclaimsim::scenario;
 
 /// Seed 000's mixed workload at 64 MiB: memcached (anon) and fio (page cache) in two
@@ -87,7 +87,7 @@ fn run(text: &str, sets: &[&str], check: bool) -> VariantResult {
     let s = scenario::parse(text, "test.toml", &sets, None)
         .unwrap_or_else(|e| panic!("bad test scenario: {e}"))
         .base;
-    engine::run(
+    reclaimsim::results::run(
         &s,
         "base",
         RunOptions {
@@ -170,7 +170,7 @@ fn system(text: &str, memcg_reclaim: &str, seed: u64) -> (Kernel, Mglru) {
     let s = scenario::parse(&full, "t.toml", &sets, None)
         .unwrap_or_else(|e| panic!("{e}"))
         .base;
-    let mut k = Kernel::new(&s);
+    let mut k = Kernel::new(&s.kernel_setup());
     let p = Mglru::with_seed(&k, s.seed);
     k.cur = Exec::new(0, 0, false, None);
     (k, p)

@@ -2,8 +2,8 @@
 //! look-around against the rmap walk, and the two failure modes of 6.1 the scenarios in
 //! scenarios/ show, scaled down.
 
-use reclaimsim::engine::{self, RunOptions};
-use reclaimsim::output::results::VariantResult;
+use reclaimsim::engine::RunOptions;
+use reclaimsim::results::VariantResult;
 use reclaimsim::scenario::{self, ScenarioError};
 use std::path::PathBuf;
 
@@ -11,7 +11,7 @@ fn run_text(text: &str, check: bool) -> VariantResult {
     let s = scenario::parse(text, "test.toml", &[], None)
         .unwrap_or_else(|e| panic!("bad test scenario: {e}"))
         .base;
-    engine::run(
+    reclaimsim::results::run(
         &s,
         "base",
         RunOptions {
@@ -33,7 +33,8 @@ fn run_file(name: &str, sets: &[&str]) -> Vec<VariantResult> {
         .variants
         .iter()
         .map(|(n, s)| {
-            engine::run(s, n, RunOptions::default()).unwrap_or_else(|e| panic!("{n}: {e}"))
+            reclaimsim::results::run(s, n, RunOptions::default())
+                .unwrap_or_else(|e| panic!("{n}: {e}"))
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::Sys;
-use reclaimsim::engine::lock::LockSite;
+use reclaimsim::sim::lock::LockSite;
 
 const MACHINE: &str = "[machine]\nmemory = \"256MiB\"\ncpus = 2\n";
 

@@ -55,7 +55,7 @@ fn a_page_fault3_phase_sleeps_then_loops_for_its_runtime() {
 
 /// A memcached populate of `runs` memtier runs, then a GET run; `c` reads a file until
 /// the populate phase has finished (an fio job reading every 10 us), and `hog` (if given) runs between the two phases.
-fn memcached(runs: u64, hog: bool) -> reclaimsim::output::results::VariantResult {
+fn memcached(runs: u64, hog: bool) -> reclaimsim::results::VariantResult {
     let populate = "[[workload.memcached.phase]]\nname = \"populate\"\nkey-pattern = \"P:P\"\n\
                     ratio = \"1:0\"\ndata-size = 2000\nkey-minimum = 1\nkey-maximum = 12000\nrequests = \"allkeys\"\n\
                     clients = 1\nthreads = 1\n";

@@ -2,8 +2,8 @@
 //! scenario's `[costs]` win over it, and a bad profile is an error naming the profile
 //! file, the line and the field.
 
-use reclaimsim::engine::cost::CostTable;
 use reclaimsim::scenario::{self, ScenarioError};
+use reclaimsim::sim::cost::CostTable;
 use std::path::{Path, PathBuf};
 
 const SCENARIO: &str = r#"name = "small"

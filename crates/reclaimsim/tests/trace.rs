@@ -127,7 +127,7 @@ fn tenants_run_in_their_memcgs_and_paths_are_relative_to_the_scenario() {
     let file = d.join("s.toml");
     std::fs::write(&file, toml).unwrap();
     let s = reclaimsim::scenario::load(&file, &[], None).unwrap().base;
-    let r = reclaimsim::engine::run(&s, "base", Default::default()).unwrap();
+    let r = reclaimsim::results::run(&s, "base", Default::default()).unwrap();
     // Each tenant's 1000 anonymous pages and the 1000 pages of the file it reads.
     for cg in ["/a", "/b"] {
         assert_eq!(memcg_stat(&r, cg, "usage"), 2000 * 4096, "{cg}");

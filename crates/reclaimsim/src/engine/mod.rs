@@ -8,14 +8,12 @@
 //! a time, and tasks sharing a CPU take turns between steps in CFS order.
 
 pub mod check;
-pub mod cost;
-pub mod lock;
-mod results;
-pub mod sched;
+mod record;
 
 use crate::kernel::fault;
 use crate::kernel::kswapd::{Kswapd, KswapdState, Next};
 use crate::kernel::lru::classic::Classic;
+use crate::kernel::lru::mglru::debugfs::LruGenState;
 use crate::kernel::lru::mglru::{debugfs, debugfs::LruGenCmd, Mglru};
 use crate::kernel::lru::Policy;
 use crate::kernel::memcg::MemcgId;
@@ -23,11 +21,11 @@ use crate::kernel::mm::{Mm, VmaKind};
 use crate::kernel::pagecache::File;
 use crate::kernel::stats::{Cat, Histogram};
 use crate::kernel::Kernel;
-use crate::output::results::*;
 use crate::scenario::config::{PolicyKind, Scenario, WorkloadConfig};
+use crate::sim::sched::{self, TaskYielder, Yield};
 use crate::workload::{RegionSpec, Step, Touch, Workload, WorkloadOptions};
 use corosensei::{Coroutine, CoroutineResult};
-use sched::{TaskYielder, Yield};
+pub use record::{EventResult, LruGenView, Sample};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How to run one variant.
@@ -126,76 +124,71 @@ const CPU_RUNNING: u64 = u64::MAX;
 
 /// Per workload phase measurements.
 #[derive(Default)]
-struct PhaseStats {
-    ops: u64,
-    bytes: u64,
-    first_ns: Option<u64>,
-    last_ns: u64,
-    latency: Histogram,
+pub(crate) struct PhaseStats {
+    pub(crate) ops: u64,
+    pub(crate) bytes: u64,
+    pub(crate) first_ns: Option<u64>,
+    pub(crate) last_ns: u64,
+    pub(crate) latency: Histogram,
 }
 
-struct Wl {
-    name: String,
-    gen: Box<dyn Workload>,
-    memcg: MemcgId,
+pub(crate) struct Wl {
+    pub(crate) name: String,
+    pub(crate) gen: Box<dyn Workload>,
+    pub(crate) memcg: MemcgId,
     /// Fixed CPU cost of one operation (request handling, I/O submission).
-    op_cost: u64,
+    pub(crate) op_cost: u64,
     /// First file id and first mm id of this workload in the kernel.
-    file_base: u32,
-    mms: Vec<u32>,
-    thread_mm: Vec<Option<u32>>,
-    tasks: Vec<usize>,
-    phases: Vec<String>,
+    pub(crate) file_base: u32,
+    pub(crate) mms: Vec<u32>,
+    pub(crate) thread_mm: Vec<Option<u32>>,
+    pub(crate) tasks: Vec<usize>,
+    pub(crate) phases: Vec<String>,
     /// Barriers its threads have passed (a phase may span several: memtier's runs).
-    barriers: usize,
-    start_ns: u64,
-    started: bool,
-    done: bool,
-    stats: Vec<PhaseStats>,
-    cfg: WorkloadConfig,
+    pub(crate) barriers: usize,
+    pub(crate) start_ns: u64,
+    pub(crate) started: bool,
+    pub(crate) done: bool,
+    pub(crate) stats: Vec<PhaseStats>,
+    pub(crate) cfg: WorkloadConfig,
 }
 
 /// Not `Unpin`, like `Kernel`: suspended tasks hold `&mut Engine` in their frames.
-struct Engine {
-    k: Kernel,
-    p: Box<dyn Policy>,
-    kswapd: Vec<Kswapd>,
+pub(crate) struct Engine {
+    pub(crate) k: Kernel,
+    pub(crate) p: Box<dyn Policy>,
+    pub(crate) kswapd: Vec<Kswapd>,
     tasks: Vec<Task>,
-    wls: Vec<Wl>,
+    pub(crate) wls: Vec<Wl>,
     /// Per CPU: when it is free, or CPU_RUNNING while a task's step holds it.
-    cpu_free: Vec<u64>,
-    end_ns: Option<u64>,
-    steps: u64,
-    samples: Vec<Sample>,
-    sample_every: Option<u64>,
-    next_sample: u64,
-    accesses: u64,
+    pub(crate) cpu_free: Vec<u64>,
+    pub(crate) end_ns: Option<u64>,
+    pub(crate) steps: u64,
+    pub(crate) samples: Vec<Sample>,
+    pub(crate) sample_every: Option<u64>,
+    pub(crate) next_sample: u64,
+    pub(crate) accesses: u64,
     /// The `[[event]]` commands (as written, parsed) and how they ended.
-    events: Vec<(String, Vec<LruGenCmd>)>,
-    event_results: Vec<EventResult>,
+    pub(crate) events: Vec<(String, Vec<LruGenCmd>)>,
+    pub(crate) event_results: Vec<EventResult>,
     /// The workloads and `workload:phase`s that have finished (what `trigger` was given).
-    finished: BTreeSet<String>,
+    pub(crate) finished: BTreeSet<String>,
     /// The flusher's task id.
-    flusher: usize,
+    pub(crate) flusher: usize,
     /// Per CPU, the tasks waiting for it in arrival order: a CPU shared by several
     /// tasks runs their steps round-robin.
-    cpu_queue: Vec<Vec<usize>>,
+    pub(crate) cpu_queue: Vec<Vec<usize>>,
     /// Per CPU: the CFS min_vruntime, the least CPU time a queued task may start from.
-    min_vruntime: Vec<u64>,
+    pub(crate) min_vruntime: Vec<u64>,
     /// When the flusher's last step ended.
-    flusher_end: u64,
-    _pin: std::marker::PhantomPinned,
+    pub(crate) flusher_end: u64,
+    pub(crate) _pin: std::marker::PhantomPinned,
 }
 
 type TaskCoroutine = Coroutine<(), Yield, ()>;
 
-/// Run one scenario (a variant already merged into it) and collect its results.
-pub fn run(
-    scenario: &Scenario,
-    variant: &str,
-    mut opts: RunOptions,
-) -> Result<VariantResult, SimError> {
-    let wall = std::time::Instant::now();
+/// Runs one scenario (a variant already merged into it) to its end.
+pub fn run(scenario: &Scenario, mut opts: RunOptions) -> Result<Finished, SimError> {
     let engine = Box::into_raw(Box::new(Engine::new(scenario)?));
     // SAFETY: just made; no task runs yet.
     let nr_tasks = unsafe { (*engine).tasks.len() };
@@ -214,10 +207,12 @@ pub fn run(
     {
         return Err(SimError::Setup(format!("workload {w}: {why}")));
     }
-    let mut r = e.results(variant);
-    r.wall_s = wall.elapsed().as_secs_f64();
-    Ok(r)
+    Ok(Finished(e))
 }
+
+/// A run that ended: the engine with every task done or stopped, for the results
+/// layer (`crate::results`) to read its counters from.
+pub struct Finished(pub(crate) Box<Engine>);
 
 /// A task's coroutine: its steps one after another, each begun when the engine resumes
 /// it with the CPU (`Engine::admit`).
@@ -304,30 +299,6 @@ fn drive(
         e.check()?;
     }
     Ok(())
-}
-
-/// Host bytes a scenario will need, for refusing machines larger than this host: the
-/// frame arena and swap-slot map (28 B/frame, plus 1 B for MGLRU's list bookkeeping),
-/// the swap map (10 B/slot, and 4 B for each slot given back), page tables (4 B per mapped page), page-cache slots
-/// (8 B/page) and MGLRU's Bloom filters (8 KiB per lruvec).
-pub fn estimate_host_bytes(scenario: &Scenario) -> u64 {
-    let frames = scenario.machine.memory.pages();
-    let swap = scenario.machine.swap.as_ref().map_or(0, |s| s.size.pages());
-    let lruvecs = (scenario.memcgs.len() as u64 + 1) * scenario.machine.nodes as u64;
-    let mut virt = 0u64;
-    for w in &scenario.workloads {
-        if let Ok(Ok(g)) = w.options().map(|o| o.build(scenario.seed)) {
-            let l = g.layout();
-            virt += l.files.iter().map(|f| f.pages * 8).sum::<u64>();
-            for r in l.processes.iter().flat_map(|p| &p.regions) {
-                virt += 4 * match *r {
-                    RegionSpec::Anon { pages } => pages,
-                    RegionSpec::File { file } => l.files[file].pages,
-                };
-            }
-        }
-    }
-    frames * 29 + swap * 14 + lruvecs * 8192 + virt
 }
 
 /// Host only: starts loading the PTEs of a step's memory touches, then the swap-map
@@ -502,7 +473,7 @@ fn event_tasks(
 
 impl Engine {
     fn new(s: &Scenario) -> Result<Self, SimError> {
-        let mut k = Kernel::new(s);
+        let mut k = Kernel::new(&s.kernel_setup());
         let p: Box<dyn Policy> = match s.kernel.policy {
             PolicyKind::Classic => Box::new(Classic::new(&k)),
             PolicyKind::Mglru => Box::new(Mglru::with_seed(&k, s.seed)),
@@ -775,7 +746,7 @@ impl Engine {
     }
 
     /// Per memcg path, the MGLRU state of its lruvec on each node, if the policy has one.
-    fn lru_gen_states(&self, now: u64) -> BTreeMap<String, Vec<LruGenState>> {
+    pub(crate) fn lru_gen_states(&self, now: u64) -> BTreeMap<String, Vec<LruGenState>> {
         let mut out = BTreeMap::new();
         for (m, cg) in self.k.memcgs.cgs.iter().enumerate() {
             let states: Vec<LruGenState> = (0..self.k.nr_nodes())
@@ -1104,7 +1075,7 @@ impl Engine {
         })
     }
 
-    fn now(&self) -> u64 {
+    pub(crate) fn now(&self) -> u64 {
         // The flusher's clock may be a timer that never fired: count its last work.
         let others = self
             .tasks

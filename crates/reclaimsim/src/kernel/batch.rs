@@ -6,12 +6,12 @@
 //! the lruvec lock (the isolation token; docs/model.md section 8), so the move functions must not test
 //! PG_lru again; <= 5.10 tested PageLRU under the node lock and left it set.
 
-use crate::engine::lock::LockSite;
+use crate::kernel::config::LruLockKind;
 use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::lru::Policy;
 use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::Kernel;
-use crate::scenario::config::LruLockKind;
+use crate::sim::lock::LockSite;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BatchKind {

@@ -408,10 +408,10 @@ fn swap_read_folio(
 ) {
     let memcg = k.mms[mm as usize].memcg;
     match k.swap.as_ref().unwrap().device {
-        crate::scenario::config::SwapDevice::Zram => {
+        crate::kernel::config::SwapDevice::Zram => {
             k.spend(k.costs.zram_decompress, Cat::Compression)
         }
-        crate::scenario::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
+        crate::kernel::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
     }
     k.count(Vm::Pswpin, memcg, 1);
     k.count(Vm::Pgmajfault, memcg, 1);
@@ -476,8 +476,8 @@ fn find_or_read_page(
     let pfn = alloc_folio(k, p, memcg)?;
     // filemap_add_folio(), under the mapping's i_pages lock: another task may have read
     // the page in while this one allocated (-EEXIST), and the lookup finds its folio.
-    let lock = crate::engine::lock::LockRef::IPages(file);
-    k.spin_lock(lock, crate::engine::lock::LockSite::FilemapAdd);
+    let lock = crate::sim::lock::LockRef::IPages(file);
+    k.spin_lock(lock, crate::sim::lock::LockSite::FilemapAdd);
     let slot = k.files[file as usize].slots[index as usize];
     if let Some(cached) = slot.as_page() {
         k.spin_unlock(lock);
@@ -608,7 +608,7 @@ fn release_folio(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
         return;
     }
     let lv = k.folio_lruvec(pfn);
-    k.lock_site = crate::engine::lock::LockSite::Free;
+    k.lock_site = crate::sim::lock::LockSite::Free;
     k.lock_lruvec(lv);
     // It may have been isolated while this task waited for the lock.
     let f: Folio = k.folios[pfn as usize];

@@ -91,6 +91,25 @@ impl Default for MemcgTree {
 }
 
 impl MemcgTree {
+    /// The root and the memcgs below it with their limits (cgroup_mkdir, then writes to
+    /// memory.{max,high,low,min}); parents come before their children.
+    pub fn with_memcgs(memcgs: &[crate::kernel::config::MemcgSetup]) -> MemcgTree {
+        let mut tree = MemcgTree::default();
+        for c in memcgs {
+            let parent_path = match c.path.rfind('/') {
+                Some(0) | None => "/",
+                Some(i) => &c.path[..i],
+            };
+            let parent = tree
+                .by_path(parent_path)
+                .expect("validated: parent memcg declared first");
+            let id = tree.add(&c.path, parent);
+            let cg = &mut tree.cgs[id as usize];
+            (cg.max, cg.high, cg.low, cg.min) = (c.max, c.high, c.low, c.min);
+        }
+        tree
+    }
+
     pub fn add(&mut self, path: &str, parent: MemcgId) -> MemcgId {
         let id = self.cgs.len() as MemcgId;
         self.cgs.push(Memcg::new(path, Some(parent)));

@@ -112,7 +112,7 @@ pub struct Vma {
     pub ptes: Vec<Pte>,
     /// The rwsem of this VMA's anon_vma (anonymous VMAs; each model VMA is created on
     /// its own, so the kernel would give each its own anon_vma).
-    pub anon_vma: crate::engine::lock::Lock,
+    pub anon_vma: crate::sim::lock::Lock,
 }
 
 impl Vma {

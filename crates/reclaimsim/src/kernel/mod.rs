@@ -3,6 +3,7 @@
 //! running, and its virtual clock) that every action charges its cost to.
 
 pub mod batch;
+pub mod config;
 pub mod fault;
 pub mod folio;
 pub mod kswapd;
@@ -14,6 +15,7 @@ pub mod node;
 pub mod page_alloc;
 pub mod pagecache;
 pub mod rmap;
+pub mod spinlock;
 pub mod stats;
 pub mod swap;
 pub mod throttle;
@@ -21,9 +23,7 @@ pub mod vmscan;
 pub mod workingset;
 pub mod writeback;
 
-use crate::engine::cost::CostTable;
-use crate::engine::lock::{Lock, LockRef};
-use crate::engine::sched::{Sched, Yield};
+use crate::kernel::config::{KernelConfig, LruLockKind, PolicyKind, Setup};
 use crate::kernel::folio::{pg, Folio, Link, Pfn, NIL};
 use crate::kernel::memcg::{MemcgId, MemcgTree};
 use crate::kernel::mm::Mm;
@@ -31,7 +31,9 @@ use crate::kernel::node::{default_min_free_kbytes, zone_watermarks, Node};
 use crate::kernel::pagecache::File;
 use crate::kernel::stats::{Cat, Vm, VmStat, NR_CAT};
 use crate::kernel::swap::Swap;
-use crate::scenario::config::{KernelConfig, LruLockKind, PolicyKind, Scenario};
+use crate::sim::cost::CostTable;
+use crate::sim::lock::{Lock, LockRef};
+use crate::sim::sched::{Sched, Yield};
 
 /// One lruvec: the LRU state of one memcg on one node (struct lruvec). The lists
 /// themselves belong to the policy; here are the sizes and the classic balancing state.
@@ -76,7 +78,7 @@ pub struct Exec {
     /// The mm of the running task, if it has one (an OOM kill of it ends its step).
     pub mm: Option<u32>,
     /// The spinlocks held, innermost last.
-    pub held: Vec<crate::engine::lock::Held>,
+    pub held: Vec<crate::sim::lock::Held>,
     /// When this task last issued a `prefetchw` of the next folio of an LRU scan
     /// (`vmscan::lru_scan_touch`).
     pub prefetch_at: u64,
@@ -144,7 +146,7 @@ pub struct Kernel {
     pub wb: crate::kernel::writeback::Writeback,
     /// Who is taking the next lru lock (for the per-site lock statistics); reset to
     /// `Other` at each unlock.
-    pub lock_site: crate::engine::lock::LockSite,
+    pub lock_site: crate::sim::lock::LockSite,
     /// Time spent in each try_to_free_pages() call (direct reclaim's allocation stall).
     pub alloc_stall: crate::kernel::stats::Histogram,
 }
@@ -152,11 +154,9 @@ pub struct Kernel {
 impl Kernel {
     /// Builds the machine of a scenario: frames, nodes with watermarks, the memcg tree
     /// and its lruvecs, swap, CPUs. Workload address spaces and files come later.
-    pub fn new(s: &Scenario) -> Kernel {
-        let m = &s.machine;
-        let nr_nodes = m.nodes.max(1) as u64;
-        let total_pages = m.memory.pages();
-        let per_node = total_pages / nr_nodes;
+    pub fn new(s: &Setup) -> Kernel {
+        let nr_nodes = s.nodes.max(1) as u64;
+        let per_node = s.memory_pages / nr_nodes;
         let mfk = s
             .kernel
             .min_free_kbytes
@@ -175,25 +175,7 @@ impl Kernel {
                 Node::new((n * per_node) as Pfn, per_node, wm, &mut links, &mut folios)
             })
             .collect();
-        let mut memcgs = MemcgTree::default();
-        for c in &s.memcgs {
-            let parent_path = match c.path.rfind('/') {
-                Some(0) | None => "/",
-                Some(i) => &c.path[..i],
-            };
-            let parent = memcgs
-                .by_path(parent_path)
-                .expect("validated: parent memcg declared first");
-            let id = memcgs.add(&c.path, parent);
-            let cg = &mut memcgs.cgs[id as usize];
-            let pages = |b: Option<crate::scenario::units::ByteSize>, d: u64| {
-                b.map_or(d, |b| b.0 / crate::scenario::units::PAGE_SIZE)
-            };
-            cg.max = pages(c.max, u64::MAX);
-            cg.high = pages(c.high, u64::MAX);
-            cg.low = pages(c.low, 0);
-            cg.min = pages(c.min, 0);
-        }
+        let memcgs = MemcgTree::with_memcgs(&s.memcgs);
         let nr_lruvecs = memcgs.cgs.len() * nodes.len();
         let lruvecs = (0..nr_lruvecs)
             .map(|i| Lruvec {
@@ -206,7 +188,7 @@ impl Kernel {
             LruLockKind::Node => nodes.len(),
             LruLockKind::Lruvec | LruLockKind::LruvecV16 => nr_lruvecs,
         };
-        let cpus = m.cpus.max(1) as usize;
+        let cpus = s.cpus.max(1) as usize;
         let pcp = page_alloc::pcp_lists(&nodes, cpus);
         Kernel {
             sched: Sched::default(),
@@ -222,10 +204,7 @@ impl Kernel {
             lruvecs,
             mms: Vec::new(),
             files: Vec::new(),
-            swap: m
-                .swap
-                .as_ref()
-                .map(|sw| Swap::new(sw.device, sw.size.pages())),
+            swap: s.swap.map(|(device, pages)| Swap::new(device, pages)),
             batches: vec![CpuBatches::default(); cpus],
             pcp,
             swap_slots: vec![Default::default(); cpus],
@@ -455,21 +434,24 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::sched::{TaskYielder, Yield};
+    use crate::sim::sched::{TaskYielder, Yield};
     use corosensei::{Coroutine, CoroutineResult};
 
-    const MACHINE: &str = r#"
-name = "t"
-[machine]
-memory = "16MiB"
-cpus = 2
-[kernel]
-lru_lock = "node"
-[[workload]]
-name = "idle"
-[workload.anon]
-size = "4KiB"
-"#;
+    /// 16 MiB, 2 CPUs, one lru_lock per node, no swap, no memcg below the root.
+    fn machine() -> Setup {
+        Setup {
+            memory_pages: 4096,
+            nodes: 1,
+            cpus: 2,
+            swap: None,
+            kernel: KernelConfig {
+                lru_lock: LruLockKind::Node,
+                ..Default::default()
+            },
+            costs: crate::sim::cost::CostTable::default(),
+            memcgs: Vec::new(),
+        }
+    }
 
     type Body = Box<dyn FnOnce(&mut Kernel)>;
 
@@ -510,10 +492,7 @@ size = "4KiB"
 
     #[test]
     fn a_lock_waiter_spins_for_the_holders_remaining_hold() {
-        let s = crate::scenario::parse(MACHINE, "t.toml", &[], None)
-            .unwrap()
-            .base;
-        let mut k = Kernel::new(&s);
+        let mut k = Kernel::new(&machine());
         let (acquire, bounce) = (k.costs.lock_acquire, k.costs.lock_bounce);
         // A started first but works alone until 1000 before it asks for the lock; B asks
         // at 500 and holds it for 1000 ns, so A waits for B although A started earlier.
@@ -546,10 +525,7 @@ size = "4KiB"
 
     #[test]
     fn shared_state_changes_in_virtual_time_order() {
-        let s = crate::scenario::parse(MACHINE, "t.toml", &[], None)
-            .unwrap()
-            .base;
-        let mut k = Kernel::new(&s);
+        let mut k = Kernel::new(&machine());
         // Both count an event at a sync point: A at 900, B at 400. B's comes first,
         // although A's task was resumed first.
         let a: Body = Box::new(|k| {

@@ -34,7 +34,7 @@ pub struct Node {
     /// lists hand out the most recently freed page first).
     pub free_list: List,
     /// zone->lock, guarding the free list (the per-CPU lists refill and drain under it).
-    pub lock: crate::engine::lock::Lock,
+    pub lock: crate::sim::lock::Lock,
     pub kswapd_failures: u32,
     /// kswapd has been asked to run (wakeup_kswapd) and not yet picked it up.
     pub kswapd_wake: bool,
@@ -45,9 +45,9 @@ pub struct Node {
     pub writeback: bool,
     /// LRUVEC_NODE_CONGESTED of the root lruvec, set by kswapd's shrink_node.
     /// reclaim_wait[]: tasks in reclaim_throttle(), per reason.
-    pub reclaim_wait: [Vec<crate::engine::sched::TaskId>; crate::kernel::throttle::NR_REASONS],
+    pub reclaim_wait: [Vec<crate::sim::sched::TaskId>; crate::kernel::throttle::NR_REASONS],
     /// Tasks in throttle_direct_reclaim() (pfmemalloc_wait).
-    pub pfmemalloc_wait: Vec<crate::engine::sched::TaskId>,
+    pub pfmemalloc_wait: Vec<crate::sim::sched::TaskId>,
     /// Tasks sleeping on WRITEBACK, and NR_THROTTLED_WRITTEN at the first one's start and
     /// now (acct_reclaim_writeback).
     pub nr_writeback_throttled: u64,

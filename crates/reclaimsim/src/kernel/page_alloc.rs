@@ -5,11 +5,11 @@
 //! goes back. Pages on the per-CPU lists are not in NR_FREE_PAGES, so the watermarks do
 //! not see them until they are drained.
 
-use crate::engine::lock::{LockRef, LockSite};
 use crate::kernel::folio::{pg, Folio, Link, Pfn, NIL};
 use crate::kernel::node::{Node, WMARK_LOW};
 use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::Kernel;
+use crate::sim::lock::{LockRef, LockSite};
 
 /// struct per_cpu_pages of one CPU for one zone.
 #[derive(Clone, Debug, Default)]

@@ -39,9 +39,9 @@ pub struct File {
     pub mappings: Vec<(u32, u32)>,
     pub nr_cached: u64,
     /// mapping->i_pages' lock (the xarray's), taken to insert and delete folios.
-    pub i_pages: crate::engine::lock::Lock,
+    pub i_pages: crate::sim::lock::Lock,
     /// mapping->i_mmap_rwsem, read-locked by rmap walks of the file's mapped folios.
-    pub i_mmap: crate::engine::lock::Lock,
+    pub i_mmap: crate::sim::lock::Lock,
 }
 
 impl File {

@@ -1,12 +1,12 @@
 //! Reverse mapping: from a frame to the PTEs that map it (mm/rmap.c). Anon frames know
 //! their (mm, vpn); file frames are found through the file's list of mapping VMAs.
 
-use crate::engine::lock::{LockRef, LockSite};
 use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::memcg::MemcgId;
 use crate::kernel::mm::Pte;
 use crate::kernel::stats::Cat;
 use crate::kernel::Kernel;
+use crate::sim::lock::{LockRef, LockSite};
 use smallvec::SmallVec;
 
 /// Every (mm, vma, pte index) mapping `pfn`, in i_mmap order. Inline up to four: an

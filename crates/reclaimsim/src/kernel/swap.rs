@@ -1,11 +1,11 @@
 //! The swap device: slots, the swap cache, and the device cost model (mm/swapfile.c,
 //! mm/swap_state.c, drivers/block/zram, drivers/block/brd).
 
-use crate::engine::lock::{LockRef, LockSite};
+use crate::kernel::config::SwapDevice;
 use crate::kernel::folio::Pfn;
 use crate::kernel::stats::Cat;
 use crate::kernel::Kernel;
-use crate::scenario::config::SwapDevice;
+use crate::sim::lock::{LockRef, LockSite};
 
 /// One swap slot: free, in use (data on the device, maybe with a shadow entry for
 /// refault detection), or in the swap cache (a frame holds its data).
@@ -49,7 +49,7 @@ pub struct Swap {
     /// order as a free stack holding them below the given-back ones, at 4 B less a slot.
     fresh: u32,
     /// si->lock, guarding the swap map.
-    pub lock: crate::engine::lock::Lock,
+    pub lock: crate::sim::lock::Lock,
 }
 
 impl Swap {

@@ -6,7 +6,6 @@
 //! (`throttle_<reason>` and `throttle_<reason>_ns`); the kernel itself counts only
 //! `pgscan_direct_throttle` and traces the rest (mm_vmscan_throttled).
 
-use crate::engine::sched::{TaskId, NEVER};
 use crate::kernel::fault::current_killed;
 use crate::kernel::folio::lru::{INACTIVE_ANON, INACTIVE_FILE};
 use crate::kernel::memcg::{MemcgId, ROOT};
@@ -14,6 +13,7 @@ use crate::kernel::node::WMARK_MIN;
 use crate::kernel::stats::Vm;
 use crate::kernel::vmscan::{ScanControl, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
 use crate::kernel::Kernel;
+use crate::sim::sched::{TaskId, NEVER};
 
 /// CONFIG_HZ of the kernel modelled (Debian's 6.1 kernel: 250).
 pub const HZ: u64 = 250;

@@ -2,7 +2,6 @@
 //! shrink_node and its memcg walk, direct reclaim and memcg limit reclaim. kswapd's
 //! balance_pgdat lives in `kswapd`.
 
-use crate::engine::lock::{LockRef, LockSite};
 use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::lru::{Policy, Verdict};
 use crate::kernel::memcg::{MemcgId, ROOT};
@@ -12,6 +11,7 @@ use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::swap::SwapSlot;
 use crate::kernel::throttle::{self, Reason};
 use crate::kernel::Kernel;
+use crate::sim::lock::{LockRef, LockSite};
 
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 pub const DEF_PRIORITY: i32 = 12;
@@ -354,7 +354,7 @@ fn pageout(k: &mut Kernel, pfn: Pfn) {
         return;
     }
     match k.swap.as_ref().map(|s| s.device) {
-        Some(crate::scenario::config::SwapDevice::Zram) => {
+        Some(crate::kernel::config::SwapDevice::Zram) => {
             k.spend(k.costs.zram_compress, Cat::Compression)
         }
         _ => k.spend(k.costs.page_copy, Cat::Io),

@@ -18,6 +18,7 @@
 //! (reclaim's pageout writes, docs/model.md section 10).
 
 use crate::kernel::batch;
+use crate::kernel::config::KernelConfig;
 use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::lru::Policy;
 use crate::kernel::memcg::MemcgId;
@@ -25,7 +26,6 @@ use crate::kernel::node::WMARK_HIGH;
 use crate::kernel::rmap;
 use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::{Exec, Kernel};
-use crate::scenario::config::KernelConfig;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 

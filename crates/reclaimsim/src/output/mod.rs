@@ -4,7 +4,6 @@
 
 pub mod bench;
 pub mod report;
-pub mod results;
 pub mod sensitivity;
 pub mod sweep;
 pub mod validate;

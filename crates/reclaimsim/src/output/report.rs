@@ -1,6 +1,7 @@
 //! Printing results: a table for one variant, a comparison of variants, and the JSON file.
 
-use crate::output::results::{MemcgResult, Profile, RunResult, VariantResult, WorkloadResult};
+use crate::results::{MemcgResult, Profile, RunResult, VariantResult, WorkloadResult};
+use crate::units::human_bytes;
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 use std::path::Path;
@@ -453,21 +454,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     })
 }
 
-/// Bytes with a binary unit: `512 B`, `16.0 MiB`, `4.00 GiB`.
-pub(crate) fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut x = n as f64 / 1024.0;
-    let mut unit = 0;
-    while x >= 1024.0 && unit + 1 < UNITS.len() {
-        x /= 1024.0;
-        unit += 1;
-    }
-    format!("{x:.1} {}", UNITS[unit])
-}
-
 /// Nanoseconds with a unit: `850ns`, `12.3us`, `4.56ms`, `1.234s`.
 fn human_ns(ns: f64) -> String {
     if ns < 1e3 {
@@ -689,7 +675,7 @@ impl Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::results::{Latency, LockResult, WorkloadResult};
+    use crate::results::{Latency, LockResult, WorkloadResult};
 
     fn variant(name: &str, ops_per_sec: f64, rmap: u64) -> VariantResult {
         let mut v = VariantResult {
@@ -798,7 +784,7 @@ mod tests {
                 m.stat.insert("lru_gen_aging".into(), 3);
                 v.memcgs.insert(path.into(), m);
             }
-            v.alloc_stall = crate::output::results::AllocStall {
+            v.alloc_stall = crate::results::AllocStall {
                 calls: 10,
                 latency_ns: Latency {
                     p50: 1000,

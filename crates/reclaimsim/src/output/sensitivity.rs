@@ -10,11 +10,11 @@
 //! whose one-at-a-time runs move it furthest.
 
 use crate::output::report::Grid;
-use crate::output::results::VariantResult;
+use crate::results::VariantResult;
+pub use crate::results::{Band, Driver, Sensitivity};
 use crate::scenario::config::Scenario;
 use rand::{Rng, SeedableRng};
-use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The random design's seed: fixed, so bands are deterministic.
 pub const DESIGN_SEED: u64 = 0x5e45_2026;
@@ -133,44 +133,6 @@ pub fn apply(s: &Scenario, plan: &Plan, point: &Point) -> Scenario {
         }
     }
     out
-}
-
-/// A headline's band over a plan's points.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct Band {
-    pub headline: String,
-    /// At the scenario's own costs (a fraction: 0.082 is +8.2%); null without a value.
-    pub value: Option<f64>,
-    /// The lowest and highest value over every point.
-    pub low: Option<f64>,
-    pub high: Option<f64>,
-    /// Some point gives the change another sign than `value` (0 has a sign of its own).
-    pub sign_changes: bool,
-    /// The costs whose one-at-a-time runs move it most, largest swing first.
-    pub drivers: Vec<Driver>,
-}
-
-/// A cost's one-at-a-time effect on a headline.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct Driver {
-    pub cost: String,
-    pub at_low: Option<f64>,
-    pub at_high: Option<f64>,
-    /// |at_high - at_low|.
-    pub swing: f64,
-}
-
-/// The sensitivity of every headline of a compare (or of a scenario's expectations).
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
-pub struct Sensitivity {
-    /// The costs varied, each with the range it was varied over in the first variant.
-    pub costs: BTreeMap<String, [u64; 2]>,
-    /// Random design points and their seed.
-    pub random_points: usize,
-    pub seed: u64,
-    /// Runs made (points whose costs equal the base's reuse its runs).
-    pub runs: usize,
-    pub bands: Vec<Band>,
 }
 
 /// -1, 0 or 1.
@@ -404,7 +366,7 @@ mod tests {
                 ..Default::default()
             };
             for (w, x) in [("a", a), ("b", b)] {
-                let r = crate::output::results::WorkloadResult {
+                let r = crate::results::WorkloadResult {
                     ops_per_sec: x,
                     ..Default::default()
                 };

@@ -2,7 +2,7 @@
 //! keys (each value sets every key), summarized as throughput and lock spin share.
 
 use crate::output::report::{change, Grid};
-use crate::output::results::VariantResult;
+use crate::results::VariantResult;
 use serde::{Deserialize, Serialize};
 
 /// The results of a sweep: per value, every variant's full result.
@@ -83,7 +83,7 @@ pub fn table(r: &SweepResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::results::{LockResult, WorkloadResult};
+    use crate::results::{LockResult, WorkloadResult};
 
     fn variant(name: &str, ops: f64, spin: f64) -> VariantResult {
         let mut v = VariantResult {

@@ -2,8 +2,8 @@
 //! distance between the model and a published measurement shows at a glance.
 
 use crate::output::report::Grid;
-use crate::output::results::{RunResult, VariantResult};
 use crate::output::sensitivity::{self, Band};
+use crate::results::{RunResult, VariantResult};
 use crate::scenario::expect::Expectation;
 use serde::Serialize;
 
@@ -304,7 +304,7 @@ mod tests {
             };
             v.workloads.insert(
                 "w".into(),
-                crate::output::results::WorkloadResult {
+                crate::results::WorkloadResult {
                     ops_per_sec: x,
                     ..Default::default()
                 },

@@ -9,12 +9,10 @@
 pub mod config;
 pub mod expect;
 pub mod profile;
-pub mod units;
 
-use crate::engine;
-use crate::output::report::human_bytes;
 use crate::scenario::config::Scenario;
 use crate::scenario::expect::Expectation;
+use crate::units::human_bytes;
 use crate::workload::{Workload, WorkloadOptions};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -105,7 +103,7 @@ pub fn load_jobfile(
     sets: &[String],
     seed: Option<u64>,
 ) -> Result<LoadedScenario, ScenarioError> {
-    units::parse_size(memory).map_err(|message| ScenarioError {
+    crate::units::parse_size(memory).map_err(|message| ScenarioError {
         file: "--memory".into(),
         line: None,
         field: String::new(),
@@ -1069,7 +1067,7 @@ fn fail<T>(path: Vec<Seg>, message: impl Into<String>) -> Result<T, Problem> {
 /// build. `available` is the host memory the model may use.
 fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
     check_machine(s)?;
-    let need = engine::estimate_host_bytes(s);
+    let need = estimate_host_bytes(s);
     if let Some(available) = available.filter(|&a| need > a) {
         return fail(
             at("machine.memory"),
@@ -1573,6 +1571,30 @@ fn wait_cycle(s: &Scenario, built: &[Box<dyn Workload>]) -> Option<(usize, &'sta
         return Some((w, field, words.join(", ")));
     }
     None
+}
+
+/// Host bytes a scenario will need, for refusing machines larger than this host: the
+/// frame arena and swap-slot map (28 B/frame, plus 1 B for MGLRU's list bookkeeping),
+/// the swap map (10 B/slot, and 4 B for each slot given back), page tables (4 B per mapped page), page-cache slots
+/// (8 B/page) and MGLRU's Bloom filters (8 KiB per lruvec).
+pub fn estimate_host_bytes(scenario: &Scenario) -> u64 {
+    let frames = scenario.machine.memory.pages();
+    let swap = scenario.machine.swap.as_ref().map_or(0, |s| s.size.pages());
+    let lruvecs = (scenario.memcgs.len() as u64 + 1) * scenario.machine.nodes as u64;
+    let mut virt = 0u64;
+    for w in &scenario.workloads {
+        if let Ok(Ok(g)) = w.options().map(|o| o.build(scenario.seed)) {
+            let l = g.layout();
+            virt += l.files.iter().map(|f| f.pages * 8).sum::<u64>();
+            for r in l.processes.iter().flat_map(|p| &p.regions) {
+                virt += 4 * match *r {
+                    crate::workload::RegionSpec::Anon { pages } => pages,
+                    crate::workload::RegionSpec::File { file } => l.files[file].pages,
+                };
+            }
+        }
+    }
+    frames * 29 + swap * 14 + lruvecs * 8192 + virt
 }
 
 #[cfg(test)]

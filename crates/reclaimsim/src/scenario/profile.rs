@@ -11,7 +11,7 @@
 //! above the defaults, below the scenario's own `[costs]`. The rest is for the reader.
 
 use super::{key, show, Origin, ScenarioError, Seg, Source};
-use crate::engine::cost::CostTable;
+use crate::sim::cost::CostTable;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use toml::{Table, Value};
@@ -246,6 +246,16 @@ fn check_ranges(
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// The `default` profile is this table: same fields, same values.
+    #[test]
+    fn the_default_profile_is_the_default_table() {
+        let p = builtin("default").unwrap().unwrap();
+        let values: crate::sim::cost::CostTable =
+            toml::Value::Table(p.cost_values()).try_into().unwrap();
+        assert_eq!(values, crate::sim::cost::CostTable::default());
+        let fields = toml::Table::try_from(crate::sim::cost::CostTable::default()).unwrap();
+        assert_eq!(p.costs.len(), fields.len());
+    }
 
     fn entry(value: u64) -> Entry {
         Entry {

@@ -3,7 +3,7 @@
 
 use super::distribution::{Distribution, MixPart, Sampler};
 use super::{check_count, stream_rng, Layout, ProcessSpec, RegionSpec, Rng, Step, Touch, Workload};
-use crate::scenario::units::{ByteSize, Duration, PAGE_SIZE};
+use crate::units::{ByteSize, Duration, PAGE_SIZE};
 use rand::Rng as _;
 use serde::Deserialize;
 

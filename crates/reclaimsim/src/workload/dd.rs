@@ -3,7 +3,7 @@
 
 use super::phase::{RepeatPhase, Repeats};
 use super::{check_count, FileSpec, Layout, Step, Touch, Workload};
-use crate::scenario::units::{ByteSize, Duration, PAGE_SIZE};
+use crate::units::{ByteSize, Duration, PAGE_SIZE};
 use serde::Deserialize;
 
 /// Sequential `dd bs=4k` readers: `readers` concurrent readers per file, each reading its

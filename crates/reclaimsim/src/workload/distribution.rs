@@ -4,7 +4,7 @@
 //! parse_zoned_distribution), and weighted mixtures of them over ranges of blocks.
 
 use super::Rng;
-use crate::scenario::units::parse_size;
+use crate::units::parse_size;
 use rand::{Rng as _, RngCore};
 use std::sync::Arc;
 
@@ -228,7 +228,7 @@ fn zone_table(zones: &[Zone], absolute: bool, n: u64) -> Result<Vec<(u64, u64)>,
     for z in zones {
         // zoned: percents of the blocks, floored as fio does; zoned_abs: bytes in blocks.
         let (first, end) = if absolute {
-            (start, start + z.size / crate::scenario::units::PAGE_SIZE)
+            (start, start + z.size / crate::units::PAGE_SIZE)
         } else {
             (start * n / 100, start * n / 100 + z.size * n / 100)
         };

@@ -5,8 +5,8 @@ use super::distribution::{Distribution, Sampler};
 use super::{
     check_count, stream_rng, FileSpec, Layout, ProcessSpec, RegionSpec, Rng, Step, Touch, Workload,
 };
-use crate::engine::cost::CostTable;
-use crate::scenario::units::{ByteSize, Duration, PAGE_SIZE};
+use crate::sim::cost::CostTable;
+use crate::units::{ByteSize, Duration, PAGE_SIZE};
 use rand::{Rng as _, RngCore};
 use serde::Deserialize;
 

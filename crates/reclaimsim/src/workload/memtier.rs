@@ -5,7 +5,7 @@ use super::{
     check_count, splitmix64, stream_rng, Layout, ProcessSpec, RegionSpec, Rng, Step, Touch,
     Workload,
 };
-use crate::scenario::units::{ByteSize, Duration, PAGE_SIZE};
+use crate::units::{ByteSize, Duration, PAGE_SIZE};
 use rand::{Rng as _, RngCore};
 use serde::Deserialize;
 

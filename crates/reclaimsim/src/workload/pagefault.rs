@@ -3,7 +3,7 @@
 
 use super::phase::{RepeatPhase, Repeats};
 use super::{check_count, FileSpec, Layout, ProcessSpec, RegionSpec, Step, Touch, Workload};
-use crate::scenario::units::{ByteSize, Duration};
+use crate::units::{ByteSize, Duration};
 use serde::Deserialize;
 
 /// will-it-scale `page_fault3` tasks: each task has its own unlinked, ftruncated (hole)

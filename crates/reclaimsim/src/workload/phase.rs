@@ -2,7 +2,7 @@
 //! page_fault3 loops again (`[[workload.dd.phase]]`, `[[workload.page_fault3.phase]]`).
 
 use super::Step;
-use crate::scenario::units::Duration;
+use crate::units::Duration;
 use serde::Deserialize;
 
 /// A later phase: the threads meet at a barrier after the phase before, sleep (holding

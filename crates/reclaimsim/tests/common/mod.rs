@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use reclaimsim::engine::check;
-use reclaimsim::engine::{self, RunOptions};
+use reclaimsim::engine::RunOptions;
 use reclaimsim::kernel::batch;
 use reclaimsim::kernel::fault;
 use reclaimsim::kernel::folio::{pg, Pfn};
@@ -16,7 +16,7 @@ use reclaimsim::kernel::mm::{Mm, VmaKind};
 use reclaimsim::kernel::pagecache::File;
 use reclaimsim::kernel::stats::Vm;
 use reclaimsim::kernel::{Exec, Kernel};
-use reclaimsim::output::results::VariantResult;
+use reclaimsim::results::VariantResult;
 use reclaimsim::scenario;
 
 /// A workload nobody runs: a scenario needs one, the mechanism tests do not.
@@ -40,7 +40,7 @@ impl Sys {
         let full = format!("name = \"test\"\n{text}\n{IDLE_WORKLOAD}");
         let loaded = scenario::parse(&full, "test.toml", &[], None)
             .unwrap_or_else(|e| panic!("bad test scenario: {e}\n{full}"));
-        let mut k = Kernel::new(&loaded.base);
+        let mut k = Kernel::new(&loaded.base.kernel_setup());
         let p = Classic::new(&k);
         k.cur = Exec::new(0, 0, false, None);
         Sys { k, p }
@@ -231,7 +231,7 @@ pub fn scenario(text: &str, seed: Option<u64>) -> reclaimsim::scenario::config::
 /// Runs a scenario through the engine with the invariant checker on.
 pub fn run_checked(text: &str) -> VariantResult {
     let s = scenario(text, None);
-    engine::run(
+    reclaimsim::results::run(
         &s,
         "base",
         RunOptions {

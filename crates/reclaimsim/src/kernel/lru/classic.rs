@@ -94,14 +94,14 @@ fn lru_note_cost(k: &mut Kernel, lv: usize, file: bool, nr: u64) {
     let per_lruvec = k.lru_clear_before_lock();
     let held = k.holds_lock_of(lv);
     if !per_lruvec && !held {
-        k.lock_site = crate::engine::lock::LockSite::NoteCost;
+        k.lock_site = crate::sim::lock::LockSite::NoteCost;
         k.lock_lruvec(lv);
     }
     for m in k.memcgs.ancestors(memcg).collect::<Vec<_>>() {
         let l = k.lruvec(m, node);
         if per_lruvec {
             k.unlock_if_held();
-            k.lock_site = crate::engine::lock::LockSite::NoteCost;
+            k.lock_site = crate::sim::lock::LockSite::NoteCost;
             k.lock_lruvec(l);
         }
         k.spend(k.costs.list_op, Cat::ListOps);
@@ -248,7 +248,7 @@ impl Classic {
         batch::lru_add_drain(k, self);
         let t = list / 2;
         let memcg = k.lruvecs[lv].memcg;
-        k.lock_site = crate::engine::lock::LockSite::Isolate;
+        k.lock_site = crate::sim::lock::LockSite::Isolate;
         k.lock_lruvec(lv);
         let (taken, scanned) = self.isolate_lru_folios(k, lv, nr_to_scan, list);
         let node = k.lruvecs[lv].node as usize;
@@ -266,7 +266,7 @@ impl Classic {
             f.set(pg::WORKINGSET);
             deactivate.push(pfn);
         }
-        k.lock_site = crate::engine::lock::LockSite::Putback;
+        k.lock_site = crate::sim::lock::LockSite::Putback;
         k.lock_lruvec(lv);
         let n = self.move_folios_to_lru(k, &deactivate);
         k.count(Vm::Pgdeactivate, memcg, n);
@@ -299,7 +299,7 @@ impl Classic {
             }
         }
         batch::lru_add_drain(k, self);
-        k.lock_site = crate::engine::lock::LockSite::Isolate;
+        k.lock_site = crate::sim::lock::LockSite::Isolate;
         k.lock_lruvec(lv);
         let (mut taken, scanned) = self.isolate_lru_folios(k, lv, nr_to_scan, list);
         let nr_taken = taken.len() as u64;
@@ -321,7 +321,7 @@ impl Classic {
         }
         let mut stat = ReclaimStat::default();
         let reclaimed = vmscan::shrink_folio_list(k, self, &mut taken, sc, &mut stat);
-        k.lock_site = crate::engine::lock::LockSite::Putback;
+        k.lock_site = crate::sim::lock::LockSite::Putback;
         k.lock_lruvec(lv);
         self.move_folios_to_lru(k, &taken);
         k.nodes[node].nr_isolated[t] -= nr_taken;

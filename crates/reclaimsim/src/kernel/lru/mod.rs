@@ -7,10 +7,10 @@ pub mod classic;
 pub mod mglru;
 
 use crate::kernel::folio::Pfn;
+use crate::kernel::lru::mglru::debugfs::LruGenState;
 use crate::kernel::memcg::MemcgId;
 use crate::kernel::vmscan::ScanControl;
 use crate::kernel::Kernel;
-use crate::output::results::LruGenState;
 use mglru::debugfs::LruGenCmd;
 
 /// folio_check_references() verdicts.

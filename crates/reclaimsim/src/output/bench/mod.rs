@@ -6,7 +6,7 @@
 //! with 10% of the pages fitting and >= 2.5 M/s under uniform misses, both policies,
 //! and <= 40 B of peak RSS per frame with swap twice memory.
 
-use crate::engine::{self, RunOptions};
+use crate::engine::RunOptions;
 use crate::scenario;
 
 /// One benchmark's figures.
@@ -96,7 +96,7 @@ pub fn run_all() -> Result<Bench, String> {
     for (name, text, sets) in runs() {
         cases.push(bench_one(&name, text, &sets)?);
     }
-    let switch_ns = crate::engine::sched::switch_cost_ns(2_000_000);
+    let switch_ns = crate::sim::sched::switch_cost_ns(2_000_000);
     Ok(Bench { cases, switch_ns })
 }
 
@@ -124,7 +124,7 @@ fn bench_one(name: &str, text: &str, sets: &[String]) -> Result<BenchResult, Str
     let rss_before = host::reset_peak_rss();
     let cpu_before = host::thread_cpu_s();
     let t = std::time::Instant::now();
-    let r = engine::run(s, name, RunOptions::default()).map_err(|e| e.to_string())?;
+    let r = crate::results::run(s, name, RunOptions::default()).map_err(|e| e.to_string())?;
     let wall_s = t.elapsed().as_secs_f64();
     let cpu_s = cpu_before.zip(host::thread_cpu_s()).map(|(a, b)| b - a);
     let rss_growth = rss_before

@@ -16,7 +16,7 @@ mod idmap;
 mod tests;
 
 use super::{Layout, ProcessSpec, RegionSpec, Step, Touch, Workload};
-use crate::scenario::units::{Duration, PAGE_SIZE};
+use crate::units::{Duration, PAGE_SIZE};
 use format::{Columns, Format, Reader, Record, Target, TraceError};
 use idmap::IdMap;
 use rustc_hash::FxHashMap;

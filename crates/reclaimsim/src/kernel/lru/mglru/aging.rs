@@ -10,13 +10,13 @@
 
 use super::gen::*;
 use super::Mglru;
-use crate::engine::sched::{TaskId, NEVER};
 use crate::kernel::folio::{pg, Pfn, NIL};
 use crate::kernel::memcg::MemcgId;
 use crate::kernel::mm::PTRS_PER_PTE;
 use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::vmscan::lru_scan_touch;
 use crate::kernel::Kernel;
+use crate::sim::sched::{TaskId, NEVER};
 
 /// BLOOM_FILTER_SHIFT: m = 2^15 bits, two hashes.
 const BLOOM_FILTER_SHIFT: u32 = 15;

@@ -12,7 +12,7 @@ use super::gen::*;
 use super::Mglru;
 use crate::kernel::vmscan::ScanControl;
 use crate::kernel::Kernel;
-use crate::output::results::{LruGenState, MmWalkStats};
+use serde::{Deserialize, Serialize};
 
 /// A generation named by a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -233,6 +233,48 @@ impl Mglru {
             },
         }
     }
+}
+
+/// One generation as /sys/kernel/debug/lru_gen prints it.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct LruGenGen {
+    pub seq: u64,
+    /// Milliseconds since the generation was born (virtual time).
+    pub age_ms: u64,
+    /// Pages of each type; 0 for a type whose min_seq is past this generation.
+    pub anon: u64,
+    pub file: u64,
+}
+
+/// The MGLRU state of one lruvec (struct lru_gen_struct and its mm walk state).
+/// Per-type arrays are [anon, file]; per-tier arrays are tiers 0..=3, except
+/// `protected`, tiers 1..=3 (tier 0 is never protected).
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct LruGenState {
+    pub node: u32,
+    pub max_seq: u64,
+    pub min_seq: [u64; 2],
+    pub gens: Vec<LruGenGen>,
+    /// PID controller: the running averages, halved each time min_seq advances.
+    pub avg_refaulted: [[u64; 4]; 2],
+    pub avg_total: [[u64; 4]; 2],
+    /// PID controller: the counters of the current oldest generation.
+    pub refaulted: [[u64; 4]; 2],
+    pub evicted: [[u64; 4]; 2],
+    pub protected: [[u64; 3]; 2],
+    pub mm_walk: MmWalkStats,
+}
+
+/// The page-table walk's mm_state: the last completed round and the 6.1 mm stats.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct MmWalkStats {
+    pub seq: u64,
+    pub leaf_total: u64,
+    pub leaf_old: u64,
+    pub leaf_young: u64,
+    pub nonleaf_total: u64,
+    pub nonleaf_found: u64,
+    pub nonleaf_added: u64,
 }
 
 #[cfg(test)]

@@ -4,12 +4,12 @@
 
 use super::gen::*;
 use super::Mglru;
-use crate::engine::lock::LockSite;
 use crate::kernel::folio::{pg, Pfn, NIL};
 use crate::kernel::list::List;
 use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::vmscan::{self, lru_scan_touch, ReclaimStat, ScanControl};
 use crate::kernel::Kernel;
+use crate::sim::lock::LockSite;
 
 /// struct ctrl_pos: a PID controller position, refaults over (evicted + protected).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,11 +4,11 @@
 //! mm/vmscan.c).
 
 use super::Mglru;
+use crate::kernel::config::BatchAging;
 use crate::kernel::folio::{pg, Folio, Pfn, NIL};
 use crate::kernel::list::List;
 use crate::kernel::stats::Cat;
 use crate::kernel::Kernel;
-use crate::scenario::config::BatchAging;
 
 pub const MIN_NR_GENS: u64 = 2;
 pub const MAX_NR_GENS: u64 = 4;

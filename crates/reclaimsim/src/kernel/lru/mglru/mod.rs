@@ -34,16 +34,16 @@ use self::gen::*;
 use self::memcg_lru::MemcgLru;
 use super::{Policy, Verdict};
 use crate::kernel::batch;
+use crate::kernel::config::MemcgReclaim;
 use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::list::List;
 use crate::kernel::lru::classic::check_references_table;
+use crate::kernel::lru::mglru::debugfs::LruGenState;
 use crate::kernel::memcg::{MemcgId, ROOT};
 use crate::kernel::rmap;
 use crate::kernel::stats::Vm;
 use crate::kernel::vmscan::{ScanControl, DEF_PRIORITY};
 use crate::kernel::Kernel;
-use crate::output::results::LruGenState;
-use crate::scenario::config::MemcgReclaim;
 
 /// The MGLRU policy: the lru_gen state of every lruvec plus the reclaimer's walk.
 pub struct Mglru {
@@ -417,7 +417,7 @@ impl Mglru {
     }
 
     /// The debugfs view of an lruvec's generations, oldest first (lru_gen_seq_show).
-    fn gens_view(&self, lv: usize, now: u64) -> Vec<crate::output::results::LruGenGen> {
+    fn gens_view(&self, lv: usize, now: u64) -> Vec<debugfs::LruGenGen> {
         let g = &self.lrugen[lv];
         (g.min_seq[ANON].min(g.min_seq[FILE])..=g.max_seq)
             .map(|seq| {
@@ -429,7 +429,7 @@ impl Mglru {
                         g.nr_pages[gen][t].max(0) as u64
                     }
                 };
-                crate::output::results::LruGenGen {
+                debugfs::LruGenGen {
                     seq,
                     age_ms: now.saturating_sub(g.timestamps[gen]) / 1_000_000,
                     anon: size(ANON),

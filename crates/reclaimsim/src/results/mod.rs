@@ -1,7 +1,12 @@
 //! What a run produces: the JSON document `--json` writes and the tables print from.
 
+pub use crate::engine::{EventResult, LruGenView, Sample};
+pub use crate::kernel::lru::mglru::debugfs::{LruGenGen, LruGenState, MmWalkStats};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+mod gather;
+pub use gather::run;
 
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct RunResult {
@@ -13,7 +18,7 @@ pub struct RunResult {
     pub variants: Vec<VariantResult>,
     /// `compare --sensitivity`: each headline's band over the costs' ranges.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sensitivity: Option<crate::output::sensitivity::Sensitivity>,
+    pub sensitivity: Option<Sensitivity>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
@@ -64,63 +69,6 @@ impl From<&crate::kernel::stats::Histogram> for AllocStall {
             latency_ns: h.into(),
         }
     }
-}
-
-/// One generation as /sys/kernel/debug/lru_gen prints it.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
-pub struct LruGenGen {
-    pub seq: u64,
-    /// Milliseconds since the generation was born (virtual time).
-    pub age_ms: u64,
-    /// Pages of each type; 0 for a type whose min_seq is past this generation.
-    pub anon: u64,
-    pub file: u64,
-}
-
-/// The lru_gen view of one lruvec (a memcg on a node): its generations, oldest first.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
-pub struct LruGenView {
-    pub node: u32,
-    pub gens: Vec<LruGenGen>,
-}
-
-/// The MGLRU state of one lruvec (struct lru_gen_struct and its mm walk state).
-/// Per-type arrays are [anon, file]; per-tier arrays are tiers 0..=3, except
-/// `protected`, tiers 1..=3 (tier 0 is never protected).
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
-pub struct LruGenState {
-    pub node: u32,
-    pub max_seq: u64,
-    pub min_seq: [u64; 2],
-    pub gens: Vec<LruGenGen>,
-    /// PID controller: the running averages, halved each time min_seq advances.
-    pub avg_refaulted: [[u64; 4]; 2],
-    pub avg_total: [[u64; 4]; 2],
-    /// PID controller: the counters of the current oldest generation.
-    pub refaulted: [[u64; 4]; 2],
-    pub evicted: [[u64; 4]; 2],
-    pub protected: [[u64; 3]; 2],
-    pub mm_walk: MmWalkStats,
-}
-
-/// The page-table walk's mm_state: the last completed round and the 6.1 mm stats.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
-pub struct MmWalkStats {
-    pub seq: u64,
-    pub leaf_total: u64,
-    pub leaf_old: u64,
-    pub leaf_young: u64,
-    pub nonleaf_total: u64,
-    pub nonleaf_found: u64,
-    pub nonleaf_added: u64,
-}
-
-/// An `[[event]]` command and how it ended ("ok" or the errno name).
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
-pub struct EventResult {
-    pub time_s: f64,
-    pub command: String,
-    pub result: String,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
@@ -202,17 +150,6 @@ pub struct OomKill {
     pub victim: String,
 }
 
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
-pub struct Sample {
-    pub time_s: f64,
-    pub free_pages: u64,
-    /// Per memcg path: [inactive_anon, active_anon, inactive_file, active_file].
-    pub lru: BTreeMap<String, [u64; 4]>,
-    /// MGLRU: per memcg path, the lru_gen view of each node.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lru_gen: Option<BTreeMap<String, Vec<LruGenView>>>,
-}
-
 impl VariantResult {
     /// The same result with host wall time zeroed: what determinism compares.
     pub fn without_wall_time(&self) -> VariantResult {
@@ -221,4 +158,42 @@ impl VariantResult {
             ..self.clone()
         }
     }
+}
+
+/// A headline's band over a plan's points.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Band {
+    pub headline: String,
+    /// At the scenario's own costs (a fraction: 0.082 is +8.2%); null without a value.
+    pub value: Option<f64>,
+    /// The lowest and highest value over every point.
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    /// Some point gives the change another sign than `value` (0 has a sign of its own).
+    pub sign_changes: bool,
+    /// The costs whose one-at-a-time runs move it most, largest swing first.
+    pub drivers: Vec<Driver>,
+}
+
+/// A cost's one-at-a-time effect on a headline.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Driver {
+    pub cost: String,
+    pub at_low: Option<f64>,
+    pub at_high: Option<f64>,
+    /// |at_high - at_low|.
+    pub swing: f64,
+}
+
+/// The sensitivity of every headline of a compare (or of a scenario's expectations).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+pub struct Sensitivity {
+    /// The costs varied, each with the range it was varied over in the first variant.
+    pub costs: BTreeMap<String, [u64; 2]>,
+    /// Random design points and their seed.
+    pub random_points: usize,
+    pub seed: u64,
+    /// Runs made (points whose costs equal the base's reuse its runs).
+    pub runs: usize,
+    pub bands: Vec<Band>,
 }

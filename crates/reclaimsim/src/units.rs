@@ -140,6 +140,21 @@ impl<'de> Deserialize<'de> for Duration {
     }
 }
 
+/// Bytes with a binary unit: `512 B`, `16.0 MiB`, `4.00 GiB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut x = n as f64 / 1024.0;
+    let mut unit = 0;
+    while x >= 1024.0 && unit + 1 < UNITS.len() {
+        x /= 1024.0;
+        unit += 1;
+    }
+    format!("{x:.1} {}", UNITS[unit])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

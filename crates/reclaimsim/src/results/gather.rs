@@ -2,16 +2,30 @@
 //! memory.events show them, per-workload throughput and latency, lock statistics,
 //! kswapd's profile and OOM kills.
 
-use super::{Engine, Wl};
+use super::*;
+use crate::engine::{Engine, Finished, RunOptions, SimError, Wl};
 use crate::kernel::folio::lru;
 use crate::kernel::memcg::MemcgId;
 use crate::kernel::stats::{CAT_NAMES, VM_NAMES};
 use crate::kernel::Kernel;
-use crate::output::results::*;
+use crate::scenario::config::Scenario;
 use std::collections::BTreeMap;
 
+/// Runs one scenario (a variant already merged into it) and gathers its results.
+pub fn run(
+    scenario: &Scenario,
+    variant: &str,
+    opts: RunOptions,
+) -> Result<VariantResult, SimError> {
+    let wall = std::time::Instant::now();
+    let Finished(e) = crate::engine::run(scenario, opts)?;
+    let mut r = e.results(variant);
+    r.wall_s = wall.elapsed().as_secs_f64();
+    Ok(r)
+}
+
 impl Engine {
-    pub(super) fn results(&self, variant: &str) -> VariantResult {
+    fn results(&self, variant: &str) -> VariantResult {
         let k = &self.k;
         let mm_owner = |mm: u32| {
             (self.wls.iter())
@@ -152,7 +166,7 @@ fn locks(k: &Kernel) -> BTreeMap<String, LockResult> {
         r.hold_ns += l.hold_ns;
         r.relocks += l.relocks;
         r.max_wait_ns = r.max_wait_ns.max(l.wait_ns);
-        for (site, st) in super::lock::SITE_NAMES.iter().zip(&l.sites) {
+        for (site, st) in crate::sim::lock::SITE_NAMES.iter().zip(&l.sites) {
             if st.acquisitions > 0 {
                 let s = r.sites.entry(site.to_string()).or_default();
                 s.acquisitions += st.acquisitions;

@@ -190,18 +190,6 @@ impl CostTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::profile;
-
-    /// The `default` profile is this table: same fields, same values.
-    #[test]
-    fn the_default_profile_is_the_default_table() {
-        let p = profile::builtin("default").unwrap().unwrap();
-        let values: CostTable = toml::Value::Table(p.cost_values()).try_into().unwrap();
-        assert_eq!(values, CostTable::default());
-        let fields = toml::Table::try_from(CostTable::default()).unwrap();
-        assert_eq!(p.costs.len(), fields.len());
-    }
-
     #[test]
     fn with_sets_one_field_and_refuses_unknown_ones() {
         let c = CostTable::default()

@@ -1,0 +1,32 @@
+//! What the engine records while a run goes on (the time series, the outcome of each
+//! `[[event]]` command); the results layer (`crate::results`) hands them out as they are.
+
+use crate::kernel::lru::mglru::debugfs::LruGenGen;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The lru_gen view of one lruvec (a memcg on a node): its generations, oldest first.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct LruGenView {
+    pub node: u32,
+    pub gens: Vec<LruGenGen>,
+}
+
+/// An `[[event]]` command and how it ended ("ok" or the errno name).
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct EventResult {
+    pub time_s: f64,
+    pub command: String,
+    pub result: String,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct Sample {
+    pub time_s: f64,
+    pub free_pages: u64,
+    /// Per memcg path: [inactive_anon, active_anon, inactive_file, active_file].
+    pub lru: BTreeMap<String, [u64; 4]>,
+    /// MGLRU: per memcg path, the lru_gen view of each node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<BTreeMap<String, Vec<LruGenView>>>,
+}

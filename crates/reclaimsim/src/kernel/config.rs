@@ -1,0 +1,243 @@
+//! The kernel's own configuration: what the model of mm/ is built from. The scenario
+//! layer reads these types from a scenario file (they derive serde's `Deserialize`,
+//! which names no format); the kernel itself never parses anything.
+
+use crate::sim::cost::CostTable;
+use crate::units::Duration;
+use serde::Deserialize;
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SwapDevice {
+    /// Compressing RAM block device: costs compression on swap-out, decompression on swap-in.
+    Zram,
+    /// brd ramdisk: costs a 4 KiB copy each way.
+    Ramdisk,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyKind {
+    /// The active/inactive LRU (mm/vmscan.c without CONFIG_LRU_GEN).
+    Classic,
+    /// The multi-generational LRU as in Linux 6.1.
+    Mglru,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LruLockKind {
+    /// One lru_lock per node (Linux <= 5.10, `pgdat->lru_lock`).
+    Node,
+    /// One lru_lock per memcg and node (Linux 5.11+, `lruvec->lru_lock`).
+    Lruvec,
+    /// The per-memcg lru_lock series as posted in v16: the move batches still tested
+    /// PageLRU after TestClearPageLRU had cleared it, so activations and tail moves
+    /// were silently dropped (the bug Hugh Dickins found; fixed before the merge).
+    #[serde(rename = "lruvec-v16")]
+    LruvecV16,
+}
+
+/// How MGLRU reclaims from many memcgs under global pressure (docs/model.md section 14).
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemcgReclaim {
+    /// The MGLRU series before "optimize multiple memcgs" (the seeds' "patch1-8"): kswapd
+    /// ages every memcg on each balance_pgdat iteration and shrinks each in turn, with no
+    /// memcgs_need_aging feedback and no should_abort_scan.
+    #[serde(rename = "none")]
+    None,
+    /// Linux 6.1 ("optimize multiple memcgs", seeds 000/001, variant A): kswapd skips
+    /// aging while some memcg gave back pages without needing it, and proportional scans
+    /// back off (should_abort_scan).
+    #[default]
+    #[serde(rename = "v6.1")]
+    V61,
+    /// Linux 6.3+ (variant B): the per-node LRU of memcgs (generations and bins), and
+    /// shrink_many / shrink_one for global reclaim, in the 6.3 form.
+    #[serde(rename = "memcg-lru")]
+    MemcgLru,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct KernelConfig {
+    #[serde(default = "default_policy")]
+    pub policy: PolicyKind,
+    /// vm.swappiness, 0..=200.
+    #[serde(default = "default_swappiness")]
+    pub swappiness: u32,
+    #[serde(default = "default_lock")]
+    pub lru_lock: LruLockKind,
+    /// vm.min_free_kbytes; default computed as the kernel does from memory size.
+    pub min_free_kbytes: Option<u64>,
+    /// vm.watermark_scale_factor, in 1/10000 of memory.
+    #[serde(default = "default_wsf")]
+    pub watermark_scale_factor: u64,
+    /// PAGEVEC_SIZE: folio batch capacity (15 up to 6.8, 31 from 6.9).
+    #[serde(default = "default_pagevec")]
+    pub pagevec_size: u32,
+    /// The CPU kswapd runs on for each node (default: the node's last CPU).
+    pub kswapd_cpu: Option<Vec<u32>>,
+    /// vm.dirty_background_ratio: the flusher starts background writeback when dirty
+    /// file pages exceed this percentage of dirtyable memory (free + file LRU pages).
+    #[serde(default = "default_dirty_background_ratio")]
+    pub dirty_background_ratio: u32,
+    /// vm.dirty_ratio: the dirty limit (background writeback is kicked halfway between
+    /// the two ratios, balance_dirty_pages' freerun ceiling).
+    #[serde(default = "default_dirty_ratio")]
+    pub dirty_ratio: u32,
+    /// vm.dirty_writeback_centisecs as a duration: the flusher's periodic wakeup.
+    #[serde(default = "default_dirty_writeback_interval")]
+    pub dirty_writeback_interval: Duration,
+    /// vm.dirty_expire_centisecs as a duration: inodes dirtied longer ago than this are
+    /// written by the periodic (kupdate) flush.
+    #[serde(default = "default_dirty_expire_interval")]
+    pub dirty_expire_interval: Duration,
+    /// The CPU the flusher (the writeback kworker) runs on (default: CPU 0).
+    pub flusher_cpu: Option<u32>,
+    /// MGLRU: scan the neighbours of a young PTE found by an rmap walk
+    /// (lru_gen_look_around, "exploit locality in rmap"). Default true.
+    #[serde(default = "yes")]
+    pub look_around: bool,
+    /// MGLRU: page-table walks during aging (/sys/kernel/mm/lru_gen/enabled bit 0x2).
+    /// Off, aging only advances max_seq (iterate_mm_list_nowalk) and accessed bits reach
+    /// MGLRU through rmap and look-around alone, as before "support page table walks".
+    /// Default true.
+    #[serde(default = "yes")]
+    pub lru_gen_walks: bool,
+    /// MGLRU: "mm/mglru: fix underprotected page cache" (Linux 6.8, backported to 6.1.y
+    /// stable: Debian's 6.1.192 has it). Cold folios are added one generation above the
+    /// oldest while there are more than two, folios whose refs saturate are protected,
+    /// and a refault with nearly saturated refs restores them all. Default false (6.1.0,
+    /// the seeds' code).
+    #[serde(default)]
+    pub page_cache_fix: bool,
+    /// MGLRU: /sys/kernel/mm/lru_gen/min_ttl_ms, thrashing protection; 0 is off.
+    #[serde(default)]
+    pub min_ttl_ms: u64,
+    /// MGLRU: reclaim from many memcgs as `none` (patch1-8), `v6.1` (default) or
+    /// `memcg-lru` (6.3+).
+    #[serde(default)]
+    pub memcg_reclaim: MemcgReclaim,
+    /// MGLRU: Kairui Song's "mm, lru_gen: batch update pages when aging" (seed 003, never
+    /// merged): all three parts below. Default false (mainline 6.1).
+    #[serde(default)]
+    pub batch_aging: bool,
+    /// Part "batch update counters on aging": generation sizes and compat counters are
+    /// updated once per list scanned. Unset: the value of `batch_aging`.
+    pub batch_aging_counters: Option<bool>,
+    /// Part "move pages in bulk when aging": protected folios keep their LRU order and
+    /// move to the next generation in one splice. Unset: the value of `batch_aging`.
+    pub batch_aging_bulk_move: Option<bool>,
+    /// Part "try to prefetch next page when scanning LRU" (cost only). Unset: the value
+    /// of `batch_aging`.
+    pub batch_aging_prefetch: Option<bool>,
+}
+
+/// The parts of the batch-aging series in effect: a part's own key wins, an unset part
+/// follows `batch_aging`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchAging {
+    pub counters: bool,
+    pub bulk_move: bool,
+    pub prefetch: bool,
+}
+
+impl KernelConfig {
+    /// The batch-aging parts in effect (see `batch_aging`).
+    pub fn batch_aging_parts(&self) -> BatchAging {
+        let all = self.batch_aging;
+        BatchAging {
+            counters: self.batch_aging_counters.unwrap_or(all),
+            bulk_move: self.batch_aging_bulk_move.unwrap_or(all),
+            prefetch: self.batch_aging_prefetch.unwrap_or(all),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_dirty_background_ratio() -> u32 {
+    10
+}
+fn default_dirty_ratio() -> u32 {
+    20
+}
+fn default_dirty_writeback_interval() -> Duration {
+    Duration(5_000_000_000)
+}
+fn default_dirty_expire_interval() -> Duration {
+    Duration(30_000_000_000)
+}
+
+fn default_policy() -> PolicyKind {
+    PolicyKind::Classic
+}
+fn default_swappiness() -> u32 {
+    60
+}
+fn default_lock() -> LruLockKind {
+    LruLockKind::Lruvec
+}
+fn default_wsf() -> u64 {
+    10
+}
+fn default_pagevec() -> u32 {
+    15
+}
+
+impl Default for KernelConfig {
+    fn default() -> Self {
+        KernelConfig {
+            policy: default_policy(),
+            swappiness: default_swappiness(),
+            lru_lock: default_lock(),
+            min_free_kbytes: None,
+            watermark_scale_factor: default_wsf(),
+            pagevec_size: default_pagevec(),
+            kswapd_cpu: None,
+            dirty_background_ratio: default_dirty_background_ratio(),
+            dirty_ratio: default_dirty_ratio(),
+            dirty_writeback_interval: default_dirty_writeback_interval(),
+            dirty_expire_interval: default_dirty_expire_interval(),
+            flusher_cpu: None,
+            look_around: true,
+            lru_gen_walks: true,
+            page_cache_fix: false,
+            min_ttl_ms: 0,
+            memcg_reclaim: MemcgReclaim::V61,
+            batch_aging: false,
+            batch_aging_counters: None,
+            batch_aging_bulk_move: None,
+            batch_aging_prefetch: None,
+        }
+    }
+}
+
+/// One memcg's place in the tree and its limits in pages (`u64::MAX` for no
+/// memory.max or memory.high, 0 for no memory.low or memory.min). Parents come first.
+#[derive(Debug, Clone)]
+pub struct MemcgSetup {
+    pub path: String,
+    pub max: u64,
+    pub high: u64,
+    pub low: u64,
+    pub min: u64,
+}
+
+/// Everything `Kernel::new` builds the machine from: memory and swap in pages, nodes
+/// and CPUs, the kernel's configuration, the cost table and the memcg tree below the
+/// root. The scenario layer makes one from a scenario (`Scenario::kernel_setup`).
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub memory_pages: u64,
+    pub nodes: u32,
+    pub cpus: u32,
+    /// The swap device and its size in pages, if any.
+    pub swap: Option<(SwapDevice, u64)>,
+    pub kernel: KernelConfig,
+    pub costs: CostTable,
+    pub memcgs: Vec<MemcgSetup>,
+}

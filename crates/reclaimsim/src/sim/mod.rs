@@ -1,0 +1,8 @@
+//! The simulation core below the kernel model: virtual-time tasks and their run queue
+//! (`sched`), spinlocks and contended lines as data (`lock`; the kernel's lock and
+//! unlock paths are `kernel::spinlock`), and the cost table every modelled operation
+//! charges (`cost`). Nothing here knows the kernel's state.
+
+pub mod cost;
+pub mod lock;
+pub mod sched;
