@@ -11,6 +11,7 @@ use reclaimsim::scenario::config::{Scenario, WorkloadConfig};
 use reclaimsim::workload::anon::AnonOptions;
 use reclaimsim::workload::fio::FioOptions;
 use reclaimsim::workload::memtier::{MemcachedOptions, Requests};
+use reclaimsim::workload::WorkloadOptions;
 
 /// Most simulated memory without `--allow-long`: 64 GiB (16 M frames).
 pub const MAX_MEMORY: u64 = 64 << 30;
@@ -76,32 +77,24 @@ impl Work {
 
 /// A workload's own end, from its options.
 fn own_end(w: &WorkloadConfig) -> End {
-    let name = &w.name;
-    if let Some(f) = &w.fio {
-        return fio_end(name, f);
-    }
-    if let Some(m) = &w.memcached {
-        return memtier_end(m);
-    }
-    if let Some(d) = &w.dd {
-        return match d.runtime {
+    // A workload with no table or two was refused when the scenario was checked.
+    let Ok(options) = w.options() else {
+        return End::default();
+    };
+    match &options {
+        WorkloadOptions::Fio(f) => fio_end(&w.name, f),
+        WorkloadOptions::Memcached(m) => memtier_end(m),
+        WorkloadOptions::Dd(d) => match d.runtime {
             Some(r) => End::time(r.0),
             None => {
                 End::ops(u128::from(d.files) * u128::from(d.size.pages()) * u128::from(d.readers))
             }
-        };
-    }
-    if let Some(p) = &w.page_fault3 {
-        return End::time(p.runtime.0);
-    }
-    if let Some(a) = &w.anon {
-        return anon_end(a);
-    }
-    if let Some(t) = &w.trace {
+        },
+        WorkloadOptions::PageFault3(p) => End::time(p.runtime.0),
+        WorkloadOptions::Anon(a) => anon_end(a),
         // The trace's first pass, already done when the scenario was checked.
-        return End::ops(t.summary().map_or(0, |s| u128::from(s.requests)));
+        WorkloadOptions::Trace(t) => End::ops(t.summary().map_or(0, |s| u128::from(s.requests))),
     }
-    End::default()
 }
 
 /// When an fio job ends: its phases one after the other (`run`, then each

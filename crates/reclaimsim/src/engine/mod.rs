@@ -361,7 +361,11 @@ fn setup_workload(
     let op_cost = match opts {
         WorkloadOptions::Fio(o) => o.ioengine.op_cost(&s.costs),
         WorkloadOptions::Memcached(_) => s.costs.memcached_request,
-        _ => 0,
+        // Their per-operation work is in their own steps.
+        WorkloadOptions::Dd(_)
+        | WorkloadOptions::PageFault3(_)
+        | WorkloadOptions::Anon(_)
+        | WorkloadOptions::Trace(_) => 0,
     };
     let memcg =
         (k.memcgs.by_path(&wc.memcg)).ok_or_else(|| setup(format!("no memcg {}", wc.memcg)))?;

@@ -1,6 +1,7 @@
 //! `reclaimsim trace`: the model's policies beside libCacheSim's on one trace and cache size.
 
-use crate::{run_variants, Failure, Job, RunFlags, RunSettings};
+use crate::cli::RunFlags;
+use crate::common::{run_variants, Failure, Job, RunSettings};
 use clap::Args;
 use reclaimsim::results::VariantResult;
 use reclaimsim::scenario::config::{PolicyKind, Scenario, SwapConfig, SwapDevice};
@@ -9,7 +10,7 @@ use reclaimsim::workload::trace::format::Format;
 use std::path::PathBuf;
 
 /// The script that runs libCacheSim's policies (tools/libcachesim_compare.py).
-const COMPARE_PY: &str = include_str!("../../../tools/libcachesim_compare.py");
+const COMPARE_PY: &str = include_str!("../../../../tools/libcachesim_compare.py");
 
 #[derive(Args)]
 pub struct TraceArgs {

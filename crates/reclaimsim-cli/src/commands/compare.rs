@@ -1,0 +1,137 @@
+//! `reclaimsim compare`: every variant of a scenario side by side, with sensitivity bands.
+
+use crate::cli::*;
+use crate::common::*;
+use reclaimsim::output::sensitivity;
+use reclaimsim::results::{RunResult, VariantResult};
+use reclaimsim::{output::report, scenario::config::Scenario};
+use std::path::Path;
+
+pub(crate) fn compare(c: &Common, sa: &SensitivityArgs) -> Result<(), Failure> {
+    let loaded = load(c)?;
+    let variants: Vec<&(String, Scenario)> = loaded.variants.iter().collect();
+    let plan = sensitivity_plan(&variants, sa)?;
+    let jobs: Vec<_> = variants
+        .iter()
+        .map(|(n, s)| Job {
+            scenario: s,
+            name: n.clone(),
+            file: &loaded.path,
+        })
+        .collect();
+    let settings = RunSettings::of(c);
+    let base = run_variants(&jobs, &settings)?;
+    let sensitivity = match &plan {
+        Some(plan) => Some(bands_of(
+            &variants,
+            plan,
+            &base,
+            &settings,
+            &loaded.path,
+            sensitivity::compare_headlines,
+        )?),
+        None => None,
+    };
+    let run = RunResult {
+        scenario: loaded.base.name.clone(),
+        description: loaded.base.description.clone(),
+        seed: loaded.base.seed,
+        variants: base,
+        sensitivity,
+    };
+    write_json(c, &run)?;
+    write_html(c, || reclaimsim_html::run_report(&run))?;
+    print!("{}", report::compare(&run, c.verbose));
+    if let Some(s) = &run.sensitivity {
+        print!("{}", sensitivity::table(s));
+    }
+    oom_outcome(&run.variants, c.fail_on_oom)
+}
+
+/// The sensitivity plan `--sensitivity` asks for over these variants (None without it);
+/// an unknown `--sensitivity-costs` name is bad input.
+pub(crate) fn sensitivity_plan(
+    variants: &[&(String, Scenario)],
+    sa: &SensitivityArgs,
+) -> Result<Option<sensitivity::Plan>, Failure> {
+    if !sa.sensitivity {
+        return Ok(None);
+    }
+    let scenarios: Vec<&Scenario> = variants.iter().map(|(_, s)| s).collect();
+    let costs = sensitivity::varied(&scenarios, &sa.sensitivity_costs).map_err(Failure::Input)?;
+    Ok(Some(sensitivity::plan(
+        costs,
+        sa.sensitivity_points,
+        sensitivity::DESIGN_SEED,
+    )))
+}
+
+/// Runs `variants` at every point of `plan` but the base (whose runs are `base`), on every
+/// core, and gives each headline `headlines` finds in a point's results its band. A point
+/// whose costs equal the base's in every variant reuses the base's runs.
+pub(crate) fn bands_of(
+    variants: &[&(String, Scenario)],
+    plan: &sensitivity::Plan,
+    base: &[VariantResult],
+    settings: &RunSettings,
+    file: &Path,
+    headlines: impl Fn(&[VariantResult]) -> Vec<(String, Option<f64>)>,
+) -> Result<sensitivity::Sensitivity, Failure> {
+    let moved: Vec<Option<Vec<Scenario>>> = plan
+        .points
+        .iter()
+        .map(|p| {
+            let at: Vec<Scenario> = variants
+                .iter()
+                .map(|(_, s)| sensitivity::apply(s, plan, p))
+                .collect();
+            let same = at
+                .iter()
+                .zip(variants)
+                .all(|(a, (_, s))| a.costs == s.costs);
+            (!same).then_some(at)
+        })
+        .collect();
+    let jobs: Vec<Job> = plan
+        .points
+        .iter()
+        .zip(&moved)
+        .filter_map(|(p, at)| Some((p, at.as_ref()?)))
+        .flat_map(|(p, at)| {
+            at.iter().zip(variants).map(move |(s, (name, _))| Job {
+                scenario: s,
+                name: format!("{name} @ {}", p.label()),
+                file,
+            })
+        })
+        .collect();
+    let mut runs = run_variants(&jobs, settings)?.into_iter();
+    let at_points: Vec<Vec<(String, Option<f64>)>> = moved
+        .iter()
+        .map(|at| match at {
+            None => headlines(base),
+            Some(_) => {
+                let vs: Vec<VariantResult> = base
+                    .iter()
+                    .zip(runs.by_ref())
+                    .map(|(b, mut v)| {
+                        v.name = b.name.clone();
+                        v
+                    })
+                    .collect();
+                headlines(&vs)
+            }
+        })
+        .collect();
+    Ok(sensitivity::Sensitivity {
+        costs: plan
+            .costs
+            .iter()
+            .filter_map(|c| Some((c.clone(), *variants.first()?.1.cost_ranges.get(c)?)))
+            .collect(),
+        random_points: plan.random,
+        seed: plan.seed,
+        runs: jobs.len(),
+        bands: sensitivity::bands(plan, &at_points),
+    })
+}
