@@ -2,45 +2,19 @@
 
 use crate::chart::{self, Series};
 use crate::page::{Page, Section};
-use reclaimsim::output::sweep::{spin_share, throughput, SweepResult};
-use reclaimsim::results::VariantResult;
+use reclaimsim::output::sweep::SweepResult;
+use reclaimsim::results::metrics::{Metric, METRICS};
 
-/// A metric of one run: its chart title, its unit, how to read it off the results.
-type Metric = (&'static str, &'static str, fn(&VariantResult) -> f64);
-
-fn vmstat(v: &VariantResult, keys: &[&str]) -> f64 {
-    keys.iter()
-        .map(|k| v.vmstat.get(*k).copied().unwrap_or(0) as f64)
-        .sum()
+/// How a chart shows a metric of `results::metrics::METRICS`: its unit on the axis and
+/// the factor from the metric's own unit.
+fn shown(m: &Metric) -> (&'static str, f64) {
+    match m.key {
+        "spin_share" => ("% of CPU time", 100.0),
+        "alloc_stall_p99_ns" => ("µs", 1e-3),
+        "kswapd_ns" => ("ms (virtual)", 1e-6),
+        _ => (m.unit, 1.0),
+    }
 }
-
-const METRICS: &[Metric] = &[
-    ("Throughput (all workloads)", "ops/s", |v| throughput(v).0),
-    ("Bandwidth (all workloads)", "MiB/s", |v| throughput(v).1),
-    ("Lock spin share", "% of CPU time", |v| {
-        spin_share(v) * 100.0
-    }),
-    ("Allocation stalls", "try_to_free_pages calls", |v| {
-        v.alloc_stall.calls as f64
-    }),
-    ("Allocation stall p99", "µs", |v| {
-        v.alloc_stall.latency_ns.p99 as f64 / 1e3
-    }),
-    ("Pages scanned", "pgscan", |v| {
-        vmstat(v, &["pgscan_kswapd", "pgscan_direct"])
-    }),
-    ("Pages reclaimed", "pgsteal", |v| {
-        vmstat(v, &["pgsteal_kswapd", "pgsteal_direct"])
-    }),
-    ("Swap-ins", "pswpin", |v| vmstat(v, &["pswpin"])),
-    ("Refaults", "workingset_refault_*", |v| {
-        vmstat(v, &["workingset_refault_anon", "workingset_refault_file"])
-    }),
-    ("kswapd CPU time", "ms (virtual)", |v| {
-        v.kswapd_profile.total_ns as f64 / 1e6
-    }),
-    ("Virtual time", "s", |v| v.virtual_time_s),
-];
 
 /// The whole page: a chart per metric that is not zero everywhere.
 pub fn page(r: &SweepResult) -> Page {
@@ -53,7 +27,8 @@ pub fn page(r: &SweepResult) -> Page {
     let x_title = r.keys.join(", ");
     let mut figures = vec![];
     let mut zero = vec![];
-    for (title, unit, get) in METRICS {
+    for m in METRICS {
+        let (unit, scale) = shown(m);
         let series: Vec<Series> = names
             .iter()
             .map(|name| Series {
@@ -64,7 +39,7 @@ pub fn page(r: &SweepResult) -> Page {
                         p.variants
                             .iter()
                             .find(|v| &v.name == name)
-                            .map_or(f64::NAN, get)
+                            .map_or(f64::NAN, |v| (m.value)(v) * scale)
                     })
                     .collect(),
                 text: vec![],
@@ -74,10 +49,10 @@ pub fn page(r: &SweepResult) -> Page {
             .iter()
             .all(|s| s.y.iter().all(|&y| y == 0.0 || y.is_nan()))
         {
-            zero.push(*title);
+            zero.push(m.title);
             continue;
         }
-        figures.push(chart::category_lines(title, &x_title, unit, &x, series));
+        figures.push(chart::category_lines(m.title, &x_title, unit, &x, series));
     }
     let note = (!zero.is_empty()).then(|| format!("Zero at every point: {}.", zero.join(", ")));
     Page {

@@ -301,6 +301,27 @@ fn to_value(v: &Bound<'_, PyAny>, path: &str) -> Result<Value, Bad> {
 }
 
 /// The module.
+/// The metrics of `reclaimsim::results::metrics::METRICS` for one variant's results
+/// (its JSON object), as (key, value) pairs in the registry's order.
+#[pyfunction]
+fn variant_metrics(variant_json: &str) -> PyResult<Vec<(&'static str, f64)>> {
+    let v: VariantResult = serde_json::from_str(variant_json)
+        .map_err(|e| PyValueError::new_err(format!("not a variant's results: {e}")))?;
+    Ok(reclaimsim::results::metrics::METRICS
+        .iter()
+        .map(|m| (m.key, (m.value)(&v)))
+        .collect())
+}
+
+/// The registry's metrics as (key, title, unit) triples.
+#[pyfunction]
+fn metric_info() -> Vec<(&'static str, &'static str, &'static str)> {
+    reclaimsim::results::metrics::METRICS
+        .iter()
+        .map(|m| (m.key, m.title, m.unit))
+        .collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
@@ -308,6 +329,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(html_report, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(variant_metrics, m)?)?;
+    m.add_function(wrap_pyfunction!(metric_info, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -33,6 +33,10 @@ def test_local_sweep_document_and_frames() -> None:
     pts = s.points
     assert list(pts.index) == [(m, v) for m in ["64MiB", "96MiB"] for v in ["classic", "mglru"]]
     assert (pts["ops_per_sec"] > 0).all()
+    # A column per metric of the library's registry, in its order; pgscan is its sum.
+    assert list(pts.columns) == [k for k, _, _ in reclaimsim.metric_info()]
+    v0 = s.raw["points"][0]["variants"][0]["vmstat"]
+    assert pts.iloc[0]["pgscan"] == v0.get("pgscan_kswapd", 0) + v0.get("pgscan_direct", 0)
     assert pts.loc[("64MiB", "classic"), "pgsteal"] > pts.loc[("96MiB", "classic"), "pgsteal"]
     w = s.frame("workloads")
     assert w.index.names == ["value", "variant", "workload"] and len(w) == 8

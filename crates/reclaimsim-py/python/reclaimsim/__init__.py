@@ -27,7 +27,8 @@ from ._sweep import Grid, SweepResult, sweep
 
 __version__: str = _core.__version__
 __all__ = [
-    "run", "compare", "sweep", "load_results", "scenario_toml", "RunResult", "SweepResult",
+    "run", "compare", "sweep", "load_results", "scenario_toml", "metric_info", "RunResult",
+    "SweepResult",
     "ScenarioError", "RunError", "Scenario", "Grid",
 ]
 
@@ -68,6 +69,13 @@ def load_results(path: Union[str, "os.PathLike[str]"]) -> Union[RunResult, Sweep
     with open(path, encoding="utf-8") as f:
         raw = json.load(f)
     return SweepResult(raw) if "points" in raw else RunResult(raw)
+
+
+def metric_info() -> list[tuple[str, str, str]]:
+    """The library's metric registry: ``(key, title, unit)`` of each per-variant metric,
+    in order. :attr:`SweepResult.points` has a column per key; the HTML sweep report
+    charts the same metrics."""
+    return [tuple(m) for m in _core.metric_info()]
 
 
 def scenario_toml(scenario: Mapping[str, Any]) -> str:

@@ -155,10 +155,6 @@ def run_sweep(
     return SweepResult(raw)
 
 
-def _sum(v: dict[str, Any], section: str, keys: list[str]) -> int:
-    return sum(v[section].get(k, 0) for k in keys)
-
-
 class SweepResult:
     """The results of :func:`reclaimsim.sweep`.
 
@@ -191,27 +187,16 @@ class SweepResult:
 
     @property
     def points(self) -> pd.DataFrame:
-        """One row per (value, variant): throughput summed over workloads (ops/s, MiB/s),
+        """One row per (value, variant), a column per metric of the library's registry
+        (``reclaimsim.metric_info()``: throughput summed over workloads in ops/s and MiB/s,
         lock spin share, allocation stalls, pgscan, pgsteal, pswpin, refaults, kswapd CPU
-        ns and virtual seconds."""
+        ns and virtual seconds), computed by the library as its reports compute them."""
         records = []
         for p in self.raw["points"]:
             for v in p["variants"]:
-                w = v["workloads"].values()
                 records.append({
                     "value": p["value"], "variant": v["name"],
-                    "ops_per_sec": sum(x["ops_per_sec"] for x in w),
-                    "mib_per_sec": sum(x["mib_per_sec"] for x in w),
-                    "spin_share": sum(lk["spin_share"] for lk in v["locks"].values()),
-                    "alloc_stalls": v["alloc_stall"]["calls"],
-                    "alloc_stall_p99_ns": v["alloc_stall"]["latency_ns"]["p99"],
-                    "pgscan": _sum(v, "vmstat", ["pgscan_kswapd", "pgscan_direct"]),
-                    "pgsteal": _sum(v, "vmstat", ["pgsteal_kswapd", "pgsteal_direct"]),
-                    "pswpin": _sum(v, "vmstat", ["pswpin"]),
-                    "refaults": _sum(v, "vmstat", ["workingset_refault_anon",
-                                                   "workingset_refault_file"]),
-                    "kswapd_ns": v["kswapd_profile"]["total_ns"],
-                    "virtual_time_s": v["virtual_time_s"],
+                    **dict(_core.variant_metrics(json.dumps(v))),
                 })
         return pd.DataFrame.from_records(records).set_index(["value", "variant"])
 

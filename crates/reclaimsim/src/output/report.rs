@@ -1,5 +1,6 @@
 //! Printing results: a table for one variant, a comparison of variants, and the JSON file.
 
+use crate::results::metrics;
 use crate::results::{MemcgResult, Profile, RunResult, VariantResult, WorkloadResult};
 use crate::units::human_bytes;
 use std::collections::BTreeSet;
@@ -37,8 +38,8 @@ const MEMCG_STAT: &[(&str, &[&str])] = &[
     ("anon", &["active_anon", "inactive_anon"]),
     ("file", &["active_file", "inactive_file"]),
     ("swap", &[]),
-    ("pgscan", &["pgscan_kswapd", "pgscan_direct"]),
-    ("pgsteal", &["pgsteal_kswapd", "pgsteal_direct"]),
+    ("pgscan", metrics::PGSCAN),
+    ("pgsteal", metrics::PGSTEAL),
     ("refault_anon", &["workingset_refault_anon"]),
     ("refault_file", &["workingset_refault_file"]),
     ("pswpout", &[]),

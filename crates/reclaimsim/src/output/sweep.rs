@@ -2,6 +2,7 @@
 //! keys (each value sets every key), summarized as throughput and lock spin share.
 
 use crate::output::report::{change, Grid};
+use crate::results::metrics;
 use crate::results::VariantResult;
 use serde::{Deserialize, Serialize};
 
@@ -23,15 +24,10 @@ pub struct SweepPoint {
 
 /// Throughput of a variant: the sum over its workloads of (ops/s, MiB/s).
 pub fn throughput(v: &VariantResult) -> (f64, f64) {
-    v.workloads.values().fold((0.0, 0.0), |(o, m), w| {
-        (o + w.ops_per_sec, m + w.mib_per_sec)
-    })
+    (metrics::ops_per_sec(v), metrics::mib_per_sec(v))
 }
 
-/// Share of CPU time spent spinning on locks, over every lock class.
-pub fn spin_share(v: &VariantResult) -> f64 {
-    v.locks.values().map(|l| l.spin_share).sum()
-}
+pub use crate::results::metrics::spin_share;
 
 /// The sweep as a table: one row per value; per variant its throughput (ops/s and
 /// MiB/s summed over workloads) and lock spin share; after the first variant, its

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod gather;
+pub mod metrics;
 pub use gather::run;
 
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
