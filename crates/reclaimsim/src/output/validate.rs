@@ -41,6 +41,9 @@ pub struct Check {
     /// The expected change `to / from - 1`: [low, high].
     pub expected: [f64; 2],
     pub source: String,
+    /// The expectation's caveat (`[[expect]] caveat`), a footnote of the table.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub caveat: String,
     pub from_value: Option<f64>,
     pub to_value: Option<f64>,
     /// The model's change, `to_value / from_value - 1`.
@@ -97,6 +100,7 @@ fn blank(e: &Expectation) -> Check {
         to: e.to.clone(),
         expected: [e.change.low, e.change.high],
         source: e.source.clone(),
+        caveat: e.caveat.clone(),
         short: e.metric.short(),
         ..Check::default()
     }
@@ -161,16 +165,22 @@ pub fn table(r: &ValidateResult) -> String {
         header.extend(["band", "sign in band", "depends most on (pp)"]);
     }
     let mut t = Grid::new(&header);
+    let mut notes = String::new();
     for s in &r.scenarios {
         for (i, c) in s.expectations.iter().enumerate() {
             let mut row = row(s, c);
+            if !c.caveat.is_empty() {
+                let n = notes.lines().count() + 1;
+                row[1] = format!("{} [{n}]", row[1]);
+                notes.push_str(&format!("[{n}] {}: {}\n", s.run.scenario, c.caveat));
+            }
             if banded {
                 row.extend(band_cells(s.band(i)));
             }
             t.row(row);
         }
     }
-    t.render()
+    t.render() + &notes
 }
 
 /// An expectation's cells, up to `model/expected`.
@@ -236,6 +246,7 @@ mod tests {
             to: "b".into(),
             change: ChangeRange { low, high },
             source: "a mail".into(),
+            caveat: String::new(),
         }
     }
 
@@ -269,6 +280,35 @@ mod tests {
         assert_eq!((c.same_sign, c.in_range), (Some(true), Some(false)));
         let c = evaluate(&e, &ops(100.0), &ops(100.0));
         assert_eq!((c.change, c.same_sign), (Some(0.0), Some(false)));
+    }
+
+    #[test]
+    fn a_caveat_is_a_footnote_of_its_row() {
+        let mut e = expect("workloads.w.ops_per_sec", 0.4, 0.6);
+        e.caveat = "the link is the scenario's hypothesis".into();
+        let plain = expect("workloads.w.ops_per_sec", 0.4, 0.6);
+        let mut run = RunResult::default();
+        run.scenario = "s".into();
+        let check = |es: Vec<Expectation>| ScenarioCheck {
+            file: "s.toml".into(),
+            run: run.clone(),
+            expectations: es
+                .iter()
+                .map(|e| evaluate(e, &ops(1.0), &ops(1.5)))
+                .collect(),
+        };
+        let t = table(&ValidateResult {
+            scenarios: vec![check(vec![plain.clone(), e])],
+        });
+        assert!(t.contains("ops_per_sec [1]"), "{t}");
+        assert!(
+            t.ends_with("[1] s: the link is the scenario's hypothesis\n"),
+            "{t}"
+        );
+        let t = table(&ValidateResult {
+            scenarios: vec![check(vec![plain])],
+        });
+        assert!(!t.contains("[1]"), "{t}");
     }
 
     #[test]

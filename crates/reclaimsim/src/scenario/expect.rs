@@ -37,6 +37,8 @@ struct ExpectConfig {
     change: Value,
     #[serde(default)]
     source: String,
+    #[serde(default)]
+    caveat: String,
 }
 
 /// One checked expectation: `metric` should change by `change` from variant `from` to
@@ -49,6 +51,10 @@ pub struct Expectation {
     pub change: ChangeRange,
     /// Where the figure comes from (mail and table), free text.
     pub source: String,
+    /// What a reader must know about this comparison (e.g. that the link between the
+    /// figure and the variants is the scenario's hypothesis, not the source's): printed
+    /// as a footnote under `validate`'s table. Empty for none.
+    pub caveat: String,
 }
 
 /// An expected relative change `to / from - 1` as a closed range; `low == high` when
@@ -100,6 +106,7 @@ pub(super) fn check(file: ExpectFile, variants: &[&str]) -> Result<Vec<Expectati
             to: e.to,
             change,
             source: e.source,
+            caveat: e.caveat,
         });
     }
     Ok(out)
