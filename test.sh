@@ -7,9 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
-# --release: the tests reuse what `cargo run --release` (the README's first command) and
-# maturin's release build compile, instead of building every dependency a second time.
-cargo test --release --workspace --exclude reclaimsim-py
+# One profile for everything the tests build: `checked` (Cargo.toml) optimises as release
+# and keeps debug assertions on, so the model's vm_bug_on!/vm_warn_on! checks run; the
+# cargo tests, the CLI that pytest calls and the wheel share its dependencies.
+profile=checked
+cargo test --profile "$profile" --workspace --exclude reclaimsim-py
 
 venv="${RECLAIMSIM_VENV:-$CARGO_TARGET_DIR/venv}"
 if [ ! -x "$venv/bin/python" ]; then
@@ -23,14 +25,14 @@ py="$venv/bin/python"
 maturin="$venv/bin/maturin"
 [ -x "$maturin" ] || maturin="$(command -v maturin)"
 rm -rf "$CARGO_TARGET_DIR/wheels"
-"$maturin" build --release -q -i "$py" -m crates/reclaimsim-py/Cargo.toml \
+"$maturin" build --profile "$profile" -q -i "$py" -m crates/reclaimsim-py/Cargo.toml \
     -o "$CARGO_TARGET_DIR/wheels"
 "$py" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
     "$CARGO_TARGET_DIR"/wheels/reclaimsim-*.whl
 
 # The CLI that cargo test built, for `sweep --ray` (which runs this venv's python); the
 # report's screenshot lands in target/report-artifacts.
-export RECLAIMSIM_BIN="$CARGO_TARGET_DIR/release/reclaimsim"
+export RECLAIMSIM_BIN="$CARGO_TARGET_DIR/$profile/reclaimsim"
 export RECLAIMSIM_PYTHON="$py"
 export RECLAIMSIM_ARTIFACTS="$CARGO_TARGET_DIR/report-artifacts"
 export PATH="$venv/bin:$PATH"

@@ -1,6 +1,7 @@
 //! The memory cgroup tree: page counters, limits, effective protection, and per-memcg
 //! statistics (mm/memcontrol.c, mm/page_counter.c).
 
+use crate::kernel::debug::vm_warn_on;
 use crate::kernel::stats::VmStat;
 use smallvec::SmallVec;
 
@@ -175,6 +176,7 @@ impl MemcgTree {
         })
     }
 
+    /// page_counter_charge() up the hierarchy.
     pub fn charge(&mut self, m: MemcgId, nr: u64) {
         let mut c = Some(m);
         while let Some(id) = c {
@@ -183,11 +185,14 @@ impl MemcgTree {
         }
     }
 
+    /// page_counter_uncharge() up the hierarchy: page_counter_cancel warns when a
+    /// counter would go below zero and sets it to zero.
     pub fn uncharge(&mut self, m: MemcgId, nr: u64) {
         let mut c = Some(m);
         while let Some(id) = c {
             let cg = &mut self.cgs[id as usize];
-            cg.usage = cg.usage.checked_sub(nr).expect("memcg usage underflow");
+            vm_warn_on!(cg.usage < nr, "page_counter underflow: {} - {nr}", cg.usage);
+            cg.usage = cg.usage.saturating_sub(nr);
             c = cg.parent;
         }
     }

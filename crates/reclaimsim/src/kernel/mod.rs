@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod config;
+pub mod debug;
 pub mod fault;
 pub mod folio;
 pub mod kswapd;

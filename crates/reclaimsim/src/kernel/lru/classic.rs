@@ -3,6 +3,7 @@
 
 use super::{Policy, Verdict};
 use crate::kernel::batch;
+use crate::kernel::debug::vm_bug_on;
 use crate::kernel::folio::{folio_lru_list, lru, pg, Pfn};
 use crate::kernel::list::List;
 use crate::kernel::memcg::{MemcgId, ROOT};
@@ -208,6 +209,12 @@ impl Classic {
             crate::kernel::vmscan::lru_scan_touch(k, scan > 0);
             k.spend(k.costs.list_op, Cat::ListOps);
             scan += 1;
+            // lruvec_del_folio's check (lruvec_memcg_debug): a folio on this lruvec's list
+            // belongs to it.
+            vm_bug_on!(
+                k.folio_lruvec(pfn) != lv,
+                "folio {pfn} on another lruvec's list"
+            );
             // Someone else owns it (a batch flush won PG_lru): rotate it to the head.
             if !k.isolate_lru_flag(pfn) {
                 self.lists[lv][list].push_head(&mut k.links, &mut k.folios, pfn);
@@ -223,6 +230,11 @@ impl Classic {
     fn move_folios_to_lru(&mut self, k: &mut Kernel, folios: &[Pfn]) -> u64 {
         let mut moved = 0;
         for &pfn in folios {
+            // move_folios_to_lru: an isolated folio has no PG_lru until it is put back.
+            vm_bug_on!(
+                k.folios[pfn as usize].test(pg::LRU),
+                "folio {pfn} put back twice"
+            );
             k.folios[pfn as usize].set(pg::LRU);
             let lv = k.folio_lruvec(pfn);
             self.add_folio(k, pfn, false);
