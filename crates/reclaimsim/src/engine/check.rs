@@ -3,7 +3,7 @@
 //! tables, page cache, swap cache and rmap agree. Runs between two tasks' turns (at sync
 //! points), where a frame may also be held by a task (isolated, just allocated).
 
-use crate::kernel::folio::{pg, Pfn};
+use crate::kernel::folio::{pg, Pfn, NIL};
 use crate::kernel::lru::Policy;
 use crate::kernel::mm::VmaKind;
 use crate::kernel::Kernel;
@@ -265,10 +265,17 @@ fn check_writeback(k: &Kernel) -> Result<(), String> {
     Ok(())
 }
 
-/// Every PTE maps an allocated folio whose rmap names it (or a used swap slot); gives
-/// the PTEs mapping each frame.
-fn count_mappings(k: &Kernel) -> Result<Vec<u32>, String> {
+/// The PTEs mapping each frame, and the swap PTEs naming each swap slot.
+struct Mappings {
+    mapcount: Vec<u32>,
+    swap_refs: Vec<u8>,
+}
+
+/// Every PTE maps an allocated folio whose rmap names it (or a used swap slot); counts
+/// the PTEs mapping each frame and naming each slot.
+fn count_mappings(k: &Kernel) -> Result<Mappings, String> {
     let mut mapcount = vec![0u32; k.folios.len()];
+    let mut swap_refs = vec![0u8; k.swap.as_ref().map_or(0, |s| s.slots.len())];
     for (mi, mm) in k.mms.iter().enumerate() {
         for vma in &mm.vmas {
             for (i, pte) in vma.ptes.iter().enumerate() {
@@ -277,6 +284,8 @@ fn count_mappings(k: &Kernel) -> Result<Vec<u32>, String> {
                     if sw.slots[slot as usize].is_free() {
                         return Err(format!("mm {mi} maps free swap slot {slot}"));
                     }
+                    let refs = &mut swap_refs[slot as usize];
+                    *refs = refs.saturating_add(1);
                     continue;
                 }
                 let Some(pfn) = pte.pfn() else { continue };
@@ -303,13 +312,22 @@ fn count_mappings(k: &Kernel) -> Result<Vec<u32>, String> {
             }
         }
     }
-    Ok(mapcount)
+    Ok(Mappings {
+        mapcount,
+        swap_refs,
+    })
 }
 
 /// Mapcounts equal the PTEs that map each frame; page-cache and swap-cache folios sit in
-/// their slots; each file counts the pages it caches.
+/// their slots, and a folio out of the swap cache holds no slot (a page swapped in
+/// around the swap cache, or one whose slot was freed); each file counts the pages it
+/// caches.
 fn check_mappings(k: &Kernel) -> Result<(), String> {
-    let mapcount = count_mappings(k)?;
+    let Mappings {
+        mapcount,
+        swap_refs,
+    } = count_mappings(k)?;
+    check_swap(k, &swap_refs)?;
     for (pfn, f) in k.folios.iter().enumerate() {
         if f.mapcount as u32 != mapcount[pfn] {
             return Err(format!(
@@ -328,6 +346,12 @@ fn check_mappings(k: &Kernel) -> Result<(), String> {
                 return Err(format!("file pfn {pfn} is not in its page-cache slot"));
             }
         }
+        if f.test(pg::ALLOCATED) && !f.test(pg::SWAPCACHE) && k.folio_swap[pfn] != NIL {
+            return Err(format!(
+                "pfn {pfn} is out of the swap cache but holds slot {}",
+                k.folio_swap[pfn]
+            ));
+        }
         if f.test(pg::SWAPCACHE) {
             let slot = k.folio_swap[pfn];
             let sw = k.swap.as_ref().ok_or("swap cache without a swap device")?;
@@ -345,6 +369,39 @@ fn check_mappings(k: &Kernel) -> Result<(), String> {
             return Err(format!(
                 "file {fi} caches {cached} pages but counts {}",
                 file.nr_cached
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Each swap slot is free, holds data (with a shadow entry or none), or is owned by
+/// exactly one swap-cache folio, which names it back (the reverse is in
+/// `check_mappings`); and at most one PTE names a slot: the model has no fork or shared
+/// anon, so every swap count is 0 or 1 (what lets do_swap_page skip the swap cache).
+fn check_swap(k: &Kernel, swap_refs: &[u8]) -> Result<(), String> {
+    let Some(sw) = k.swap.as_ref() else {
+        return Ok(());
+    };
+    for (slot, s) in sw.slots.iter().enumerate() {
+        if swap_refs[slot] > 1 {
+            return Err(format!(
+                "swap slot {slot} is named by {} PTEs",
+                swap_refs[slot]
+            ));
+        }
+        let Some(pfn) = s.as_cached() else { continue };
+        let f = &k.folios[pfn as usize];
+        let owned = f.test(pg::ALLOCATED) && f.test(pg::ANON) && f.test(pg::SWAPCACHE);
+        if !owned || k.folio_swap[pfn as usize] != slot as u32 {
+            return Err(format!(
+                "swap slot {slot} is cached by pfn {pfn} (flags {:#x}), which holds slot {}",
+                f.flags, k.folio_swap[pfn as usize]
+            ));
+        }
+        if f.mapped() && swap_refs[slot] > 0 {
+            return Err(format!(
+                "swap slot {slot}: its folio {pfn} is mapped and a PTE still names the slot"
             ));
         }
     }

@@ -343,9 +343,12 @@ pub fn do_wp_page(k: &mut Kernel, mm: u32, vpn: u64) {
     dirty_shared_page(k, pfn);
 }
 
-/// Models do_swap_page(): a swap-cache hit maps the folio (minor fault); otherwise the
-/// page is read from the device into a new swap-cache folio (major fault). The swap slot
-/// is freed at once on a write fault or when swap is more than half full.
+/// Models do_swap_page() (Linux 6.1): a swap-cache hit maps the folio (minor fault).
+/// On a miss, a SWP_SYNCHRONOUS_IO device (zram, brd) with an entry of one reference
+/// skips the swap cache (`swapin_skip_swapcache`); any other miss reads the page into a
+/// new swap-cache folio (major fault). After mapping a swap-cache folio, swap_free()
+/// drops the PTE's reference and should_try_to_free_swap() decides whether the folio
+/// gives its slot back.
 fn do_swap_page(
     k: &mut Kernel,
     p: &mut dyn Policy,
@@ -362,6 +365,11 @@ fn do_swap_page(
     };
     let pfn = match cached(k) {
         Some(pfn) => pfn,
+        // __swap_count(entry) == 1: the model has no fork and no shared anon, so every
+        // swap entry is held by exactly one PTE and its count is always 1.
+        None if k.swap.as_ref().unwrap().synchronous_io => {
+            return swapin_skip_swapcache(k, p, mm, v, idx, orig, write);
+        }
         None => {
             let new = alloc_folio(k, p, memcg)?;
             // Another thread swapped the page in while this one allocated.
@@ -389,10 +397,102 @@ fn do_swap_page(
     m.anon_rss += 1;
     m.swap_ents -= 1;
     k.folios[pfn as usize].mapcount += 1;
-    if write || k.swap.as_ref().unwrap().full() {
+    // swap_free() of the PTE's reference leaves the slot to the swap cache's (its
+    // SWAP_HAS_CACHE), so nothing is freed until folio_free_swap().
+    if should_try_to_free_swap(k, pfn, write) {
         folio_free_swap(k, pfn);
     }
     Ok(())
+}
+
+/// Models should_try_to_free_swap() (Linux 6.1) for a swap-cache folio just mapped by
+/// do_swap_page(): free its slot when mem_cgroup_swap_full() (vm_swap_full(): free
+/// swap below half; the model has no memory.swap.max, so no memcg is ever nearer its
+/// limit), or on a write fault when the fault holds the only reference besides the swap
+/// cache's (folio_ref_count() == 2: not isolated by reclaim, in no per-CPU batch). No
+/// mlock or VM_LOCKED in the model.
+fn should_try_to_free_swap(k: &Kernel, pfn: Pfn, write: bool) -> bool {
+    let f = k.folios[pfn as usize];
+    if !f.test(pg::SWAPCACHE) {
+        return false;
+    }
+    if k.swap.as_ref().is_some_and(|s| s.full()) {
+        return true;
+    }
+    write && !f.test(pg::HELD | pg::IN_LRU_ADD) && f.pins() == 0
+}
+
+/// Models do_swap_page()'s skip-swapcache path (Linux 6.1, taken for a SWP_SYNCHRONOUS_IO
+/// device when __swap_count(entry) == 1): a new folio is allocated and charged
+/// (vma_alloc_folio, mem_cgroup_swapin_charge_folio), the shadow left in the swap
+/// cache's slot (get_shadow_from_swap_cache) goes to workingset_refault, the page is read
+/// synchronously (swap_readpage), and once the PTE is installed swap_free() frees the
+/// slot, with its shadow: the folio holds no slot and is never in the swap cache, so
+/// reclaiming it again takes add_to_swap and a new write. No swap-cache insertion or
+/// deletion is charged. Departs: the model installs the PTE before folio_add_lru (the
+/// kernel adds the folio to the LRU before the read), so a second thread faulting on
+/// the same entry backs out either after its allocation or after the refault check,
+/// before its folio reaches the LRU.
+fn swapin_skip_swapcache(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    mm: u32,
+    v: usize,
+    idx: usize,
+    orig: Pte,
+    write: bool,
+) -> Result<(), Killed> {
+    let memcg = k.mms[mm as usize].memcg;
+    let slot = orig.swap_slot().expect("a swap PTE");
+    let new = alloc_folio(k, p, memcg)?;
+    // Another thread swapped the page in (and freed the slot) while this one allocated.
+    if pte_changed(k, mm, v, idx, orig) {
+        k.free_folio(new);
+        return Ok(());
+    }
+    let sw = k.swap.as_ref().unwrap();
+    debug_assert!(
+        sw.slots[slot as usize].as_cached().is_none(),
+        "an entry of a synchronous device is never read into the swap cache"
+    );
+    let shadow = sw.slots[slot as usize].shadow();
+    let vpn = k.mms[mm as usize].vmas[v].start + idx as u64;
+    let f = &mut k.folios[new as usize];
+    f.set(pg::ANON | pg::SWAPBACKED);
+    f.owner = mm;
+    f.index = vpn as u32;
+    if let Some(shadow) = shadow {
+        p.refault(k, new, shadow, true);
+    }
+    swap_readpage(k, memcg);
+    // The refault check may have waited for an lru lock: the pte_same() check.
+    if pte_changed(k, mm, v, idx, orig) {
+        k.free_folio(new);
+        return Ok(());
+    }
+    let m = &mut k.mms[mm as usize];
+    m.vmas[v].ptes[idx] = Pte::present(new, true, write);
+    m.anon_rss += 1;
+    m.swap_ents -= 1;
+    k.folios[new as usize].mapcount = 1;
+    swap_free(k, slot);
+    batch::folio_add_lru(k, p, new, true);
+    Ok(())
+}
+
+/// Models swap_readpage() of one page from zram or brd, which complete in the caller's
+/// context (zram's decompression, brd's copy), and pswpin; then do_swap_page() counts the
+/// major fault ("had to read the page from swap area").
+fn swap_readpage(k: &mut Kernel, memcg: MemcgId) {
+    match k.swap.as_ref().unwrap().device {
+        crate::kernel::config::SwapDevice::Zram => {
+            k.spend(k.costs.zram_decompress, Cat::Compression)
+        }
+        crate::kernel::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
+    }
+    k.count(Vm::Pswpin, memcg, 1);
+    k.vm.add(Vm::Pgpgin, 4);
+    k.count(Vm::Pgmajfault, memcg, 1);
 }
 
 /// Models swap_read_folio() into a new swap-cache folio (__read_swap_cache_async): the
@@ -407,15 +507,7 @@ fn swap_read_folio(
     pfn: Pfn,
 ) {
     let memcg = k.mms[mm as usize].memcg;
-    match k.swap.as_ref().unwrap().device {
-        crate::kernel::config::SwapDevice::Zram => {
-            k.spend(k.costs.zram_decompress, Cat::Compression)
-        }
-        crate::kernel::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
-    }
-    k.count(Vm::Pswpin, memcg, 1);
-    k.count(Vm::Pgmajfault, memcg, 1);
-    k.vm.add(Vm::Pgpgin, 4);
+    swap_readpage(k, memcg);
     let vpn = k.mms[mm as usize].vmas[v].start + idx as u64;
     let f = &mut k.folios[pfn as usize];
     f.set(pg::ANON | pg::SWAPBACKED | pg::SWAPCACHE);
@@ -433,7 +525,12 @@ fn swap_read_folio(
 }
 
 /// Models folio_free_swap(): drops the swap-cache copy; the folio is now the only copy.
+/// The callers have checked what the kernel checks here: not under writeback (a swap
+/// write completes at once in the model) and not folio_swapped() (no PTE still holds
+/// the entry: the folio is mapped, or its process has exited).
 pub fn folio_free_swap(k: &mut Kernel, pfn: Pfn) {
+    debug_assert!(k.folios[pfn as usize].test(pg::SWAPCACHE));
+    debug_assert!(!k.folios[pfn as usize].test(pg::WRITEBACK));
     let slot = k.folio_swap[pfn as usize];
     k.folio_swap[pfn as usize] = NIL;
     let f = &mut k.folios[pfn as usize];
@@ -443,6 +540,17 @@ pub fn folio_free_swap(k: &mut Kernel, pfn: Pfn) {
     let memcg = k.put_swap_slot(slot);
     k.memcgs.swap_charge(memcg, -1);
     k.spend(k.costs.swap_slot, Cat::Other);
+}
+
+/// Models swap_free() of an entry's last reference when no swap-cache folio holds it
+/// (__swap_entry_free, then free_swap_slot): the slot's data and its shadow go, the
+/// slot waits in this CPU's return cache for si->lock (`Kernel::put_swap_slot`), and the
+/// memcg's swap charge drops. The swap-map update itself takes the cluster lock on
+/// these non-rotational devices (lock_cluster_or_swap_info), which the model does not
+/// have.
+fn swap_free(k: &mut Kernel, slot: u32) {
+    let memcg = k.put_swap_slot(slot);
+    k.memcgs.swap_charge(memcg, -1);
 }
 
 /// What a page-cache lookup is for.
@@ -592,8 +700,7 @@ fn free_swap_entry(k: &mut Kernel, p: &mut dyn Policy, slot: u32) {
         k.folio_swap[pfn as usize] = NIL;
         k.folios[pfn as usize].clear(pg::SWAPCACHE);
     }
-    let memcg = k.put_swap_slot(slot);
-    k.memcgs.swap_charge(memcg, -1);
+    swap_free(k, slot);
     if let Some(pfn) = cached.filter(|&pfn| !k.folios[pfn as usize].mapped()) {
         release_folio(k, p, pfn);
     }

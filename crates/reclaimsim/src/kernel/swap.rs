@@ -50,6 +50,11 @@ pub struct Swap {
     fresh: u32,
     /// si->lock, guarding the swap map.
     pub lock: crate::sim::lock::Lock,
+    /// SWP_SYNCHRONOUS_IO in si->flags: swapon sets it for a device whose queue is
+    /// synchronous (QUEUE_FLAG_SYNCHRONOUS), which zram and brd both are, so it is set for
+    /// every device the model has. Then do_swap_page skips the swap cache for an entry
+    /// with one reference. Tests clear it to take the swap-cache path.
+    pub synchronous_io: bool,
 }
 
 impl Swap {
@@ -62,6 +67,9 @@ impl Swap {
             free: Vec::new(),
             fresh: 0,
             lock: Default::default(),
+            synchronous_io: match device {
+                SwapDevice::Zram | SwapDevice::Ramdisk => true,
+            },
         }
     }
 
@@ -78,7 +86,7 @@ impl Swap {
         self.free.capacity() * 4
     }
 
-    /// Models vm_swap_full(): more than half of swap in use.
+    /// Models vm_swap_full(): more than half of swap in use (free swap below half).
     pub fn full(&self) -> bool {
         self.nr_free() * 2 < self.total()
     }

@@ -151,16 +151,7 @@ pub fn shrink_folio_list(
             Fate::Freed => reclaimed += 1,
             Fate::Keep => survivors.push(pfn),
             Fate::Activate => {
-                // Not a swap candidate: give back its swap space when swap is over half
-                // full, unless a PTE still holds its swap entry (folio_swapped()).
-                let f = k.folios[pfn as usize];
-                if f.test(pg::SWAPCACHE)
-                    && f.mapped()
-                    && !f.test(pg::WRITEBACK)
-                    && k.swap.as_ref().is_some_and(|s| s.full())
-                {
-                    crate::kernel::fault::folio_free_swap(k, pfn);
-                }
+                activate_free_swap(k, pfn);
                 let f = &mut k.folios[pfn as usize];
                 f.set(pg::ACTIVE);
                 let (t, memcg) = (f.lru_type(), f.memcg);
@@ -173,6 +164,22 @@ pub fn shrink_folio_list(
     k.vm.add(Vm::Pgactivate, stat.nr_activate[0] + stat.nr_activate[1]);
     *list = survivors;
     reclaimed
+}
+
+/// shrink_folio_list()'s activate_locked (Linux 6.1): a swap-cache folio that is not a
+/// candidate for swapping gives back its swap space when mem_cgroup_swap_full() (free
+/// swap below half; no memory.swap.max or mlock in the model). folio_free_swap() then
+/// refuses a folio under writeback or one a PTE still references by its swap entry
+/// (folio_swapped(): with one mapping per page, an unmapped folio).
+fn activate_free_swap(k: &mut Kernel, pfn: Pfn) {
+    let f = k.folios[pfn as usize];
+    if f.test(pg::SWAPCACHE)
+        && k.swap.as_ref().is_some_and(|s| s.full())
+        && f.mapped()
+        && !f.test(pg::WRITEBACK)
+    {
+        crate::kernel::fault::folio_free_swap(k, pfn);
+    }
 }
 
 enum Fate {
