@@ -4,7 +4,7 @@
 
 use crate::page::Figure;
 use plotly::common::{Marker, Mode, Orientation, TextPosition, Title};
-use plotly::layout::{Axis, AxisType, BarMode, Legend, Margin};
+use plotly::layout::{Axis, AxisRange, AxisType, BarMode, Legend, Margin};
 use plotly::{Bar, Layout, Plot, Scatter};
 
 /// Plotly's default colour sequence.
@@ -13,9 +13,33 @@ const PALETTE: [&str; 10] = [
     "#bcbd22", "#17becf",
 ];
 
+/// Colours for categories that are not variants (a profile's categories), so that no
+/// category is mistaken for a variant: ColorBrewer's Set2 and Pastel1, which share no
+/// colour with `PALETTE`.
+const CATEGORY_PALETTE: [&str; 16] = [
+    "#66c2a5", "#fc8d62", "#8da0cb", "#e78ac3", "#a6d854", "#ffd92f", "#e5c494", "#b3b3b3",
+    "#fbb4ae", "#b3cde3", "#ccebc5", "#decbe4", "#fed9a6", "#ffffcc", "#e5d8bd", "#fddaec",
+];
+
 /// The colour of series `i`.
 pub fn color(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
+}
+
+/// The colour of category `i` (never a variant's).
+pub fn category_color(i: usize) -> &'static str {
+    CATEGORY_PALETTE[i % CATEGORY_PALETTE.len()]
+}
+
+/// Fix a chart's x axis to `[0, x_max]`, so that charts of different variants side by
+/// side share their x range.
+pub fn x_range(figure: &mut Figure, x_title: &str, x_max: f64) {
+    let axis = Axis::new()
+        .title(Title::with_text(x_title))
+        .auto_margin(true)
+        .range(AxisRange::new(0.0, x_max));
+    let layout = figure.plot.layout().clone().x_axis(axis);
+    figure.plot.set_layout(layout);
 }
 
 /// One named series: y (and for bars the text on each bar) over the chart's x.
@@ -139,7 +163,7 @@ pub fn stacked_areas(
             .name(s.name)
             .mode(Mode::Lines)
             .stack_group("one")
-            .marker(Marker::new().color(color(i)));
+            .marker(Marker::new().color(category_color(i)));
         plot.add_trace(area);
     }
     plot.set_layout(layout(title, x_title, y_title, false));
@@ -154,7 +178,7 @@ pub fn stacked_hbars(title: &str, x_title: &str, rows: &[String], series: Vec<Se
         let bar = Bar::new(s.y, rows.to_vec())
             .orientation(Orientation::Horizontal)
             .name(s.name)
-            .marker(Marker::new().color(color(i)))
+            .marker(Marker::new().color(category_color(i)))
             .text_array(s.text)
             .text_position(TextPosition::Inside);
         plot.add_trace(bar);

@@ -35,6 +35,8 @@ pub struct Page {
     pub facts: Vec<String>,
     /// The scenario's description, shown preformatted.
     pub description: String,
+    /// The headline changes, a line each, shown before the charts.
+    pub summary: Vec<String>,
     pub sections: Vec<Section>,
 }
 
@@ -66,6 +68,13 @@ impl Page {
         }
         if !self.description.is_empty() {
             out += &format!("<pre>{}</pre>\n", escape(&self.description));
+        }
+        if !self.summary.is_empty() {
+            out += "<h2>Summary</h2>\n<ul class=\"summary\">\n";
+            for line in &self.summary {
+                out += &format!("<li>{}</li>\n", escape(line));
+            }
+            out += "</ul>\n";
         }
         let mut n = 0;
         for s in &self.sections {
@@ -126,6 +135,7 @@ mod tests {
             title: "a<b".into(),
             facts: vec!["seed 1".into()],
             description: "x & y".into(),
+            summary: vec!["b against a: +1.0%".into()],
             sections: vec![Section {
                 heading: "h".into(),
                 note: Some("n".into()),
@@ -138,6 +148,13 @@ mod tests {
         let html = page.render();
         assert!(html.contains("<title>a&lt;b</title>"));
         assert!(html.contains("<pre>x &amp; y</pre>"));
+        let summary = html
+            .find("<li>b against a: +1.0%</li>")
+            .expect("the summary");
+        assert!(
+            summary < html.find("id=\"plot-0\"").unwrap(),
+            "before the charts"
+        );
         assert!(html.contains("plotly.js v"), "plotly.js is inlined");
         assert!(!html.contains("<script src"), "no external script");
         // plotly.js's script and the figure's: MathJax is left out.

@@ -3,7 +3,7 @@
 use crate::chart::{self, Line, Series};
 use crate::page::{Figure, Page, Section};
 use reclaimsim::output::report::change;
-use reclaimsim::results::{RunResult, VariantResult};
+use reclaimsim::results::{metrics, RunResult, VariantResult};
 use std::collections::BTreeSet;
 
 /// Charts per memcg (or workload) stop after this many; the note says how many are left out.
@@ -31,6 +31,7 @@ pub fn page(r: &RunResult) -> Page {
         title: format!("reclaimsim: {}", r.scenario),
         facts,
         description: r.description.clone(),
+        summary: summary(&r.variants),
         sections: vec![
             memory(&r.variants),
             throughput(&r.variants),
@@ -40,6 +41,54 @@ pub fn page(r: &RunResult) -> Page {
             kswapd(&r.variants),
             reclaim_share(&r.variants),
         ],
+    }
+}
+
+/// The headline figures: for one variant, each workload's throughput and the reclaim
+/// counters; for several, each later variant's change of them against the first.
+fn summary(vs: &[VariantResult]) -> Vec<String> {
+    let Some(base) = vs.first() else {
+        return Vec::new();
+    };
+    let figures = |v: &VariantResult| -> Vec<(String, f64)> {
+        let mut out: Vec<(String, f64)> = (v.workloads.iter())
+            .map(|(w, r)| (format!("{w} ops/s"), r.ops_per_sec))
+            .collect();
+        for m in metrics::METRICS {
+            if SUMMARY_METRICS.contains(&m.key) {
+                out.push((m.key.to_string(), (m.value)(v)));
+            }
+        }
+        out
+    };
+    if vs.len() == 1 {
+        let parts: Vec<String> = (figures(base).into_iter())
+            .map(|(k, x)| format!("{k} {}", short_number(x)))
+            .collect();
+        return vec![format!("{}: {}", base.name, parts.join("; "))];
+    }
+    let before = figures(base);
+    (vs.iter().skip(1))
+        .map(|v| {
+            let parts: Vec<String> = (figures(v).into_iter().zip(&before))
+                .filter(|((_, x), (_, b))| *x != 0.0 || *b != 0.0)
+                .map(|((k, x), (_, b))| format!("{k} {}", change(*b, x)))
+                .collect();
+            format!("{} against {}: {}", v.name, base.name, parts.join("; "))
+        })
+        .collect()
+}
+
+/// The registry's metrics the summary gives beside each workload's throughput.
+const SUMMARY_METRICS: [&str; 5] = ["pgscan", "pswpin", "refaults", "alloc_stalls", "kswapd_ns"];
+
+/// 1234567 as `1.23M`, 5300 as `5.30k`.
+fn short_number(x: f64) -> String {
+    match x.abs() {
+        a if a >= 1e9 => format!("{:.2}G", x / 1e9),
+        a if a >= 1e6 => format!("{:.2}M", x / 1e6),
+        a if a >= 1e3 => format!("{:.2}k", x / 1e3),
+        _ => format!("{x:.0}"),
     }
 }
 
@@ -109,6 +158,16 @@ fn memory(vs: &[VariantResult]) -> Section {
     }
     for path in &paths {
         figures.extend(vs.iter().filter_map(|v| generations(v, path)));
+    }
+    // Variants end at different virtual times: every panel spans the longest run.
+    let x_max = vs
+        .iter()
+        .filter_map(|v| v.timeseries.last().map(|s| s.time_s))
+        .fold(0.0, f64::max);
+    if x_max > 0.0 {
+        for f in &mut figures {
+            chart::x_range(f, "virtual time (s)", x_max);
+        }
     }
     Section {
         heading,
@@ -289,10 +348,17 @@ fn stalls(vs: &[VariantResult]) -> Section {
     }
 }
 
-/// Wait time per lock class and call site, where any variant waited.
+/// Lock sites shown: the ones with the most wait in any variant.
+const MAX_LOCK_SITES: usize = 8;
+
+/// Wait time per lock class and call site: the sites that waited most in any variant,
+/// on a log axis (waits span orders of magnitude), without per-bar labels.
 fn locks(vs: &[VariantResult]) -> Section {
-    let sites: BTreeSet<(&String, &String)> = vs
-        .iter()
+    let wait = |v: &VariantResult, c: &str, s: &str| {
+        let site = v.locks.get(c).and_then(|l| l.sites.get(s));
+        site.map_or(0.0, |s| s.wait_ns as f64 / 1e6)
+    };
+    let all: BTreeSet<(&String, &String)> = (vs.iter())
         .flat_map(|v| v.locks.iter())
         .flat_map(|(class, l)| {
             l.sites
@@ -302,27 +368,36 @@ fn locks(vs: &[VariantResult]) -> Section {
         })
         .collect();
     let heading = "Lock wait per call site".to_string();
-    if sites.is_empty() {
+    if all.is_empty() {
         return Section::empty(heading, "No lock acquisition waited in any variant.");
     }
-    let x: Vec<String> = sites.iter().map(|(c, s)| format!("{c}/{s}")).collect();
-    let s = series(vs, |v| {
-        sites
-            .iter()
-            .map(|(c, s)| {
-                let site = v.locks.get(*c).and_then(|l| l.sites.get(*s));
-                site.map_or(0.0, |s| s.wait_ns as f64 / 1e6)
-            })
-            .collect()
+    let most = |(c, s): &(&String, &String)| vs.iter().map(|v| wait(v, c, s)).fold(0.0, f64::max);
+    let mut sites: Vec<(&String, &String)> = all.into_iter().collect();
+    // Most wait first; ties by name, so the page is the same every time.
+    sites.sort_by(|a, b| most(b).total_cmp(&most(a)).then(a.cmp(b)));
+    let note = (sites.len() > MAX_LOCK_SITES).then(|| {
+        format!(
+            "The {MAX_LOCK_SITES} of {} sites that waited most are shown.",
+            sites.len()
+        )
     });
-    let mut figure = chart::grouped_bars("Lock wait", "ms (virtual, all CPUs)", &x, s, false);
+    sites.truncate(MAX_LOCK_SITES);
+    let x: Vec<String> = sites.iter().map(|(c, s)| format!("{c}/{s}")).collect();
+    let s = vs
+        .iter()
+        .map(|v| Series {
+            name: v.name.clone(),
+            y: sites.iter().map(|(c, s)| wait(v, c, s)).collect(),
+            text: vec![],
+        })
+        .collect();
+    let mut figure = chart::grouped_bars("Lock wait", "ms (virtual, all CPUs; log)", &x, s, true);
     figure.wide = true;
     chart::legend_right(&mut figure);
-    let figures = vec![figure];
     Section {
         heading,
-        note: None,
-        figures,
+        note,
+        figures: vec![figure],
     }
 }
 

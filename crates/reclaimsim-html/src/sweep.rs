@@ -66,6 +66,7 @@ pub fn page(r: &SweepResult) -> Page {
             ),
         ],
         description: String::new(),
+        summary: Vec::new(),
         sections: vec![Section {
             heading: "Metrics against the swept value".into(),
             note,
