@@ -196,13 +196,15 @@ fn end_of(s: &Scenario, i: usize, depth: usize) -> End {
     match (&own.open, &until.open) {
         (_, Some(_)) => own,
         (Some(_), None) => until,
-        // Both end: the one that stops first, as far as time tells.
-        (None, None) if own.ops == 0 && until.ops == 0 => End::time(0).then(&End {
+        // Both end: it stops at whichever comes first, so the time it lasts at least is
+        // the smaller of the two (a time-based job stopped by a counted workload is not
+        // the run's length: seed 000's fio runs `until` memcached). Its own work is at
+        // most its own count; the other's is counted with the other.
+        (None, None) => End {
             time_ns: own.time_ns.min(until.time_ns),
-            ..End::default()
-        }),
-        (None, None) if own.ops == 0 => until,
-        (None, None) => own,
+            ops: own.ops,
+            open: None,
+        },
     }
 }
 
@@ -353,6 +355,22 @@ mod tests {
         let w = work(&text, &[]);
         assert_eq!(w.virtual_ns, 3_000_000_000);
         assert!(w.virtual_exact);
+        assert_eq!(refuse(&w, false), None);
+    }
+
+    /// Seed 000's shape: a time-based fio `until` a workload that ends by its count; the
+    /// run lasts until the count is done, not the fio runtime (it used to say "at least
+    /// 100 s" of a run that ends at 1.2 s).
+    #[test]
+    fn until_a_counted_workload_does_not_stretch_the_run_to_the_runtime() {
+        let text = format!(
+            "{FIO}time_based = true\nruntime = \"100s\"\n\
+             [[workload]]\nname = \"b\"\nanon = {{ size = \"1MiB\", passes = 2 }}\n"
+        )
+        .replace("name = \"fio\"\n", "name = \"fio\"\nuntil = \"b\"\n");
+        let w = work(&text, &[]);
+        assert_eq!(w.virtual_ns, 0, "no time bound: both end by counts");
+        assert!(!w.virtual_exact);
         assert_eq!(refuse(&w, false), None);
     }
 
