@@ -250,6 +250,7 @@ impl Mglru {
         for t in std::mem::take(&mut self.mm_state[lv].waiters) {
             k.sched.push(t, now);
         }
+        self.wake_flushers_after_aging(k);
         true
     }
 
