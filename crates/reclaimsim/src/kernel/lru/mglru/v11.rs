@@ -64,7 +64,7 @@ impl Mglru {
     /// sc->memcgs_need_aging. Otherwise kswapd leaves the memcg to lru_gen_age_node,
     /// global direct reclaim marks skipped_deactivate and ages only on the
     /// force_deactivate retry, memcg reclaim ages here (waiting only at priority 0).
-    pub(super) fn get_nr_to_scan_v11(
+    pub fn get_nr_to_scan_v11(
         &mut self,
         k: &mut Kernel,
         lv: usize,
