@@ -332,7 +332,7 @@ impl Mglru {
     /// walk may use (should_skip_vma: anon needs swap) is scanned if force_scan or the
     /// Bloom filter of this generation has it; a table worth it goes into the next
     /// generation's filter. The deferred sizes are applied every MAX_LRU_BATCH
-    /// promotions (the walker's yield) and at the end.
+    /// promotions (the walker's yield; v11's 8192 under `v11*`) and at the end.
     fn walk_mm(&mut self, k: &mut Kernel, lv: usize, mm: u32, walk: &mut MmWalk) {
         for v in 0..k.mms[mm as usize].vmas.len() {
             let vma = &k.mms[mm as usize].vmas[v];
@@ -356,7 +356,7 @@ impl Mglru {
                         self.mm_state[lv].filters.update(walk.max_seq + 1, item);
                     }
                 }
-                if walk.batched >= MAX_LRU_BATCH {
+                if walk.batched >= self.max_lru_batch() {
                     self.reset_batch_size_locked(k, lv, walk);
                 }
                 lo = hi;

@@ -198,9 +198,9 @@ impl Mglru {
 
     /// Models scan_folios() (6.1, lru lock held): from the tail of the oldest generation
     /// of type `t`, sort or isolate folios until 64 are isolated (or 64 could not be) or
-    /// MAX_LRU_BATCH were looked at. Returns the folios scanned, or 0 if none could be
-    /// isolated with budget left (nothing eligible). Each folio costs its touch
-    /// (lru_scan_touch) and the list operation that moves it.
+    /// MAX_LRU_BATCH were looked at (4096; v11's 8192 under `v11*`). Returns the folios
+    /// scanned, or 0 if none could be isolated with budget left (nothing eligible). Each
+    /// folio costs its touch (lru_scan_touch) and the list operation that moves it.
     ///
     /// Seed 003 ("mm, lru_gen: batch update pages when aging", switch `batch_aging*`):
     /// prefetch of the next folio, size changes batched per list, protected folios moved
@@ -219,7 +219,7 @@ impl Mglru {
         }
         let gen = lru_gen_from_seq(self.lrugen[lv].min_seq[t]);
         let (mut scanned, mut sorted, mut isolated, mut skipped) = (0, 0, 0, 0);
-        let mut remaining = MAX_LRU_BATCH;
+        let mut remaining = self.max_lru_batch();
         let mut moved = List::default();
         let mut batch = GenBatch::new(k.cfg.batch_aging_parts(), gen);
         // Tail first through a saved `prev`, as the series does: with bulk moves the

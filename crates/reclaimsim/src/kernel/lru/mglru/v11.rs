@@ -28,6 +28,9 @@ use crate::kernel::stats::Vm;
 use crate::kernel::vmscan::{ScanControl, DEF_PRIORITY};
 use crate::kernel::Kernel;
 
+/// MAX_LRU_BATCH in v11 (May 2022): MIN_LRU_BATCH * 128.
+pub const MAX_LRU_BATCH_V11: u64 = MIN_LRU_BATCH * 128;
+
 impl Mglru {
     /// Models get_nr_evictable(), v11 (May 2022): the evictable pages of the lruvec,
     /// unshifted, and whether it needs aging (the 6.1 should_run_aging test). Sizes are
@@ -143,6 +146,25 @@ impl Mglru {
                 crate::kernel::writeback::wakeup_flusher_threads(k)
             }
             MemcgReclaim::None | MemcgReclaim::V61 | MemcgReclaim::MemcgLru => {}
+        }
+    }
+
+    /// Whether the per-folio code is the May 2022 posting's patches 01-08, as both v11
+    /// values run it (docs/model.md section 14); the other values run 6.1's.
+    pub(super) fn v11_folios(&self) -> bool {
+        match self.memcg_reclaim {
+            MemcgReclaim::V11 | MemcgReclaim::V11Patch1to8 => true,
+            MemcgReclaim::None | MemcgReclaim::V61 | MemcgReclaim::MemcgLru => false,
+        }
+    }
+
+    /// MAX_LRU_BATCH: the eviction scan's budget per call and the page-table walk's
+    /// batch of deferred sizes. v11 (May 2022) has 64 x 128 = 8192; 6.1 has 64 x 64.
+    pub(super) fn max_lru_batch(&self) -> u64 {
+        if self.v11_folios() {
+            MAX_LRU_BATCH_V11
+        } else {
+            MAX_LRU_BATCH
         }
     }
 
