@@ -174,7 +174,8 @@ impl Mglru {
     /// Models isolate_folio() (6.1): take a folio off the LRU for shrink_folio_list
     /// unless unmapping or writing is not allowed, or someone else owns PG_lru. The refs
     /// state survives only if PG_referenced was set; PG_referenced and PG_reclaim are
-    /// cleared for shrink_folio_list.
+    /// cleared for shrink_folio_list. v11 (May 2022, under `v11*`) keeps the refs field
+    /// and PG_workingset whatever PG_referenced says.
     fn isolate_folio(&mut self, k: &mut Kernel, lv: usize, pfn: Pfn, sc: &ScanControl) -> bool {
         let f = &mut k.folios[pfn as usize];
         if !sc.may_unmap && f.mapped() {
@@ -187,7 +188,7 @@ impl Mglru {
         if !f.test_clear(pg::LRU) {
             return false;
         }
-        if !f.test(pg::REFERENCED) {
+        if !f.test(pg::REFERENCED) && !self.v11_folios() {
             f.clear(LRU_REFS_FLAGS);
             f.set_refs_field(0);
         }
