@@ -320,7 +320,8 @@ impl Mglru {
     /// isolate up to 64 folios, try to advance min_seq, shrink the list, and put the
     /// survivors back: one waiting on writeback keeps its flags (restored
     /// PG_referenced if workingset), a clean unmapped unreferenced one is retried once,
-    /// the rest go to the youngest generation (PG_active, refs cleared). Returns the
+    /// the rest go to the youngest generation (PG_active, refs cleared). Under `v11*`
+    /// the May 2022 putback instead (`v11::putback_flags`, no retry). Returns the
     /// folios scanned, 0 when the type is down to MIN_NR_GENS generations.
     pub fn evict_folios(
         &mut self,
@@ -344,6 +345,7 @@ impl Mglru {
         }
         self.need_swapping |= t == ANON; // evict_folios()'s need_swapping (6.1, seed 000)
         let mut skip_retry = false;
+        let v11 = self.v11_folios();
         loop {
             let mut stat = ReclaimStat::default();
             let reclaimed = vmscan::shrink_folio_list(k, self, &mut list, sc, &mut stat);
@@ -351,6 +353,10 @@ impl Mglru {
             let mut clean = Vec::new();
             list.retain(|&pfn| {
                 let f = &mut k.folios[pfn as usize];
+                if v11 {
+                    super::v11::putback_flags(f);
+                    return true;
+                }
                 if f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)) {
                     if f.test(pg::WORKINGSET) {
                         f.set(pg::REFERENCED);

@@ -23,6 +23,7 @@ use super::gen::*;
 use super::Mglru;
 use crate::kernel::batch;
 use crate::kernel::config::MemcgReclaim;
+use crate::kernel::folio::{pg, Folio};
 use crate::kernel::memcg::ROOT;
 use crate::kernel::stats::Vm;
 use crate::kernel::vmscan::{ScanControl, DEF_PRIORITY};
@@ -273,5 +274,18 @@ impl Mglru {
             self.age_lruvec_v11(k, lv, sc);
         }
         self.clear_mm_walk();
+    }
+}
+
+/// The putback flags of a folio shrink_folio_list kept, in evict_folios() of v11 (May
+/// 2022): PG_referenced and PG_workingset cleared, the refs field kept; one marked for
+/// reclaim that is dirty or under writeback goes back inactive (to min_seq + 1), every
+/// other one active (to max_seq). No folio is retried.
+pub(super) fn putback_flags(f: &mut Folio) {
+    f.clear(LRU_REFS_FLAGS);
+    if f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)) {
+        f.clear(pg::ACTIVE);
+    } else {
+        f.set(pg::ACTIVE);
     }
 }
