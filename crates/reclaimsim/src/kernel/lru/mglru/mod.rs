@@ -596,7 +596,7 @@ impl Policy for Mglru {
                     ));
                 }
                 let list_seq = g.seq_of(t, gen);
-                let reused = t == ANON && g.anon_reused;
+                let reused = g.reused[t];
                 if list_seq.is_none() && !members.is_empty() && !reused {
                     return Err(format!(
                         "lruvec {lv} {}: outside the seq window but not empty",

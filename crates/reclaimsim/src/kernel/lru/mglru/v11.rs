@@ -169,6 +169,17 @@ impl Mglru {
         }
     }
 
+    /// Models inc_min_seq(), v11 (May 2022, lru lock held): retire the oldest generation
+    /// of type `t` by advancing min_seq alone. Its folios stay in their slot, which
+    /// inc_max_seq then makes the youngest: cold folios become the hottest.
+    pub(super) fn inc_min_seq_v11(&mut self, lv: usize, t: usize) {
+        let g = &mut self.lrugen[lv];
+        let old_gen = lru_gen_from_seq(g.min_seq[t]);
+        g.reused[t] |= !g.lists[old_gen][t].is_empty();
+        g.reset_ctrl_pos(t, true);
+        g.min_seq[t] += 1;
+    }
+
     /// The swappiness lru_gen_shrink_lruvec() evicts with (6.1 and v11 alike): the
     /// memcg's without may_swap only for global reclaim, and then 1 (file first).
     pub(super) fn shrink_swappiness(k: &Kernel, sc: &ScanControl) -> u32 {
