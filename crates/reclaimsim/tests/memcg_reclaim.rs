@@ -575,3 +575,34 @@ fn v11_patch09_swaps_less_than_its_baseline_in_the_mixed_workload() {
         "memcached swapped in {p} pages with patch 09, {b} without"
     );
 }
+
+#[test]
+fn v11_inc_max_seq_turns_the_oldest_generation_into_the_youngest() {
+    for (variant, v11) in [("v11", true), ("v11-patch1-8", true), ("v6.1", false)] {
+        let (mut k, mut p) = system(ANON_MACHINE, variant, 1);
+        let a = k.memcgs.by_path("/a").unwrap();
+        read_file(&mut k, &mut p, a, 1_000);
+        reclaimsim::kernel::batch::lru_add_drain(&mut k, &mut p);
+        let lv = k.lruvec(a, 0);
+        let file_in = |p: &Mglru, seq: u64| p.lrugen[lv].nr_pages[(seq % 4) as usize][1];
+        assert_eq!(
+            file_in(&p, p.lrugen[lv].min_seq[1]),
+            1_000,
+            "read into the oldest"
+        );
+        // Four generations: a forced aging must retire the oldest to make room.
+        let cmds = reclaimsim::kernel::lru::mglru::debugfs::parse_commands("+ /a 0 max 0 1");
+        p.lru_gen_write(&mut k, &cmds.unwrap()).expect("aging");
+        let g = &p.lrugen[lv];
+        // 6.1 moves the folios into the next generation, still the oldest; v11 only
+        // advances min_seq, and their slot is now max_seq's.
+        let (oldest, youngest) = (file_in(&p, g.min_seq[1]), file_in(&p, g.max_seq));
+        assert_eq!(
+            (oldest, youngest),
+            if v11 { (0, 1_000) } else { (1_000, 0) },
+            "{variant}"
+        );
+        p.check(&k, lv, &mut |_, _| Ok(()))
+            .unwrap_or_else(|e| panic!("{variant}: {e}"));
+    }
+}
