@@ -18,6 +18,12 @@
 //! retry, waiting for another walker's aging only outside kswapd at priority 0, and the
 //! flusher woken after each aging (`wake_flushers_after_aging`). min_ttl_ms does not
 //! exist in patches 01-09 (the scenario layer rejects it with these values).
+//!
+//! The per-folio code of patches 01-08 that this experiment reaches, for both values
+//! (`v11_folios`): MAX_LRU_BATCH 8192 (`max_lru_batch`), isolate_folio keeping the refs
+//! state (evict.rs), the putback without 6.1's retry (`putback_flags`), inc_max_seq's
+//! anon-then-file order with a non-moving inc_min_seq (`inc_min_seq_v11`), and
+//! look-around without the can_swap filter (lookaround.rs).
 
 use super::gen::*;
 use super::Mglru;
