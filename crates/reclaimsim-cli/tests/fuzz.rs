@@ -204,6 +204,8 @@ const WORDS: &[&str] = &[
     "mglru",
     "v6.1",
     "memcg-lru",
+    "v11",
+    "v11-patch1-8",
     "none",
     "lruvec",
     "node",

@@ -20,7 +20,14 @@ def artifacts(tmp_path: pathlib.Path) -> pathlib.Path:
 
 def test_seed000_compare_report_draws_every_plot(tmp_path: pathlib.Path) -> None:
     r = reclaimsim.compare(SEED000, set={"duration": "600ms"})
-    assert r.variants == ["classic", "patch1-8", "patch1-9", "memcg-lru"]
+    assert r.variants == [
+        "classic",
+        "patch1-8",
+        "patch1-9",
+        "memcg-lru",
+        "v11-patch1-8",
+        "v11-patch1-9",
+    ]
     out = artifacts(tmp_path)
     html = out / "seed000-report.html"
     r.to_html(html)

@@ -365,3 +365,244 @@ fn memcg_limit_reclaim_keeps_shrink_node_memcgs_under_the_memcg_lru() {
         lru.check().unwrap();
     }
 }
+
+// v11 (the May 2022 posting, seed 000): patch 09/14 ("v11") against its patch1-8
+// baseline ("v11-patch1-8"), both in the posting's shapes (docs/model.md section 14).
+
+/// kswapd's scan_control at `priority` with patch 09's three flags as given.
+fn kswapd_sc(priority: i32, need_aging: bool, need_swapping: bool, avoid: bool) -> ScanControl {
+    let mut sc = ScanControl::new(1000, None, true);
+    sc.priority = priority;
+    sc.memcgs_need_aging = need_aging;
+    sc.memcgs_need_swapping = need_swapping;
+    sc.memcgs_avoid_swapping = avoid;
+    sc
+}
+
+fn flags(sc: &ScanControl) -> (bool, bool, bool) {
+    (
+        sc.memcgs_need_aging,
+        sc.memcgs_need_swapping,
+        sc.memcgs_avoid_swapping,
+    )
+}
+
+#[test]
+fn v11_lru_gen_age_node_gate_follows_the_flag_sequence() {
+    let (mut k, mut p, _) = aged_anon("v11");
+    k.cur = Exec::new(k.cur.clock, 1, true, None);
+    let skipped = |k: &Kernel| k.vm.get(Vm::LruGenAgingSkipped);
+    // balance_pgdat's first iteration: every flag clear, so skip and re-arm all three.
+    let mut sc = kswapd_sc(12, false, false, false);
+    p.age_node(&mut k, 0, &mut sc);
+    assert_eq!(skipped(&k), 1);
+    assert_eq!(
+        flags(&sc),
+        (true, true, true),
+        "need_aging, need_swapping, avoid"
+    );
+    // No memcg cleared need_aging: age, and avoid swapping after it.
+    let mut sc = kswapd_sc(12, true, false, false);
+    p.age_node(&mut k, 0, &mut sc);
+    assert_eq!(skipped(&k), 1, "aged, not skipped");
+    assert_eq!(flags(&sc), (true, true, true));
+    // Some memcg met its budget without aging, but every such one took anon
+    // (need_swapping still set): skip, and swap freely until the next call.
+    let mut sc = kswapd_sc(12, false, true, true);
+    p.age_node(&mut k, 0, &mut sc);
+    assert_eq!(skipped(&k), 2);
+    assert_eq!(flags(&sc), (true, true, false));
+    // Some memcg met its budget without anon too: skip and avoid swapping.
+    let mut sc = kswapd_sc(12, false, false, false);
+    p.age_node(&mut k, 0, &mut sc);
+    assert_eq!(skipped(&k), 3);
+    assert_eq!(flags(&sc), (true, true, true));
+    // patch1-8 has no gate: it never skips and leaves the flags alone.
+    let (mut k, mut p, _) = aged_anon("v11-patch1-8");
+    k.cur = Exec::new(k.cur.clock, 1, true, None);
+    for (a, s, v) in [
+        (false, false, false),
+        (false, true, false),
+        (true, false, true),
+    ] {
+        let mut sc = kswapd_sc(12, a, s, v);
+        p.age_node(&mut k, 0, &mut sc);
+        assert_eq!(flags(&sc), (a, s, v));
+    }
+    assert_eq!(skipped(&k), 0);
+}
+
+#[test]
+fn v11_a_memcg_that_met_its_budget_on_file_clears_need_aging_and_need_swapping() {
+    for (variant, patch09) in [("v11", true), ("v11-patch1-8", false)] {
+        let (mut k, mut p) = system(ANON_MACHINE, variant, 1);
+        let a = k.memcgs.by_path("/a").unwrap();
+        read_file(&mut k, &mut p, a, 20_000);
+        let lv = k.lruvec(a, 0);
+        k.cur = Exec::new(k.cur.clock, 1, true, None);
+        // Four generations of clean page cache: no aging due; budget 20000 >> 7.
+        let mut sc = kswapd_sc(7, true, true, true);
+        p.shrink_lruvec(&mut k, lv, &mut sc);
+        assert!(sc.nr_reclaimed >= 156, "{variant}: {}", sc.nr_reclaimed);
+        assert_eq!(k.vm.get(Vm::PgstealAnon), 0);
+        assert_eq!(
+            (sc.memcgs_need_aging, sc.memcgs_need_swapping),
+            (!patch09, !patch09),
+            "{variant}"
+        );
+        assert_eq!(k.vm.get(Vm::LruGenAvoidSwapping), 0, "took no anon");
+    }
+}
+
+#[test]
+fn v11_avoid_swapping_leaves_a_memcg_after_one_anon_batch() {
+    // kswapd at priority 7: the memcg's budget is 20000 >> 7 = 156 folios.
+    for (variant, avoid, breaks) in [
+        ("v11", true, true),
+        ("v11", false, false),
+        ("v11-patch1-8", true, false),
+    ] {
+        let (mut k, mut p, lv) = aged_anon(variant);
+        k.cur = Exec::new(k.cur.clock, 1, true, None);
+        let mut sc = kswapd_sc(7, true, true, avoid);
+        p.shrink_lruvec(&mut k, lv, &mut sc);
+        let r = sc.nr_reclaimed;
+        let stops = k.vm.get(Vm::LruGenAvoidSwapping);
+        if breaks {
+            assert!((1..=64).contains(&r), "{variant}: one batch of 64, {r}");
+            assert_eq!(stops, 1);
+            assert!(
+                sc.memcgs_need_swapping,
+                "a memcg that broke off never clears it"
+            );
+        } else {
+            assert!(r >= 156, "{variant} avoid={avoid}: the whole budget, {r}");
+            assert_eq!(stops, 0);
+        }
+    }
+}
+
+/// Anon of /a in exactly three generations: 1,000 pages in the oldest, 20,000 faulted
+/// after the first aging in the middle one: aging is due (the oldest holds less than a
+/// quarter of the pages) and eviction possible without it.
+fn three_gens_needing_aging(variant: &str) -> (Kernel, Mglru, usize) {
+    let (mut k, mut p) = system(ANON_MACHINE, variant, 1);
+    let a = k.memcgs.by_path("/a").unwrap();
+    let debugfs = reclaimsim::kernel::lru::mglru::debugfs::parse_commands;
+    // Faulted folios go to max_seq; each forced walk clears their young bits.
+    for pages in [1_000, 20_000] {
+        fault_anon(&mut k, &mut p, a, pages);
+        reclaimsim::kernel::batch::lru_add_drain(&mut k, &mut p);
+        p.lru_gen_write(&mut k, &debugfs("+ /a 0 max 60 1").unwrap())
+            .expect("aging");
+    }
+    // Retire the empty oldest generation: three are left.
+    p.lru_gen_write(&mut k, &debugfs("- /a 0 max-3 60").unwrap())
+        .expect("eviction");
+    let lv = k.lruvec(a, 0);
+    let g = &p.lrugen[lv];
+    assert_eq!(
+        g.max_seq - g.min_seq[0] + 1,
+        3,
+        "{:?} {} {:?}",
+        g.min_seq,
+        g.max_seq,
+        g.nr_pages
+    );
+    assert!(p.should_run_aging(lv, 12, true).0, "aging is due");
+    (k, p, lv)
+}
+
+#[test]
+fn v11_kswapd_leaves_aging_to_lru_gen_age_node_even_at_priority_12() {
+    let (mut k, mut p, lv) = three_gens_needing_aging("v11");
+    k.cur = Exec::new(k.cur.clock, 1, true, None);
+    let mut sc = kswapd_sc(12, true, true, false);
+    assert_eq!(p.get_nr_to_scan_v11(&mut k, lv, &mut sc, 60, true), 0);
+    p.shrink_lruvec(&mut k, lv, &mut sc);
+    assert_eq!(sc.nr_scanned, 0, "v11 kswapd scans nothing");
+    // 6.1 at priority 12 does not age either, but scans with three generations.
+    let (mut k, mut p, lv) = three_gens_needing_aging("v6.1");
+    k.cur = Exec::new(k.cur.clock, 1, true, None);
+    let mut sc = kswapd_sc(12, true, false, false);
+    p.shrink_lruvec(&mut k, lv, &mut sc);
+    assert!(sc.nr_scanned > 0, "v6.1 kswapd scans at priority 12");
+}
+
+#[test]
+fn v11_global_direct_reclaim_ages_only_on_the_force_deactivate_retry() {
+    let (mut k, mut p, lv) = three_gens_needing_aging("v11");
+    let max_seq = p.lrugen[lv].max_seq;
+    let mut sc = ScanControl::new(32, None, false);
+    sc.priority = 6;
+    assert_eq!(p.get_nr_to_scan_v11(&mut k, lv, &mut sc, 60, true), 0);
+    assert!(sc.skipped_deactivate);
+    assert_eq!(p.lrugen[lv].max_seq, max_seq, "no aging");
+    sc.force_deactivate = true;
+    let nr = p.get_nr_to_scan_v11(&mut k, lv, &mut sc, 60, true);
+    let total = p.get_nr_evictable(lv, true).0;
+    assert!(total >= 20_000, "{total}");
+    assert_eq!(nr, total >> 6, "the evictable size >> priority");
+    assert_eq!(p.lrugen[lv].max_seq, max_seq + 1, "aged on the retry");
+}
+
+#[test]
+fn v11_patch09_swaps_less_than_its_baseline_in_the_mixed_workload() {
+    let base = run(MIXED, &["kernel.memcg_reclaim=v11-patch1-8"], true);
+    let v11 = run(MIXED, &["kernel.memcg_reclaim=v11"], true);
+    for r in [&base, &v11] {
+        assert!(r.workloads["kv:run"].ops > 40_000, "{:?}", r.workloads);
+        assert!(r.workloads["io"].ops > 0);
+        assert!(r.oom_kills.is_empty());
+        assert_eq!(
+            vm(r, "lru_gen_abort_scan"),
+            0,
+            "v11 has no should_abort_scan"
+        );
+    }
+    assert_eq!(vm(&base, "lru_gen_aging_skipped"), 0);
+    assert_eq!(vm(&base, "lru_gen_avoid_swapping"), 0);
+    assert!(vm(&v11, "lru_gen_aging_skipped") > 0);
+    assert!(vm(&v11, "lru_gen_avoid_swapping") > 0);
+    let (b, p) = (stat(&base, "/kv", "pswpout"), stat(&v11, "/kv", "pswpout"));
+    assert!(
+        p < b,
+        "memcached swapped out {p} pages with patch 09, {b} without"
+    );
+    let (b, p) = (stat(&base, "/kv", "pswpin"), stat(&v11, "/kv", "pswpin"));
+    assert!(
+        p < b,
+        "memcached swapped in {p} pages with patch 09, {b} without"
+    );
+}
+
+#[test]
+fn v11_inc_max_seq_turns_the_oldest_generation_into_the_youngest() {
+    for (variant, v11) in [("v11", true), ("v11-patch1-8", true), ("v6.1", false)] {
+        let (mut k, mut p) = system(ANON_MACHINE, variant, 1);
+        let a = k.memcgs.by_path("/a").unwrap();
+        read_file(&mut k, &mut p, a, 1_000);
+        reclaimsim::kernel::batch::lru_add_drain(&mut k, &mut p);
+        let lv = k.lruvec(a, 0);
+        let file_in = |p: &Mglru, seq: u64| p.lrugen[lv].nr_pages[(seq % 4) as usize][1];
+        assert_eq!(
+            file_in(&p, p.lrugen[lv].min_seq[1]),
+            1_000,
+            "read into the oldest"
+        );
+        // Four generations: a forced aging must retire the oldest to make room.
+        let cmds = reclaimsim::kernel::lru::mglru::debugfs::parse_commands("+ /a 0 max 0 1");
+        p.lru_gen_write(&mut k, &cmds.unwrap()).expect("aging");
+        let g = &p.lrugen[lv];
+        // 6.1 moves the folios into the next generation, still the oldest; v11 only
+        // advances min_seq, and their slot is now max_seq's.
+        let (oldest, youngest) = (file_in(&p, g.min_seq[1]), file_in(&p, g.max_seq));
+        assert_eq!(
+            (oldest, youngest),
+            if v11 { (0, 1_000) } else { (1_000, 0) },
+            "{variant}"
+        );
+        p.check(&k, lv, &mut |_, _| Ok(()))
+            .unwrap_or_else(|e| panic!("{variant}: {e}"));
+    }
+}

@@ -513,3 +513,17 @@ fn a_fio_phase_cannot_change_the_files_and_its_errors_name_it() {
     assert_at(&e, &text, "[workload.fio]", "workload[0].fio");
     assert!(e.message.starts_with("fio.phase[0].rw: `trim`"), "{e}");
 }
+
+#[test]
+fn min_ttl_with_the_v11_posting_is_an_error() {
+    for value in ["v11", "v11-patch1-8"] {
+        let text = format!(
+            "{GOOD}\n[kernel]\npolicy = \"mglru\"\nmemcg_reclaim = \"{value}\"\nmin_ttl_ms = 1000\n"
+        );
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "min_ttl_ms", "kernel.min_ttl_ms");
+        assert!(e.to_string().contains("no min_ttl_ms"), "{e}");
+    }
+    let text = format!("{GOOD}\n[kernel]\npolicy = \"mglru\"\nmin_ttl_ms = 1000\n");
+    scenario::parse(&text, "s.toml", &[], None).expect("6.1 has min_ttl_ms");
+}

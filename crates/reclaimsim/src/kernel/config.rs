@@ -56,6 +56,19 @@ pub enum MemcgReclaim {
     /// shrink_many / shrink_one for global reclaim, in the 6.3 form.
     #[serde(rename = "memcg-lru")]
     MemcgLru,
+    /// The April-May 2022 v10/v11 postings of MGLRU that seed 000 measured: patch 09/14
+    /// "mm: multi-gen LRU: optimize multiple memcgs" on top of patches 01-08 (seed 000's
+    /// "patch1-9"; Message-Id <20220518014632.922072-10-yuzhao@google.com>). kswapd's
+    /// lru_gen_age_node skips aging while some memcg met its scan budget without aging
+    /// (memcgs_need_aging) and then avoids swapping unless some memcg could not meet its
+    /// budget without anon (memcgs_need_swapping / memcgs_avoid_swapping); no
+    /// should_abort_scan. Memcg reclaim in the v11 shapes (kernel/lru/mglru/v11.rs).
+    #[serde(rename = "v11")]
+    V11,
+    /// Seed 000's "patch1-8" baseline: the same v11 code with patch 09's lines off
+    /// (kswapd ages every memcg on each balance_pgdat iteration; no memcgs_* feedback).
+    #[serde(rename = "v11-patch1-8")]
+    V11Patch1to8,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -115,8 +128,9 @@ pub struct KernelConfig {
     /// MGLRU: /sys/kernel/mm/lru_gen/min_ttl_ms, thrashing protection; 0 is off.
     #[serde(default)]
     pub min_ttl_ms: u64,
-    /// MGLRU: reclaim from many memcgs as `none` (patch1-8), `v6.1` (default) or
-    /// `memcg-lru` (6.3+).
+    /// MGLRU: reclaim from many memcgs as `none` (patch1-8 in 6.1's shapes), `v6.1`
+    /// (default), `memcg-lru` (6.3+), `v11` (the May 2022 posting's patch1-9) or
+    /// `v11-patch1-8` (its baseline).
     #[serde(default)]
     pub memcg_reclaim: MemcgReclaim,
     /// MGLRU: Kairui Song's "mm, lru_gen: batch update pages when aging" (seed 003, never

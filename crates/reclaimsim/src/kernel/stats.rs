@@ -69,10 +69,12 @@ counters! {
     ThrottleAgingNs => "throttle_aging_ns",
     // The model's own MGLRU counters (per memcg too): generations made by inc_max_seq,
     // lru_gen_age_node passes skipped by memcgs_need_aging (6.1), and scans stopped
-    // early by should_abort_scan (6.1) or by the reclaim target (6.3 shrink_many).
+    // early by should_abort_scan (6.1) or by the reclaim target (6.3 shrink_many), and
+    // memcgs left after one eviction that took anon by v11's memcgs_avoid_swapping.
     LruGenAging => "lru_gen_aging",
     LruGenAgingSkipped => "lru_gen_aging_skipped",
     LruGenAbortScan => "lru_gen_abort_scan",
+    LruGenAvoidSwapping => "lru_gen_avoid_swapping",
 }
 
 #[derive(Clone, Debug)]

@@ -54,9 +54,15 @@ pub struct ScanControl {
     pub nr: NrStats,
     /// current_is_kswapd().
     pub kswapd: bool,
-    /// MGLRU V61: kswapd's memcgs_need_aging and last_reclaimed.
+    /// MGLRU V61: kswapd's memcgs_need_aging and last_reclaimed (v11 has the first).
     pub memcgs_need_aging: bool,
     pub last_reclaimed: u64,
+    /// MGLRU V11 (patch 09/14 of May 2022): no memcg met its scan budget without
+    /// taking anon since kswapd's last lru_gen_age_node (cleared when one did).
+    pub memcgs_need_swapping: bool,
+    /// MGLRU V11: set by lru_gen_age_node; lru_gen_shrink_lruvec then leaves a memcg
+    /// after its first eviction that took anon.
+    pub memcgs_avoid_swapping: bool,
 }
 
 impl ScanControl {
@@ -83,6 +89,8 @@ impl ScanControl {
             kswapd,
             memcgs_need_aging: false,
             last_reclaimed: 0,
+            memcgs_need_swapping: false,
+            memcgs_avoid_swapping: false,
         }
     }
 

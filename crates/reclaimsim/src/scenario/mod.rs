@@ -10,6 +10,7 @@ pub mod config;
 pub mod expect;
 pub mod profile;
 
+use crate::kernel::config::MemcgReclaim;
 use crate::scenario::config::Scenario;
 use crate::scenario::expect::Expectation;
 use crate::units::human_bytes;
@@ -1206,7 +1207,30 @@ fn check_kernel(s: &Scenario) -> Result<(), Problem> {
             );
         }
     }
+    check_kernel_v11(s)?;
     check_kernel_cpus(s)
+}
+
+/// `memcg_reclaim = "v11"` or `"v11-patch1-8"`: patches 01-09 of the May 2022 posting
+/// have no min_ttl_ms (patch 11 added it), so a non-zero value has nothing to drive.
+fn check_kernel_v11(s: &Scenario) -> Result<(), Problem> {
+    let k = &s.kernel;
+    let name = match k.memcg_reclaim {
+        MemcgReclaim::V11 => "v11",
+        MemcgReclaim::V11Patch1to8 => "v11-patch1-8",
+        MemcgReclaim::None | MemcgReclaim::V61 | MemcgReclaim::MemcgLru => return Ok(()),
+    };
+    if k.min_ttl_ms > 0 {
+        return fail(
+            at("kernel.min_ttl_ms"),
+            format!(
+                "{}: memcg_reclaim = \"{name}\" models patches 01-09 of the May 2022 \
+                 MGLRU posting, which have no min_ttl_ms (patch 11 added it); use 0",
+                k.min_ttl_ms
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// The kernel threads' CPUs (`flusher_cpu`, `kswapd_cpu`, one per node) exist.

@@ -250,6 +250,7 @@ impl Mglru {
         for t in std::mem::take(&mut self.mm_state[lv].waiters) {
             k.sched.push(t, now);
         }
+        self.wake_flushers_after_aging(k);
         true
     }
 
@@ -331,7 +332,7 @@ impl Mglru {
     /// walk may use (should_skip_vma: anon needs swap) is scanned if force_scan or the
     /// Bloom filter of this generation has it; a table worth it goes into the next
     /// generation's filter. The deferred sizes are applied every MAX_LRU_BATCH
-    /// promotions (the walker's yield) and at the end.
+    /// promotions (the walker's yield; v11's 8192 under `v11*`) and at the end.
     fn walk_mm(&mut self, k: &mut Kernel, lv: usize, mm: u32, walk: &mut MmWalk) {
         for v in 0..k.mms[mm as usize].vmas.len() {
             let vma = &k.mms[mm as usize].vmas[v];
@@ -355,7 +356,7 @@ impl Mglru {
                         self.mm_state[lv].filters.update(walk.max_seq + 1, item);
                     }
                 }
-                if walk.batched >= MAX_LRU_BATCH {
+                if walk.batched >= self.max_lru_batch() {
                     self.reset_batch_size_locked(k, lv, walk);
                 }
                 lo = hi;
@@ -433,10 +434,17 @@ impl Mglru {
     /// Models inc_max_seq() (6.1), lru lock taken here: make room by inc_min_seq for a
     /// type with MAX_NR_GENS generations (file first), turn max_seq - 1 inactive and the
     /// new slot active in the compat counters, stamp the new generation's birth time.
+    /// Under `v11*` the May 2022 form: anon first, and inc_min_seq_v11 moves no folio.
     fn inc_max_seq(&mut self, k: &mut Kernel, lv: usize, can_swap: bool) {
         k.lock_lruvec(lv);
-        for t in [FILE, ANON] {
+        let v11 = self.v11_folios();
+        let order = if v11 { [ANON, FILE] } else { [FILE, ANON] };
+        for t in order {
             if self.lrugen[lv].nr_gens(t) != MAX_NR_GENS {
+                continue;
+            }
+            if v11 {
+                self.inc_min_seq_v11(lv, t);
                 continue;
             }
             while !self.inc_min_seq(k, lv, t, can_swap) {
@@ -508,7 +516,7 @@ impl Mglru {
         }
         let g = &mut self.lrugen[lv];
         let old_gen = lru_gen_from_seq(g.min_seq[t]);
-        g.anon_reused |= t == ANON && !can_swap && !g.lists[old_gen][ANON].is_empty();
+        g.reused[ANON] |= t == ANON && !can_swap && !g.lists[old_gen][ANON].is_empty();
         g.reset_ctrl_pos(t, true);
         g.min_seq[t] += 1;
         true

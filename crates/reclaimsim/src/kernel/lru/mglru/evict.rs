@@ -174,7 +174,8 @@ impl Mglru {
     /// Models isolate_folio() (6.1): take a folio off the LRU for shrink_folio_list
     /// unless unmapping or writing is not allowed, or someone else owns PG_lru. The refs
     /// state survives only if PG_referenced was set; PG_referenced and PG_reclaim are
-    /// cleared for shrink_folio_list.
+    /// cleared for shrink_folio_list. v11 (May 2022, under `v11*`) keeps the refs field
+    /// and PG_workingset whatever PG_referenced says.
     fn isolate_folio(&mut self, k: &mut Kernel, lv: usize, pfn: Pfn, sc: &ScanControl) -> bool {
         let f = &mut k.folios[pfn as usize];
         if !sc.may_unmap && f.mapped() {
@@ -187,7 +188,7 @@ impl Mglru {
         if !f.test_clear(pg::LRU) {
             return false;
         }
-        if !f.test(pg::REFERENCED) {
+        if !f.test(pg::REFERENCED) && !self.v11_folios() {
             f.clear(LRU_REFS_FLAGS);
             f.set_refs_field(0);
         }
@@ -198,9 +199,9 @@ impl Mglru {
 
     /// Models scan_folios() (6.1, lru lock held): from the tail of the oldest generation
     /// of type `t`, sort or isolate folios until 64 are isolated (or 64 could not be) or
-    /// MAX_LRU_BATCH were looked at. Returns the folios scanned, or 0 if none could be
-    /// isolated with budget left (nothing eligible). Each folio costs its touch
-    /// (lru_scan_touch) and the list operation that moves it.
+    /// MAX_LRU_BATCH were looked at (4096; v11's 8192 under `v11*`). Returns the folios
+    /// scanned, or 0 if none could be isolated with budget left (nothing eligible). Each
+    /// folio costs its touch (lru_scan_touch) and the list operation that moves it.
     ///
     /// Seed 003 ("mm, lru_gen: batch update pages when aging", switch `batch_aging*`):
     /// prefetch of the next folio, size changes batched per list, protected folios moved
@@ -219,7 +220,7 @@ impl Mglru {
         }
         let gen = lru_gen_from_seq(self.lrugen[lv].min_seq[t]);
         let (mut scanned, mut sorted, mut isolated, mut skipped) = (0, 0, 0, 0);
-        let mut remaining = MAX_LRU_BATCH;
+        let mut remaining = self.max_lru_batch();
         let mut moved = List::default();
         let mut batch = GenBatch::new(k.cfg.batch_aging_parts(), gen);
         // Tail first through a saved `prev`, as the series does: with bulk moves the
@@ -319,7 +320,8 @@ impl Mglru {
     /// isolate up to 64 folios, try to advance min_seq, shrink the list, and put the
     /// survivors back: one waiting on writeback keeps its flags (restored
     /// PG_referenced if workingset), a clean unmapped unreferenced one is retried once,
-    /// the rest go to the youngest generation (PG_active, refs cleared). Returns the
+    /// the rest go to the youngest generation (PG_active, refs cleared). Under `v11*`
+    /// the May 2022 putback instead (`v11::putback_flags`, no retry). Returns the
     /// folios scanned, 0 when the type is down to MIN_NR_GENS generations.
     pub fn evict_folios(
         &mut self,
@@ -343,6 +345,7 @@ impl Mglru {
         }
         self.need_swapping |= t == ANON; // evict_folios()'s need_swapping (6.1, seed 000)
         let mut skip_retry = false;
+        let v11 = self.v11_folios();
         loop {
             let mut stat = ReclaimStat::default();
             let reclaimed = vmscan::shrink_folio_list(k, self, &mut list, sc, &mut stat);
@@ -350,6 +353,10 @@ impl Mglru {
             let mut clean = Vec::new();
             list.retain(|&pfn| {
                 let f = &mut k.folios[pfn as usize];
+                if v11 {
+                    super::v11::putback_flags(f);
+                    return true;
+                }
                 if f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)) {
                     if f.test(pg::WORKINGSET) {
                         f.set(pg::REFERENCED);

@@ -124,10 +124,11 @@ pub struct LruGen {
     pub protected: [[[u64; MAX_NR_TIERS - 1]; 2]; NR_HIST_GENS],
     pub evicted: [[[u64; MAX_NR_TIERS]; 2]; NR_HIST_GENS],
     pub refaulted: [[[u64; MAX_NR_TIERS]; 2]; NR_HIST_GENS],
-    /// An oldest anon generation was reused as the youngest without moving its folios
-    /// (inc_min_seq when anon cannot be swapped): their promoted gen fields may since be
-    /// older than their list's. Only the invariant checker reads it.
-    pub anon_reused: bool,
+    /// An oldest generation of this type was reused as the youngest without moving its
+    /// folios (inc_min_seq for anon that cannot be swapped; v11's inc_min_seq for both
+    /// types): their promoted gen fields may since be older than their list's. Only the
+    /// invariant checker reads it.
+    pub reused: [bool; 2],
 }
 
 impl LruGen {
@@ -144,7 +145,7 @@ impl LruGen {
             protected: [[[0; MAX_NR_TIERS - 1]; 2]; NR_HIST_GENS],
             evicted: [[[0; MAX_NR_TIERS]; 2]; NR_HIST_GENS],
             refaulted: [[[0; MAX_NR_TIERS]; 2]; NR_HIST_GENS],
-            anon_reused: false,
+            reused: [false; 2],
         }
     }
 

@@ -68,7 +68,8 @@ impl Mglru {
         let lv = k.lruvec(memcg, node);
         let max_seq = self.lrugen[lv].max_seq;
         let new_gen = lru_gen_from_seq(max_seq);
-        let can_swap = self.walk.as_ref().is_none_or(|w| w.can_swap);
+        // v11 (May 2022, under `v11*`) promotes anon here whatever the walk can swap.
+        let can_swap = self.v11_folios() || self.walk.as_ref().is_none_or(|w| w.can_swap);
         let addr = vstart + pte as u64;
         let (start, end) = look_around_window(addr, vstart, vend);
         let mut young = 0;

@@ -10,13 +10,16 @@
 //!   between `lru_gen_shrink_lruvec` and `lru_gen_age_node`, and `should_abort_scan`
 //!   (module `abort`);
 //! - `memcg-lru`, Linux 6.3+: the per-node LRU of memcgs with `shrink_many` and
-//!   `shrink_one` for global reclaim (module `memcg_lru`).
+//!   `shrink_one` for global reclaim (module `memcg_lru`);
+//! - `v11` and `v11-patch1-8`, the May 2022 posting's patch 09/14 and its baseline in
+//!   that posting's shapes (seed 000; module `v11`).
 //!
 //! Modules: `gen` (lru_gen_struct, placement, sizes), `aging` (page-table walks, Bloom
 //! filters, inc_max_seq / inc_min_seq), `evict` (scan, sort, isolate, evict, PID
 //! controller), `workingset` (refault tokens), `lookaround` (rmap look-around), `debugfs`
 //! (/sys/kernel/debug/lru_gen commands and view), `abort` (should_abort_scan,
-//! get_nr_to_reclaim), `memcg_lru` (the memcg LRU, shrink_many, shrink_one).
+//! get_nr_to_reclaim), `memcg_lru` (the memcg LRU, shrink_many, shrink_one), `v11`
+//! (the v11 posting's memcg reclaim).
 
 pub mod abort;
 pub mod aging;
@@ -25,6 +28,7 @@ pub mod evict;
 pub mod gen;
 pub mod lookaround;
 pub mod memcg_lru;
+pub mod v11;
 pub mod workingset;
 
 use self::abort::{global_reclaim, should_abort_scan_v61};
@@ -479,12 +483,14 @@ impl Policy for Mglru {
     fn prepare_scan_control(&mut self, _k: &mut Kernel, _node: usize, _sc: &mut ScanControl) {}
 
     /// shrink_lruvec() with MGLRU: 6.1's lru_gen_shrink_lruvec (memcg_reclaim `none` or
-    /// `v6.1`), or, under the memcg LRU, 6.3's (only memcg reclaim comes here then).
+    /// `v6.1`), v11's (`v11`, `v11-patch1-8`), or, under the memcg LRU, 6.3's (only
+    /// memcg reclaim comes here then).
     fn shrink_lruvec(&mut self, k: &mut Kernel, lv: usize, sc: &mut ScanControl) {
-        if self.memcg_reclaim == MemcgReclaim::MemcgLru {
-            self.lru_gen_shrink_lruvec_v63(k, lv, sc);
-        } else {
-            self.lru_gen_shrink_lruvec(k, lv, sc);
+        match self.memcg_reclaim {
+            MemcgReclaim::None | MemcgReclaim::V61 => self.lru_gen_shrink_lruvec(k, lv, sc),
+            MemcgReclaim::V11 => self.lru_gen_shrink_lruvec_v11(k, lv, sc, true),
+            MemcgReclaim::V11Patch1to8 => self.lru_gen_shrink_lruvec_v11(k, lv, sc, false),
+            MemcgReclaim::MemcgLru => self.lru_gen_shrink_lruvec_v63(k, lv, sc),
         }
     }
 
@@ -499,10 +505,11 @@ impl Policy for Mglru {
     }
 
     fn age_node(&mut self, k: &mut Kernel, node: usize, sc: &mut ScanControl) {
-        if self.memcg_reclaim == MemcgReclaim::MemcgLru {
-            self.lru_gen_age_node_v63(k, node, sc);
-        } else {
-            self.lru_gen_age_node(k, node, sc);
+        match self.memcg_reclaim {
+            MemcgReclaim::None | MemcgReclaim::V61 => self.lru_gen_age_node(k, node, sc),
+            MemcgReclaim::V11 => self.lru_gen_age_node_v11(k, node, sc, true),
+            MemcgReclaim::V11Patch1to8 => self.lru_gen_age_node_v11(k, node, sc, false),
+            MemcgReclaim::MemcgLru => self.lru_gen_age_node_v63(k, node, sc),
         }
     }
 
@@ -589,7 +596,7 @@ impl Policy for Mglru {
                     ));
                 }
                 let list_seq = g.seq_of(t, gen);
-                let reused = t == ANON && g.anon_reused;
+                let reused = g.reused[t];
                 if list_seq.is_none() && !members.is_empty() && !reused {
                     return Err(format!(
                         "lruvec {lv} {}: outside the seq window but not empty",
