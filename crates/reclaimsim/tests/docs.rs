@@ -45,6 +45,10 @@ fn md_files(dir: &Path, out: &mut Vec<PathBuf>) {
         .collect();
     entries.sort();
     for p in entries {
+        // docs/book/ is mdbook's output (book.toml's build-dir), not a page.
+        if p.is_dir() && p == workspace().join("docs/book") {
+            continue;
+        }
         if p.is_dir() {
             md_files(&p, out);
         } else if p.extension().is_some_and(|e| e == "md") {
@@ -68,8 +72,8 @@ fn slug(heading: &str) -> String {
         .collect()
 }
 
-/// The text with fenced code blocks blanked (their lines kept, empty, so that line
-/// numbers hold), and which lines are headings.
+/// The text's lines with fenced code blocks blanked (their lines kept, empty, so that
+/// line numbers hold).
 fn outside_fences(text: &str) -> Vec<&str> {
     let mut fence: Option<&str> = None;
     text.lines()
@@ -222,13 +226,19 @@ fn check_link(root: &Path, page: &Path, link: &Link) -> Option<String> {
     }
     let anchor = anchor.filter(|a| !a.is_empty())?;
     if target.extension().is_none_or(|e| e != "md") {
-        return Some(format!("{}: an anchor into a file that is not Markdown", link.target));
+        return Some(format!(
+            "{}: an anchor into a file that is not Markdown",
+            link.target
+        ));
     }
     let text = fs::read_to_string(&target).unwrap();
     if anchors(&text).contains(anchor) {
         None
     } else {
-        Some(format!("{}: no heading has the anchor #{anchor}", link.target))
+        Some(format!(
+            "{}: no heading has the anchor #{anchor}",
+            link.target
+        ))
     }
 }
 
@@ -244,7 +254,10 @@ fn slugs_follow_github_and_mdbook() {
         "progress-long-runs-ctrl-c-and-exit-status"
     );
     assert_eq!(slug("Results (`--json`)"), "results---json");
-    assert_eq!(slug("page_fault3 (will-it-scale)"), "page_fault3-will-it-scale");
+    assert_eq!(
+        slug("page_fault3 (will-it-scale)"),
+        "page_fault3-will-it-scale"
+    );
     assert_eq!(slug("  Émile's **bold** heading  "), "émiles-bold-heading");
     let text = "# A\n## A\n```\n# not a heading\n```\n### A ###\n#no\n";
     let got: Vec<String> = anchors(text).into_iter().collect();
@@ -288,7 +301,11 @@ fn summary_lists_every_page_of_the_book() {
             bad.push(format!("{}: not listed in docs/SUMMARY.md", rel.display()));
         }
     }
-    assert!(bad.is_empty(), "the book's table of contents:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "the book's table of contents:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -309,7 +326,10 @@ fn every_relative_link_and_anchor_resolves() {
             }
         }
     }
-    assert!(checked > 50, "only {checked} links found: is the parser broken?");
+    assert!(
+        checked > 50,
+        "only {checked} links found: is the parser broken?"
+    );
     assert!(bad.is_empty(), "broken links:\n{}", bad.join("\n"));
 }
 
