@@ -166,7 +166,7 @@ pub(crate) struct RunFlags {
     #[arg(long, short)]
     pub(crate) quiet: bool,
     /// Run even when the estimated work is over the limits (64 GiB of memory, 3600
-    /// virtual CPU-seconds, 10^9 workload operations; see the README).
+    /// virtual CPU-seconds, 10^9 workload operations; see docs/guide/commands.md).
     #[arg(long)]
     pub(crate) allow_long: bool,
 }

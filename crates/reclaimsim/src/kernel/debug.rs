@@ -1,7 +1,7 @@
 //! The kernel's CONFIG_DEBUG_VM assertions (include/linux/mmdebug.h) as the model's:
 //! `vm_bug_on!` where the kernel has VM_BUG_ON / VM_BUG_ON_FOLIO, `vm_warn_on!` where it
 //! has VM_WARN_ON / VM_WARN_ON_ONCE / WARN_ON_ONCE. Both are debug assertions: on in the
-//! tests' build profile (`ci`, which states `debug-assertions = true`) and in debug
+//! tests' build profile (`checked`, which states `debug-assertions = true`) and in debug
 //! builds, compiled out of release builds. A kernel warning goes on; the model's fails,
 //! since a state the kernel warns about is a bug of the model.
 
@@ -42,13 +42,13 @@ mod tests {
         vm_warn_on!(false, "never {}", 1);
     }
 
-    /// The tests' profile keeps debug assertions on (Cargo.toml, `[profile.ci]`), so the
+    /// The tests' profile keeps debug assertions on (Cargo.toml, `[profile.checked]`), so the
     /// assertions above are checked whenever the tests run.
     #[test]
     fn the_tests_run_with_debug_assertions() {
         assert!(
             cfg!(debug_assertions),
-            "tests built without debug assertions: use --profile ci"
+            "tests built without debug assertions: use --profile checked"
         );
     }
 }

@@ -132,7 +132,7 @@ impl Section {
     /// Sets option `key` (`value` when given) read at `line`.
     fn set(&mut self, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
         let (field, kind) = option(key).ok_or_else(|| {
-            "is not an fio option the model supports (see README, fio job files)".to_string()
+            "is not an fio option the model supports (see docs/reference/scenario.md, fio job files)".to_string()
         })?;
         let v = convert(kind, value)?;
         match kind {

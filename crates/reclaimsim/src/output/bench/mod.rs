@@ -52,7 +52,7 @@ passes = 400
 ops_per_step = 64
 "#;
 
-/// The README's demo scenario.
+/// The demo scenario (scenarios/demo.toml).
 pub const DEMO: &str = include_str!("../../../../../scenarios/demo.toml");
 
 /// A case without `--set`s.
