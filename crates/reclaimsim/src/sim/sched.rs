@@ -79,7 +79,8 @@ impl Sched {
         }
         self.gen[id] += 1;
         self.queued[id] = true;
-        self.heap.push(Reverse((clock, self.place(id), id, self.gen[id])));
+        self.heap
+            .push(Reverse((clock, self.place(id), id, self.gen[id])));
     }
 
     /// Drops `id`'s entry, if it has one.
