@@ -249,6 +249,14 @@ fn validate_seeds_shows_the_spread_over_seeds() {
     let (lo, hi) = (spread[0].as_f64().unwrap(), spread[1].as_f64().unwrap());
     assert!(lo <= change && change <= hi, "{lo} <= {change} <= {hi}");
     assert!(e[3]["spread"].is_null());
+    for c in e.as_array().unwrap().iter().take(3) {
+        let changes = c["seed_changes"].as_array().unwrap();
+        assert_eq!(changes.len(), 3, "{c}");
+        assert!(
+            changes.iter().all(|x| x.is_f64()),
+            "a change on every seed: {c}"
+        );
+    }
     let e1 = &one["scenarios"][0]["expectations"];
     assert_eq!(e1[0]["seeds"], serde_json::json!([seed]));
     assert_eq!(e1[0]["spread"], serde_json::json!([1.0, 1.0]));

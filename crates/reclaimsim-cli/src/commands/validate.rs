@@ -106,7 +106,13 @@ fn add_seed(
     r: &LoadedScenario,
     runs: &mut impl Iterator<Item = VariantResult>,
 ) {
-    let vs: Vec<VariantResult> = runs.take(r.expected_variants().len()).collect();
+    let vs: Vec<VariantResult> = (r.expected_variants().into_iter())
+        .zip(runs)
+        .map(|((name, _), mut v)| {
+            v.name = name.clone();
+            v
+        })
+        .collect();
     let changes: Vec<Option<f64>> = (expectation_changes(r, &vs).into_iter())
         .map(|(_, x)| x)
         .collect();

@@ -61,6 +61,8 @@ pub struct Check {
     pub seeds: Vec<u64>,
     /// The least and greatest model change over `seeds` (null when no seed gave one).
     pub spread: Option<[f64; 2]>,
+    /// The model change on each of `seeds`, in order.
+    pub seed_changes: Vec<Option<f64>>,
     /// For the table: the metric without its section.
     #[serde(skip)]
     pub short: String,
@@ -85,6 +87,7 @@ pub fn check_scenario(file: &str, run: RunResult, expects: &[Expectation]) -> Sc
         .map(|e| {
             let mut c = evaluate(e, find(&e.from), find(&e.to));
             c.seeds = vec![run.seed];
+            c.seed_changes = vec![c.change];
             c.spread = c.change.map(|x| [x, x]);
             c
         })
@@ -101,6 +104,7 @@ pub fn check_scenario(file: &str, run: RunResult, expects: &[Expectation]) -> Sc
 pub fn add_seed(check: &mut ScenarioCheck, seed: u64, changes: &[Option<f64>]) {
     for (c, &x) in check.expectations.iter_mut().zip(changes) {
         c.seeds.push(seed);
+        c.seed_changes.push(x);
         if let Some(x) = x {
             c.spread = Some(match c.spread {
                 Some([lo, hi]) => [lo.min(x), hi.max(x)],
