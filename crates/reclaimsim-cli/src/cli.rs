@@ -63,6 +63,12 @@ pub(crate) enum Command {
         /// Override every scenario's seed.
         #[arg(long, value_name = "N")]
         seed: Option<u64>,
+        /// Run each headline on N seeds (the scenario's seed and the next N-1) and show
+        /// the spread of the model's change beside it; signs and ratios are judged on the
+        /// scenario's seed.
+        #[arg(long, value_name = "N", default_value_t = 1,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        seeds: u64,
         /// Also write the expectations, their outcomes and the runs as JSON to this file.
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,

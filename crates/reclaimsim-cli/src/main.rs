@@ -37,10 +37,17 @@ fn main() -> ExitCode {
         Command::Validate {
             scenarios,
             seed,
+            seeds,
             json,
             sensitivity,
             runs,
-        } => validate(scenarios, *seed, json.as_deref(), sensitivity, runs),
+        } => validate(
+            scenarios,
+            (*seed, *seeds),
+            json.as_deref(),
+            sensitivity,
+            runs,
+        ),
         Command::Report { results, out } => report_cmd(results, out),
         Command::Bench { json } => bench(json.as_deref()),
         Command::Trace(args) => commands::trace::trace(args),

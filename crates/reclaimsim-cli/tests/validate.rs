@@ -213,3 +213,55 @@ fn validate_without_scenarios_needs_the_seeds() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn validate_seeds_shows_the_spread_over_seeds() {
+    let d = dir("seeds");
+    std::fs::write(d.join("s.toml"), SCENARIO).unwrap();
+    let out = reclaimsim_in(&["validate", "s.toml", "--json", "one.json"], &d);
+    assert!(out.status.success());
+    let one = rows(&String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !one[0].iter().any(|c| c.starts_with("spread")),
+        "one seed, no spread column: {:?}",
+        one[0]
+    );
+    let args = ["validate", "s.toml", "--seeds", "3", "--json", "three.json"];
+    let out = reclaimsim_in(&args, &d);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let three = rows(&stdout);
+    assert_eq!(three[0][8], "spread (3 seeds)");
+    assert_eq!(three[1][8], "+100.0..+100.0%", "{stdout}");
+    assert_eq!(three[4][8], "-", "no change, no spread");
+    for (a, b) in one.iter().zip(&three).skip(1) {
+        assert_eq!(a[..], b[..8], "judged on the scenario's seed");
+    }
+    let json = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join(f)).unwrap()).unwrap()
+    };
+    let (one, three) = (json("one.json"), json("three.json"));
+    let seed = three["scenarios"][0]["seed"].as_u64().unwrap();
+    let e = &three["scenarios"][0]["expectations"];
+    assert_eq!(e[0]["seeds"], serde_json::json!([seed, seed + 1, seed + 2]));
+    let change = e[1]["change"].as_f64().unwrap();
+    let spread = e[1]["spread"].as_array().unwrap();
+    let (lo, hi) = (spread[0].as_f64().unwrap(), spread[1].as_f64().unwrap());
+    assert!(lo <= change && change <= hi, "{lo} <= {change} <= {hi}");
+    assert!(e[3]["spread"].is_null());
+    for c in e.as_array().unwrap().iter().take(3) {
+        let changes = c["seed_changes"].as_array().unwrap();
+        assert_eq!(changes.len(), 3, "{c}");
+        assert!(
+            changes.iter().all(|x| x.is_f64()),
+            "a change on every seed: {c}"
+        );
+    }
+    let e1 = &one["scenarios"][0]["expectations"];
+    assert_eq!(e1[0]["seeds"], serde_json::json!([seed]));
+    assert_eq!(e1[0]["spread"], serde_json::json!([1.0, 1.0]));
+
+    let zero = reclaimsim_in(&["validate", "s.toml", "--seeds", "0"], &d);
+    assert!(!zero.status.success(), "--seeds 0 runs nothing");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -14,10 +14,12 @@ pub(crate) const SEED_SCENARIOS: &str = "scenarios/seeds";
 
 /// Every scenario is loaded (and checked) before any runs; then each runs the variants
 /// its expectations compare, once each, in file order; with `--sensitivity`, then each
-/// scenario's variants again at every point of its plan.
+/// scenario's variants again at every point of its plan. `seeds` is `--seed` and
+/// `--seeds`: with N > 1 seeds the variants also run on the next N-1 seeds, for the
+/// spread of each change.
 pub(crate) fn validate(
     files: &[PathBuf],
-    seed: Option<u64>,
+    (seed, seeds): (Option<u64>, u64),
     json: Option<&Path>,
     sa: &SensitivityArgs,
     flags: &RunFlags,
@@ -35,6 +37,9 @@ pub(crate) fn validate(
         set_duration: false,
     };
     let mut runs = run_variants(&expected_jobs(&loaded), &settings)?.into_iter();
+    let reseeded = reseed(&loaded, seeds)?;
+    let mut extra = run_variants(&expected_jobs(&reseeded), &settings)?.into_iter();
+    let mut reseeded = reseeded.iter();
     let mut scenarios = Vec::new();
     for (l, plan) in loaded.iter().zip(&plans) {
         let variants = l
@@ -55,6 +60,9 @@ pub(crate) fn validate(
         };
         let file = l.path.display().to_string();
         let mut checked = validate::check_scenario(&file, run, &l.expects);
+        for r in reseeded.by_ref().take(seeds as usize - 1) {
+            add_seed(&mut checked, r, &mut extra);
+        }
         if let Some(plan) = plan {
             let s = bands_of(
                 &l.expected_variants(),
@@ -89,6 +97,41 @@ pub(crate) fn expected_jobs(loaded: &[LoadedScenario]) -> Vec<Job<'_>> {
             })
         })
         .collect()
+}
+
+/// The changes of `r` (a scenario on another seed) on its variants' runs, the next ones
+/// of `runs`, added to the spread of `checked`.
+fn add_seed(
+    checked: &mut validate::ScenarioCheck,
+    r: &LoadedScenario,
+    runs: &mut impl Iterator<Item = VariantResult>,
+) {
+    let vs: Vec<VariantResult> = (r.expected_variants().into_iter())
+        .zip(runs)
+        .map(|((name, _), mut v)| {
+            v.name = name.clone();
+            v
+        })
+        .collect();
+    let changes: Vec<Option<f64>> = (expectation_changes(r, &vs).into_iter())
+        .map(|(_, x)| x)
+        .collect();
+    validate::add_seed(checked, r.base.seed, &changes);
+}
+
+/// Each scenario again on the N-1 seeds after its own (`--seeds N`), in order: the
+/// scenario's, then the next scenario's.
+fn reseed(loaded: &[LoadedScenario], seeds: u64) -> Result<Vec<LoadedScenario>, Failure> {
+    let mut out = Vec::new();
+    for l in loaded {
+        for k in 1..seeds {
+            let seed = Some(l.base.seed.wrapping_add(k));
+            out.push(
+                scenario::load(&l.path, &[], seed).map_err(|e| Failure::Input(e.to_string()))?,
+            );
+        }
+    }
+    Ok(out)
 }
 
 /// The scenarios `validate` names (default: the seeds'), loaded and checked, without

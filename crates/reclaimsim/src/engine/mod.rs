@@ -117,6 +117,8 @@ struct Task {
     exec: crate::kernel::Exec,
     /// The touches of its current operation.
     touches: Vec<Touch>,
+    /// A workload thread's start after its workload's (`machine.start_jitter`).
+    start_offset: u64,
 }
 
 /// A task's CPU is taken until its step ends.
@@ -511,6 +513,7 @@ impl Engine {
             _pin: std::marker::PhantomPinned,
         };
         e.add_flusher(s);
+        e.draw_phases(s);
         for id in 0..e.tasks.len() {
             if let Kind::Event { .. } = e.tasks[id].kind {
                 let at = e.tasks[id].clock;
@@ -541,8 +544,34 @@ impl Engine {
         for i in 0..w.tasks.len() {
             let id = self.wls[wi].tasks[i];
             self.tasks[id].state = State::Runnable;
-            self.schedule(id, at);
+            self.schedule(id, at + self.tasks[id].start_offset);
         }
+    }
+
+    /// What a real machine leaves to chance, drawn from the scenario's seed (the same
+    /// seed, the same draws): each workload thread's start within `machine.start_jitter`
+    /// (where its first run falls within a scheduler tick: fork, exec and the wake-up
+    /// of a benchmark's threads do not land on the same ns) and the order in which tasks
+    /// due at the same virtual time run (which CPU's wake-up or lock attempt comes first;
+    /// a permutation of the tasks instead of their ids). `start_jitter = "0"` draws
+    /// nothing: threads start together, ties by id.
+    fn draw_phases(&mut self, s: &Scenario) {
+        use rand::seq::SliceRandom;
+        use rand::{Rng, SeedableRng};
+        let jitter = s.machine.start_jitter_ns();
+        if jitter == 0 {
+            return;
+        }
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(s.seed ^ 0x9E37_79B9_7F4A_7C15);
+        for t in &mut self.tasks {
+            t.start_offset = match t.kind {
+                Kind::Thread { .. } => rng.gen_range(0..jitter),
+                Kind::Flusher | Kind::Kswapd { .. } | Kind::Event { .. } => 0,
+            };
+        }
+        let mut order: Vec<u64> = (0..self.tasks.len() as u64).collect();
+        order.shuffle(&mut rng);
+        self.k.sched.set_order(order);
     }
 
     /// Whether `id`, due at `clock` and not on its CPU, may take it now. A CPU runs one
@@ -653,11 +682,12 @@ impl Engine {
         }
     }
 
-    /// The waiting task with the least CPU time (pick_next_entity), ties by id.
+    /// The waiting task with the least CPU time (pick_next_entity), ties in the wake-up
+    /// order (`Engine::draw_phases`).
     fn pick_next(&self, cpu: usize) -> usize {
         *self.cpu_queue[cpu]
             .iter()
-            .min_by_key(|&&t| (self.tasks[t].vruntime, t))
+            .min_by_key(|&&t| (self.tasks[t].vruntime, self.k.sched.place(t), t))
             .expect("queue not empty")
     }
 

@@ -287,7 +287,7 @@ impl Kernel {
             return;
         }
         let me = (self.cur.clock, self.sched.current);
-        if self.sched.peek().is_some_and(|other| other < me) {
+        if self.sched.due_before(me.0, me.1) {
             self.sched.push(me.1, me.0);
             self.sched.suspend(Yield::Sync);
         }

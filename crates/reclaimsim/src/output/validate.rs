@@ -55,6 +55,14 @@ pub struct Check {
     /// Why there is no change: "no such metric", "not a number", "divides by 0", "from is 0".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The seeds the change was measured on (`validate --seeds N`): the scenario's seed,
+    /// on which `change`, `same_sign`, `in_range` and `ratio` are judged, then the next
+    /// N-1.
+    pub seeds: Vec<u64>,
+    /// The least and greatest model change over `seeds` (null when no seed gave one).
+    pub spread: Option<[f64; 2]>,
+    /// The model change on each of `seeds`, in order.
+    pub seed_changes: Vec<Option<f64>>,
     /// For the table: the metric without its section.
     #[serde(skip)]
     pub short: String,
@@ -76,12 +84,33 @@ pub fn check_scenario(file: &str, run: RunResult, expects: &[Expectation]) -> Sc
     };
     let expectations = expects
         .iter()
-        .map(|e| evaluate(e, find(&e.from), find(&e.to)))
+        .map(|e| {
+            let mut c = evaluate(e, find(&e.from), find(&e.to));
+            c.seeds = vec![run.seed];
+            c.seed_changes = vec![c.change];
+            c.spread = c.change.map(|x| [x, x]);
+            c
+        })
         .collect();
     ScenarioCheck {
         file: file.to_string(),
         run,
         expectations,
+    }
+}
+
+/// Widens each expectation's spread by its model change on one more seed: `changes`
+/// holds one change per expectation, in order (`validate --seeds`).
+pub fn add_seed(check: &mut ScenarioCheck, seed: u64, changes: &[Option<f64>]) {
+    for (c, &x) in check.expectations.iter_mut().zip(changes) {
+        c.seeds.push(seed);
+        c.seed_changes.push(x);
+        if let Some(x) = x {
+            c.spread = Some(match c.spread {
+                Some([lo, hi]) => [lo.min(x), hi.max(x)],
+                None => [x, x],
+            });
+        }
     }
 }
 
@@ -148,7 +177,8 @@ fn sign(x: f64) -> i8 {
 /// variants, the expected range, the model's change, whether its sign and its value
 /// agree, and its ratio to the middle of the range; with `--sensitivity`, also the band
 /// of the model's change, whether its sign changes inside it, and the costs it depends on
-/// most.
+/// most. Over several seeds (`validate --seeds`), the spread of the model's change
+/// follows the ratio.
 pub fn table(r: &ValidateResult) -> String {
     let banded = r.scenarios.iter().any(|s| s.run.sensitivity.is_some());
     let mut header = vec![
@@ -161,6 +191,15 @@ pub fn table(r: &ValidateResult) -> String {
         "in range",
         "model/expected",
     ];
+    let seeds = (r.scenarios.iter())
+        .flat_map(|s| &s.expectations)
+        .map(|c| c.seeds.len())
+        .max()
+        .unwrap_or(1);
+    let spread_header = format!("spread ({seeds} seeds)");
+    if seeds > 1 {
+        header.push(&spread_header);
+    }
     if banded {
         header.extend(["band", "sign in band", "depends most on (pp)"]);
     }
@@ -173,6 +212,9 @@ pub fn table(r: &ValidateResult) -> String {
                 let n = notes.lines().count() + 1;
                 row[1] = format!("{} [{n}]", row[1]);
                 notes.push_str(&format!("[{n}] {}: {}\n", s.run.scenario, c.caveat));
+            }
+            if seeds > 1 {
+                row.push(spread(c.spread));
             }
             if banded {
                 row.extend(band_cells(s.band(i)));
@@ -218,6 +260,13 @@ fn band_cells(b: Option<&Band>) -> [String; 3] {
         ],
         _ => ["-".into(), "-".into(), "-".into()],
     }
+}
+
+/// The model change's least..greatest over the seeds (`-3.1..+2.0%`), `-` without one.
+fn spread(s: Option<[f64; 2]>) -> String {
+    s.map_or("-".into(), |[lo, hi]| {
+        format!("{:+.1}..{:+.1}%", lo * 100.0, hi * 100.0)
+    })
 }
 
 /// `+7.5%`, or `+101..+105%` for a range.

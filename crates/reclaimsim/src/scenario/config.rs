@@ -78,6 +78,19 @@ pub struct MachineConfig {
     /// calibrate` writes it), relative to the scenario file, or to the current directory
     /// when given with `--set`. Loaded into `Scenario::costs` when the scenario is.
     pub profile: Option<String>,
+    /// Each workload thread starts at its workload's start plus an offset drawn from the
+    /// scenario's seed, uniform in [0, start_jitter): where a task's first run falls
+    /// within a scheduler tick. Default one jiffy (4 ms at HZ = 250). With jitter, tasks
+    /// due at the same virtual time also run in a seeded order rather than by task id;
+    /// `"0"` turns both off (every thread at its workload's start, ties by task id).
+    pub start_jitter: Option<Duration>,
+}
+
+impl MachineConfig {
+    /// `start_jitter` in ns, one jiffy (`kernel::throttle::JIFFY_NS`) when not set.
+    pub fn start_jitter_ns(&self) -> u64 {
+        (self.start_jitter).map_or(crate::kernel::throttle::JIFFY_NS, |d| d.0)
+    }
 }
 
 fn default_nodes() -> u32 {

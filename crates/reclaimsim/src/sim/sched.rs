@@ -6,7 +6,7 @@
 //! control); before it touches what another task can see or contend on (an lru lock, a
 //! watermark, a memcg's usage, the free list) it calls `Kernel::sync`, which suspends it
 //! if some other task is due earlier, so that shared state changes in virtual-time order
-//! (ties by task id). A task that must wait (a held lock, a throttle, a sleep) is parked
+//! (ties by each task's place in the wake-up order, `Sched::set_order`; by default its id). A task that must wait (a held lock, a throttle, a sleep) is parked
 //! and woken at the virtual time its wait ends.
 
 use corosensei::Yielder;
@@ -40,7 +40,10 @@ pub type TaskYielder = Yielder<(), Yield>;
 /// not be marked noalias (see `Kernel`).
 #[derive(Default)]
 pub struct Sched {
-    heap: BinaryHeap<Reverse<(u64, TaskId, u64)>>,
+    /// (clock, place in the wake-up order, task, generation).
+    heap: BinaryHeap<Reverse<(u64, u64, TaskId, u64)>>,
+    /// Per task: its place among tasks due at the same virtual time (default: its id).
+    order: Vec<u64>,
     /// Per task: the generation of its live queue entry; older entries are stale.
     gen: Vec<u64>,
     /// Per task: whether it has a live entry.
@@ -56,6 +59,18 @@ pub struct Sched {
 }
 
 impl Sched {
+    /// Orders tasks due at the same virtual time by `order[id]` (lower first) rather
+    /// than by id; tasks past its end keep their id. Set before any task is queued.
+    pub fn set_order(&mut self, order: Vec<u64>) {
+        debug_assert!(self.heap.is_empty(), "wake-up order set with tasks queued");
+        self.order = order;
+    }
+
+    /// `id`'s place among tasks due at the same time.
+    pub fn place(&self, id: TaskId) -> u64 {
+        self.order.get(id).copied().unwrap_or(id as u64)
+    }
+
     /// Queues `id` to run at `clock`, replacing any entry it had.
     pub fn push(&mut self, id: TaskId, clock: u64) {
         if id >= self.gen.len() {
@@ -64,7 +79,8 @@ impl Sched {
         }
         self.gen[id] += 1;
         self.queued[id] = true;
-        self.heap.push(Reverse((clock, id, self.gen[id])));
+        self.heap
+            .push(Reverse((clock, self.place(id), id, self.gen[id])));
     }
 
     /// Drops `id`'s entry, if it has one.
@@ -82,7 +98,7 @@ impl Sched {
     /// Takes the earliest live entry.
     pub fn pop(&mut self) -> Option<(u64, TaskId)> {
         self.drop_stale();
-        let Reverse((clock, id, _)) = self.heap.pop()?;
+        let Reverse((clock, _, id, _)) = self.heap.pop()?;
         self.queued[id] = false;
         Some((clock, id))
     }
@@ -90,11 +106,19 @@ impl Sched {
     /// The earliest live entry.
     pub fn peek(&mut self) -> Option<(u64, TaskId)> {
         self.drop_stale();
-        self.heap.peek().map(|&Reverse((c, id, _))| (c, id))
+        self.heap.peek().map(|&Reverse((c, _, id, _))| (c, id))
+    }
+
+    /// Whether a queued task is due before `id` at `clock`: earlier, or at the same time
+    /// and earlier in the wake-up order.
+    pub fn due_before(&mut self, clock: u64, id: TaskId) -> bool {
+        self.drop_stale();
+        let me = (clock, self.place(id), id);
+        (self.heap.peek()).is_some_and(|&Reverse((c, o, other, _))| (c, o, other) < me)
     }
 
     fn drop_stale(&mut self) {
-        while let Some(&Reverse((_, id, g))) = self.heap.peek() {
+        while let Some(&Reverse((_, _, id, g))) = self.heap.peek() {
             if g == self.gen[id] && self.queued[id] {
                 break;
             }
@@ -104,7 +128,7 @@ impl Sched {
 
     /// Entries, live or stale (a lower bound of virtual time for progress reports).
     pub fn min_clock(&self) -> Option<u64> {
-        self.heap.peek().map(|&Reverse((c, _, _))| c)
+        self.heap.peek().map(|&Reverse((c, _, _, _))| c)
     }
 
     pub fn in_task(&self) -> bool {
