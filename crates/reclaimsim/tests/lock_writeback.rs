@@ -357,6 +357,7 @@ duration = "{duration}"
 [machine]
 memory = "256MiB"
 cpus = 2
+start_jitter = "0"
 [[workload]]
 name = "writer"
 cpus = [0]

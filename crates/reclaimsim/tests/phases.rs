@@ -37,11 +37,12 @@ fn a_dd_phase_reads_again_after_another_workload_and_refaults() {
     assert_eq!(vmstat(&once, "workingset_refault_file"), 0);
 }
 
-/// page_fault3 stops for 20 ms holding its mapping, then loops on for its runtime.
+/// page_fault3 stops for 20 ms holding its mapping, then loops on for its runtime. Its
+/// threads start together: a 2 ms run is shorter than a tick's start spread.
 #[test]
 fn a_page_fault3_phase_sleeps_then_loops_for_its_runtime() {
     let r = common::run_checked(
-        "name = \"t\"\n[machine]\nmemory = \"256MiB\"\ncpus = 2\n\
+        "name = \"t\"\n[machine]\nmemory = \"256MiB\"\ncpus = 2\nstart_jitter = \"0\"\n\
          [[workload]]\nname = \"p\"\n\
          [workload.page_fault3]\ntasks = 2\nsize = \"4MiB\"\nruntime = \"2ms\"\n\
          [[workload.page_fault3.phase]]\nsleep_until = \"20ms\"\n",
