@@ -230,28 +230,9 @@ impl Mglru {
     /// youngest holds more than half of the pages or the oldest less than a quarter.
     pub fn should_run_aging(&self, lv: usize, priority: i32, can_swap: bool) -> (bool, u64) {
         let g = &self.lrugen[lv];
-        let (mut old, mut young, mut total) = (0u64, 0u64, 0u64);
-        for t in usize::from(!can_swap)..2 {
-            for seq in g.min_seq[t]..=g.max_seq {
-                let size = g.nr_pages[lru_gen_from_seq(seq)][t].max(0) as u64;
-                total += size;
-                if seq == g.max_seq {
-                    young += size;
-                } else if seq + MIN_NR_GENS == g.max_seq {
-                    old += size;
-                }
-            }
-        }
-        let nr_to_scan = total >> priority;
-        let min = g.min_seq[usize::from(!can_swap)];
-        let need = if min + MIN_NR_GENS > g.max_seq {
-            true
-        } else if min + MIN_NR_GENS < g.max_seq {
-            false
-        } else {
-            young * MIN_NR_GENS > total || old * (MIN_NR_GENS + 2) < total
-        };
-        (need, nr_to_scan)
+        let sizes = gen_sizes(g, can_swap, |size| size.max(0));
+        let nr_to_scan = (sizes.2 as u64) >> priority;
+        (needs_aging(g, can_swap, sizes), nr_to_scan)
     }
 
     /// Models get_nr_to_scan() (6.1): nothing for protected memcgs; the scan size when
@@ -679,5 +660,43 @@ impl Policy for Mglru {
             seen(pfn, "unevictable")?;
         }
         Ok(())
+    }
+}
+
+/// The (old, young, total) evictable pages that should_run_aging (6.1) and
+/// get_nr_evictable (v11) weigh: every generation from min_seq to max_seq of the types
+/// that can be evicted, each generation's size read through `size` (6.1 clamps each at
+/// 0; v11 sums them signed).
+pub(super) fn gen_sizes(g: &LruGen, can_swap: bool, size: impl Fn(i64) -> i64) -> (i64, i64, i64) {
+    let (mut old, mut young, mut total) = (0i64, 0i64, 0i64);
+    for t in usize::from(!can_swap)..2 {
+        for seq in g.min_seq[t]..=g.max_seq {
+            let n = size(g.nr_pages[lru_gen_from_seq(seq)][t]);
+            total += n;
+            if seq == g.max_seq {
+                young += n;
+            } else if seq + MIN_NR_GENS == g.max_seq {
+                old += n;
+            }
+        }
+    }
+    (old, young, total)
+}
+
+/// The aging test both versions share: aging is needed with fewer than MIN_NR_GENS + 1
+/// generations, not with more; with exactly that many, when the youngest holds more
+/// than half of the pages or the oldest less than a quarter.
+pub(super) fn needs_aging(
+    g: &LruGen,
+    can_swap: bool,
+    (old, young, total): (i64, i64, i64),
+) -> bool {
+    let min = g.min_seq[usize::from(!can_swap)];
+    if min + MIN_NR_GENS > g.max_seq {
+        true
+    } else if min + MIN_NR_GENS < g.max_seq {
+        false
+    } else {
+        young * MIN_NR_GENS as i64 > total || old * (MIN_NR_GENS as i64 + 2) < total
     }
 }

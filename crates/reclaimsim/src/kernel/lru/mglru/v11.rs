@@ -45,27 +45,11 @@ impl Mglru {
     /// clamped at 0.
     pub fn get_nr_evictable(&self, lv: usize, can_swap: bool) -> (u64, bool) {
         let g = &self.lrugen[lv];
-        let (mut old, mut young, mut total) = (0i64, 0i64, 0i64);
-        for t in usize::from(!can_swap)..2 {
-            for seq in g.min_seq[t]..=g.max_seq {
-                let size = g.nr_pages[lru_gen_from_seq(seq)][t];
-                total += size;
-                if seq == g.max_seq {
-                    young += size;
-                } else if seq + MIN_NR_GENS == g.max_seq {
-                    old += size;
-                }
-            }
-        }
-        let min = g.min_seq[usize::from(!can_swap)];
-        let need = if min + MIN_NR_GENS > g.max_seq {
-            true
-        } else if min + MIN_NR_GENS < g.max_seq {
-            false
-        } else {
-            young * MIN_NR_GENS as i64 > total || old * (MIN_NR_GENS as i64 + 2) < total
-        };
-        (total.max(0) as u64, need)
+        let sizes = super::gen_sizes(g, can_swap, |size| size);
+        (
+            sizes.2.max(0) as u64,
+            super::needs_aging(g, can_swap, sizes),
+        )
     }
 
     /// Models get_nr_to_scan(), v11 (May 2022): nothing for protected memcgs; the
