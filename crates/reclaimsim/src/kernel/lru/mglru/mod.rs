@@ -224,6 +224,18 @@ impl Mglru {
         }
     }
 
+    /// The swappiness lru_gen_shrink_lruvec() evicts with (6.1 and v11 alike): the
+    /// memcg's without may_swap only for global reclaim, and then 1 (file first).
+    fn shrink_swappiness(k: &Kernel, sc: &ScanControl) -> u32 {
+        if sc.may_swap {
+            Self::get_swappiness(k)
+        } else if !sc.cgroup_reclaim() && Self::get_swappiness(k) != 0 {
+            1
+        } else {
+            0
+        }
+    }
+
     /// Models should_run_aging() (6.1): whether to age, and how much to scan (the
     /// evictable pages of the lruvec >> priority). Aging is needed with fewer than
     /// MIN_NR_GENS + 1 generations, not with more; with exactly that many, when the
@@ -294,13 +306,7 @@ impl Mglru {
         let reclaimed = sc.nr_reclaimed;
         let seq = self.lrugen[lv].max_seq;
         let completed = loop {
-            let swappiness = if sc.may_swap {
-                Self::get_swappiness(k)
-            } else if !sc.cgroup_reclaim() && Self::get_swappiness(k) != 0 {
-                1
-            } else {
-                0
-            };
+            let swappiness = Self::shrink_swappiness(k, sc);
             let (nr_to_scan, need) = self.get_nr_to_scan(k, lv, sc, swappiness);
             if let Some(need) = need {
                 need_aging = need;

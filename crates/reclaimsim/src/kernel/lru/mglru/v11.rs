@@ -132,11 +132,8 @@ impl Mglru {
     /// The wakeup_flusher_threads(WB_REASON_VMSCAN) that v11's try_to_inc_max_seq
     /// (May 2022) makes after its inc_max_seq; 6.1 and later do not.
     pub(super) fn wake_flushers_after_aging(&self, k: &mut Kernel) {
-        match self.memcg_reclaim {
-            MemcgReclaim::V11 | MemcgReclaim::V11Patch1to8 => {
-                crate::kernel::writeback::wakeup_flusher_threads(k)
-            }
-            MemcgReclaim::None | MemcgReclaim::V61 | MemcgReclaim::MemcgLru => {}
+        if self.v11_folios() {
+            crate::kernel::writeback::wakeup_flusher_threads(k);
         }
     }
 
@@ -168,18 +165,6 @@ impl Mglru {
         g.reused[t] |= !g.lists[old_gen][t].is_empty();
         g.reset_ctrl_pos(t, true);
         g.min_seq[t] += 1;
-    }
-
-    /// The swappiness lru_gen_shrink_lruvec() evicts with (6.1 and v11 alike): the
-    /// memcg's without may_swap only for global reclaim, and then 1 (file first).
-    pub(super) fn shrink_swappiness(k: &Kernel, sc: &ScanControl) -> u32 {
-        if sc.may_swap {
-            Self::get_swappiness(k)
-        } else if !sc.cgroup_reclaim() && Self::get_swappiness(k) != 0 {
-            1
-        } else {
-            0
-        }
     }
 
     /// Models lru_gen_shrink_lruvec(), v11 (May 2022): evict until the budget of
