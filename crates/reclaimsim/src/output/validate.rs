@@ -88,7 +88,7 @@ pub fn check_scenario(file: &str, run: RunResult, expects: &[Expectation]) -> Sc
             let mut c = evaluate(e, find(&e.from), find(&e.to));
             c.seeds = vec![run.seed];
             c.seed_changes = vec![c.change];
-            c.spread = c.change.map(|x| [x, x]);
+            c.spread = spread_of(&c.seed_changes);
             c
         })
         .collect();
@@ -105,13 +105,16 @@ pub fn add_seed(check: &mut ScenarioCheck, seed: u64, changes: &[Option<f64>]) {
     for (c, &x) in check.expectations.iter_mut().zip(changes) {
         c.seeds.push(seed);
         c.seed_changes.push(x);
-        if let Some(x) = x {
-            c.spread = Some(match c.spread {
-                Some([lo, hi]) => [lo.min(x), hi.max(x)],
-                None => [x, x],
-            });
-        }
+        c.spread = spread_of(&c.seed_changes);
     }
+}
+
+/// The least and greatest of the changes there are (`Check::spread`).
+fn spread_of(changes: &[Option<f64>]) -> Option<[f64; 2]> {
+    changes.iter().flatten().fold(None, |s, &x| match s {
+        Some([lo, hi]) => Some([f64::min(lo, x), f64::max(hi, x)]),
+        None => Some([x, x]),
+    })
 }
 
 /// A result as the JSON `--json` writes, which metric paths address.
