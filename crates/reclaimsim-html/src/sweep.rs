@@ -3,18 +3,7 @@
 use crate::chart::{self, Series};
 use crate::page::{Page, Section};
 use reclaimsim::output::sweep::SweepResult;
-use reclaimsim::results::metrics::{Metric, METRICS};
-
-/// How a chart shows a metric of `results::metrics::METRICS`: its unit on the axis and
-/// the factor from the metric's own unit.
-fn shown(m: &Metric) -> (&'static str, f64) {
-    match m.key {
-        "spin_share" => ("% of CPU time", 100.0),
-        "alloc_stall_p99_ns" => ("µs", 1e-3),
-        "kswapd_ns" => ("ms (virtual)", 1e-6),
-        _ => (m.unit, 1.0),
-    }
-}
+use reclaimsim::results::metrics::METRICS;
 
 /// The whole page: a chart per metric that is not zero everywhere.
 pub fn page(r: &SweepResult) -> Page {
@@ -28,7 +17,7 @@ pub fn page(r: &SweepResult) -> Page {
     let mut figures = vec![];
     let mut zero = vec![];
     for m in METRICS {
-        let (unit, scale) = shown(m);
+        let (unit, scale) = m.shown;
         let series: Vec<Series> = names
             .iter()
             .map(|name| Series {

@@ -34,12 +34,14 @@ pub fn sum_of(counters: &BTreeMap<String, u64>, keys: &[&str]) -> u64 {
 }
 
 /// One figure of a variant: its key (a column of the Python package's sweep frame),
-/// what a chart calls it, its unit, and how to read it off the results.
+/// what a chart calls it, its unit, how to read it off the results, and how a chart
+/// shows it (its axis unit and the factor from `unit`).
 pub struct Metric {
     pub key: &'static str,
     pub title: &'static str,
     pub unit: &'static str,
     pub value: fn(&VariantResult) -> f64,
+    pub shown: (&'static str, f64),
 }
 
 fn vmstat_sum(v: &VariantResult, name: &str) -> f64 {
@@ -68,66 +70,77 @@ pub const METRICS: &[Metric] = &[
         title: "Throughput (all workloads)",
         unit: "ops/s",
         value: ops_per_sec,
+        shown: ("ops/s", 1.0),
     },
     Metric {
         key: "mib_per_sec",
         title: "Bandwidth (all workloads)",
         unit: "MiB/s",
         value: mib_per_sec,
+        shown: ("MiB/s", 1.0),
     },
     Metric {
         key: "spin_share",
         title: "Lock spin share",
         unit: "fraction of CPU time",
         value: spin_share,
+        shown: ("% of CPU time", 100.0),
     },
     Metric {
         key: "alloc_stalls",
         title: "Allocation stalls",
         unit: "try_to_free_pages calls",
         value: |v| v.alloc_stall.calls as f64,
+        shown: ("try_to_free_pages calls", 1.0),
     },
     Metric {
         key: "alloc_stall_p99_ns",
         title: "Allocation stall p99",
         unit: "ns",
         value: |v| v.alloc_stall.latency_ns.p99 as f64,
+        shown: ("µs", 1e-3),
     },
     Metric {
         key: "pgscan",
         title: "Pages scanned",
         unit: "pgscan_kswapd + pgscan_direct",
         value: |v| vmstat_sum(v, "pgscan"),
+        shown: ("pgscan_kswapd + pgscan_direct", 1.0),
     },
     Metric {
         key: "pgsteal",
         title: "Pages reclaimed",
         unit: "pgsteal_kswapd + pgsteal_direct",
         value: |v| vmstat_sum(v, "pgsteal"),
+        shown: ("pgsteal_kswapd + pgsteal_direct", 1.0),
     },
     Metric {
         key: "pswpin",
         title: "Swap-ins",
         unit: "pswpin",
         value: |v| v.vmstat.get("pswpin").copied().unwrap_or(0) as f64,
+        shown: ("pswpin", 1.0),
     },
     Metric {
         key: "refaults",
         title: "Refaults",
         unit: "workingset_refault_anon + _file",
         value: |v| vmstat_sum(v, "refaults"),
+        shown: ("workingset_refault_anon + _file", 1.0),
     },
     Metric {
         key: "kswapd_ns",
         title: "kswapd CPU time",
         unit: "ns (virtual)",
         value: |v| v.kswapd_profile.total_ns as f64,
+        shown: ("ms (virtual)", 1e-6),
     },
     Metric {
         key: "virtual_time_s",
         title: "Virtual time",
         unit: "s",
         value: |v| v.virtual_time_s,
+        shown: ("s", 1.0),
     },
 ];
 
