@@ -136,55 +136,55 @@ pub(crate) struct PhaseStats {
 
 pub(crate) struct Wl {
     pub(crate) name: String,
-    pub(crate) gen: Box<dyn Workload>,
-    pub(crate) memcg: MemcgId,
+    gen: Box<dyn Workload>,
+    memcg: MemcgId,
     /// Fixed CPU cost of one operation (request handling, I/O submission).
-    pub(crate) op_cost: u64,
+    op_cost: u64,
     /// First file id and first mm id of this workload in the kernel.
-    pub(crate) file_base: u32,
+    file_base: u32,
     pub(crate) mms: Vec<u32>,
-    pub(crate) thread_mm: Vec<Option<u32>>,
-    pub(crate) tasks: Vec<usize>,
+    thread_mm: Vec<Option<u32>>,
+    tasks: Vec<usize>,
     pub(crate) phases: Vec<String>,
     /// Barriers its threads have passed (a phase may span several: memtier's runs).
-    pub(crate) barriers: usize,
-    pub(crate) start_ns: u64,
-    pub(crate) started: bool,
-    pub(crate) done: bool,
+    barriers: usize,
+    start_ns: u64,
+    started: bool,
+    done: bool,
     pub(crate) stats: Vec<PhaseStats>,
-    pub(crate) cfg: WorkloadConfig,
+    cfg: WorkloadConfig,
 }
 
 /// Not `Unpin`, like `Kernel`: suspended tasks hold `&mut Engine` in their frames.
 pub(crate) struct Engine {
     pub(crate) k: Kernel,
     pub(crate) p: Box<dyn Policy>,
-    pub(crate) kswapd: Vec<Kswapd>,
+    kswapd: Vec<Kswapd>,
     tasks: Vec<Task>,
     pub(crate) wls: Vec<Wl>,
     /// Per CPU: when it is free, or CPU_RUNNING while a task's step holds it.
-    pub(crate) cpu_free: Vec<u64>,
-    pub(crate) end_ns: Option<u64>,
-    pub(crate) steps: u64,
+    cpu_free: Vec<u64>,
+    end_ns: Option<u64>,
+    steps: u64,
     pub(crate) samples: Vec<Sample>,
-    pub(crate) sample_every: Option<u64>,
-    pub(crate) next_sample: u64,
+    sample_every: Option<u64>,
+    next_sample: u64,
     pub(crate) accesses: u64,
     /// The `[[event]]` commands (as written, parsed) and how they ended.
-    pub(crate) events: Vec<(String, Vec<LruGenCmd>)>,
+    events: Vec<(String, Vec<LruGenCmd>)>,
     pub(crate) event_results: Vec<EventResult>,
     /// The workloads and `workload:phase`s that have finished (what `trigger` was given).
-    pub(crate) finished: BTreeSet<String>,
+    finished: BTreeSet<String>,
     /// The flusher's task id.
-    pub(crate) flusher: usize,
+    flusher: usize,
     /// Per CPU, the tasks waiting for it in arrival order: a CPU shared by several
     /// tasks runs their steps round-robin.
-    pub(crate) cpu_queue: Vec<Vec<usize>>,
+    cpu_queue: Vec<Vec<usize>>,
     /// Per CPU: the CFS min_vruntime, the least CPU time a queued task may start from.
-    pub(crate) min_vruntime: Vec<u64>,
+    min_vruntime: Vec<u64>,
     /// When the flusher's last step ended.
-    pub(crate) flusher_end: u64,
-    pub(crate) _pin: std::marker::PhantomPinned,
+    flusher_end: u64,
+    _pin: std::marker::PhantomPinned,
 }
 
 type TaskCoroutine = Coroutine<(), Yield, ()>;

@@ -6,8 +6,9 @@
 //! control); before it touches what another task can see or contend on (an lru lock, a
 //! watermark, a memcg's usage, the free list) it calls `Kernel::sync`, which suspends it
 //! if some other task is due earlier, so that shared state changes in virtual-time order
-//! (ties by each task's place in the wake-up order, `Sched::set_order`; by default its id). A task that must wait (a held lock, a throttle, a sleep) is parked
-//! and woken at the virtual time its wait ends.
+//! (ties by each task's place in the wake-up order, `Sched::set_order`; by default its
+//! id). A task that must wait (a held lock, a throttle, a sleep) is parked and woken at
+//! the virtual time its wait ends.
 
 use corosensei::Yielder;
 use std::cmp::Reverse;
