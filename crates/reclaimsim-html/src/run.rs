@@ -40,6 +40,7 @@ pub fn page(r: &RunResult) -> Page {
             locks(&r.variants),
             kswapd(&r.variants),
             reclaim_share(&r.variants),
+            scheduling(&r.variants),
         ],
     }
 }
@@ -510,6 +511,84 @@ fn reclaim_share(vs: &[VariantResult]) -> Section {
     Section {
         heading,
         note,
+        figures,
+    }
+}
+
+/// A task's group: its workload, the workload's clients, or the kernel thread.
+fn task_group(task: &str) -> String {
+    match task.split_once('/') {
+        Some((w, t)) if t.starts_with("client") => format!("{w} clients"),
+        Some((w, _)) => w.to_string(),
+        None => task
+            .trim_end_matches(|c: char| c.is_ascii_digit())
+            .to_string(),
+    }
+}
+
+/// The task groups of any variant that ran, by name.
+fn task_groups(vs: &[VariantResult]) -> Vec<String> {
+    let groups: BTreeSet<String> = (vs.iter())
+        .flat_map(|v| v.sched.tasks.iter().filter(|t| t.cpu_s > 0.0))
+        .map(|t| task_group(&t.task))
+        .collect();
+    groups.into_iter().collect()
+}
+
+/// The scheduler: each CPU's busy share, and per task group the mean share of the run
+/// its tasks waited in a run queue and the migrations per task.
+fn scheduling(vs: &[VariantResult]) -> Section {
+    let heading = "CPUs and scheduling".to_string();
+    let nr_cpus = vs.iter().map(|v| v.sched.cpus.len()).max().unwrap_or(0);
+    if nr_cpus == 0 {
+        return Section::empty(heading, "No scheduler data in these results.");
+    }
+    let cpus: Vec<String> = (0..nr_cpus).map(|c| c.to_string()).collect();
+    let busy = series(vs, |v| {
+        let busy = |c: usize| v.sched.cpus.get(c).map_or(0.0, |u| 100.0 * u.busy_fraction);
+        (0..nr_cpus).map(busy).collect()
+    });
+    let mut figures = vec![chart::grouped_bars(
+        "Busy share per CPU",
+        "%",
+        &cpus,
+        busy,
+        false,
+    )];
+    figures[0].wide = true;
+    let groups = task_groups(vs);
+    let per_group = |v: &VariantResult, f: &dyn Fn(&reclaimsim::results::TaskUse) -> f64| {
+        (groups.iter())
+            .map(|g| {
+                let ts: Vec<_> = (v.sched.tasks.iter())
+                    .filter(|t| task_group(&t.task) == *g)
+                    .collect();
+                ts.iter().map(|t| f(t)).sum::<f64>() / ts.len().max(1) as f64
+            })
+            .collect::<Vec<f64>>()
+    };
+    let wait = series(vs, |v| {
+        let run = v.virtual_time_s.max(1e-12);
+        per_group(v, &|t| 100.0 * t.runqueue_wait_s / run)
+    });
+    figures.push(chart::grouped_bars(
+        "Run-queue wait (share of the run, mean per task)",
+        "%",
+        &groups,
+        wait,
+        false,
+    ));
+    let moves = series(vs, |v| per_group(v, &|t| t.migrations as f64));
+    figures.push(chart::grouped_bars(
+        "Migrations per task",
+        "migrations",
+        &groups,
+        moves,
+        false,
+    ));
+    Section {
+        heading,
+        note: None,
         figures,
     }
 }

@@ -7,7 +7,9 @@
 //! there. Every action's cost advances the running task's clock; a CPU runs one task at
 //! a time, and tasks sharing a CPU take turns between steps in CFS order.
 
+mod cfs;
 pub mod check;
+mod clients;
 mod record;
 
 use crate::kernel::fault;
@@ -25,7 +27,7 @@ use crate::scenario::config::{PolicyKind, Scenario, WorkloadConfig};
 use crate::sim::sched::{self, TaskYielder, Yield};
 use crate::workload::{RegionSpec, Step, Touch, Workload, WorkloadOptions};
 use corosensei::{Coroutine, CoroutineResult};
-pub use record::{EventResult, LruGenView, Sample};
+pub use record::{CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How to run one variant.
@@ -98,16 +100,44 @@ enum Kind {
     Event {
         e: usize,
     },
+    /// A benchmark client thread driving worker `t` of workload `w` (`clients`).
+    Client {
+        w: usize,
+        t: usize,
+    },
 }
 
 #[derive(Default)]
 struct Task {
     clock: u64,
+    /// The CPU it runs on, or last ran on, or waits for.
     cpu: u32,
+    /// Its allowed CPUs (`Engine::cpusets`): its workload's cpuset, or one CPU if pinned.
+    cpuset: u32,
     kind: Kind,
     state: State,
     /// CPU time used, the CFS virtual runtime that orders tasks sharing a CPU.
     vruntime: u64,
+    /// Waits in its CPU's queue (`cfs::Cpu::queue`), since `enqueued_at`.
+    queued: bool,
+    enqueued_at: u64,
+    /// Virtual ns spent runnable in a queue, waiting for a CPU.
+    wait_ns: u64,
+    /// Moves to another CPU (at wake-up or pulled by an idle CPU).
+    migrations: u64,
+    /// Has run at least once (placement of a new task differs).
+    ran: bool,
+    /// Took a CPU whose last task was another: the context switch is charged when it
+    /// resumes.
+    switch_due: bool,
+    /// Woken by another task (`Engine::wake`): landing on an idle CPU costs
+    /// `wakeup_latency`, charged when it resumes (`wake_latency`).
+    wake_due: bool,
+    wake_latency: bool,
+    /// Virtual ns it ran.
+    run_ns: u64,
+    /// The CPUs it ran on, a bit each.
+    ran_on: Vec<u64>,
     /// Inside a step (its coroutine suspended within it), on its CPU or sleeping.
     in_step: bool,
     /// Holds its CPU, since `ran_from`.
@@ -145,6 +175,12 @@ pub(crate) struct Wl {
     pub(crate) mms: Vec<u32>,
     thread_mm: Vec<Option<u32>>,
     tasks: Vec<usize>,
+    /// Its client tasks, one per worker thread, when simulated (`clients`).
+    clients: Vec<usize>,
+    /// Per worker: requests served since its last round trip, and in the batch its
+    /// client is answering.
+    batch_ops: Vec<u32>,
+    client_batch: Vec<u32>,
     pub(crate) phases: Vec<String>,
     /// Barriers its threads have passed (a phase may span several: memtier's runs).
     barriers: usize,
@@ -162,8 +198,12 @@ pub(crate) struct Engine {
     kswapd: Vec<Kswapd>,
     tasks: Vec<Task>,
     pub(crate) wls: Vec<Wl>,
-    /// Per CPU: when it is free, or CPU_RUNNING while a task's step holds it.
-    cpu_free: Vec<u64>,
+    /// Per CPU, its run queue (`cfs`).
+    cpus: Vec<cfs::Cpu>,
+    /// The distinct cpusets of the tasks, each ascending (`Task::cpuset` indexes it).
+    cpusets: Vec<Vec<u32>>,
+    topo: crate::sim::topology::Topology,
+    tunables: cfs::Tunables,
     end_ns: Option<u64>,
     steps: u64,
     pub(crate) samples: Vec<Sample>,
@@ -177,11 +217,6 @@ pub(crate) struct Engine {
     finished: BTreeSet<String>,
     /// The flusher's task id.
     flusher: usize,
-    /// Per CPU, the tasks waiting for it in arrival order: a CPU shared by several
-    /// tasks runs their steps round-robin.
-    cpu_queue: Vec<Vec<usize>>,
-    /// Per CPU: the CFS min_vruntime, the least CPU time a queued task may start from.
-    min_vruntime: Vec<u64>,
     /// When the flusher's last step ended.
     flusher_end: u64,
     _pin: std::marker::PhantomPinned,
@@ -254,6 +289,15 @@ fn drive(
         }
         e.k.cur = std::mem::take(&mut e.tasks[id].exec);
         e.k.cur.clock = clock;
+        e.k.cur.cpu = e.tasks[id].cpu;
+        if std::mem::take(&mut e.tasks[id].switch_due) {
+            e.k.spend(e.k.costs.context_switch, crate::kernel::stats::Cat::Other);
+        }
+        if std::mem::take(&mut e.tasks[id].wake_latency) {
+            // The IPI and the idle exit: time, not work.
+            e.k.cur.clock += e.k.costs.wakeup_latency;
+        }
+        let clock = e.k.cur.clock;
         e.tasks[id].clock = clock;
         if e.k.sched.current != id {
             e.p.switch_task(e.k.sched.current, id);
@@ -324,25 +368,50 @@ fn prefetch_touches(k: &Kernel, mm: u32, touches: &[Touch]) {
     }
 }
 
-/// One kswapd task per node, on the CPU the scenario gives it or the node's last CPU.
-fn kswapd_tasks(k: &Kernel, s: &Scenario, cpus: u32) -> (Vec<Task>, Vec<Kswapd>) {
+/// The id of `set` (made ascending) in `cpusets`, added if new.
+fn cpuset_id(cpusets: &mut Vec<Vec<u32>>, mut set: Vec<u32>) -> u32 {
+    set.sort_unstable();
+    set.dedup();
+    assert!(!set.is_empty(), "an empty cpuset");
+    match cpusets.iter().position(|s| *s == set) {
+        Some(i) => i as u32,
+        None => {
+            cpusets.push(set);
+            (cpusets.len() - 1) as u32
+        }
+    }
+}
+
+/// A task allowed on `set`, not started, first placed on its first CPU.
+fn new_task(cpusets: &mut Vec<Vec<u32>>, set: Vec<u32>, kind: Kind, state: State) -> Task {
+    let cpuset = cpuset_id(cpusets, set);
+    Task {
+        cpu: cpusets[cpuset as usize][0],
+        cpuset,
+        kind,
+        state,
+        ..Default::default()
+    }
+}
+
+/// One kswapd task per node: a kernel thread allowed on its node's CPUs
+/// (kthread_bind_mask to cpumask_of_node), or pinned to `kernel.kswapd_cpu`.
+fn kswapd_tasks(k: &Kernel, s: &Scenario, cpusets: &mut Vec<Vec<u32>>) -> (Vec<Task>, Vec<Kswapd>) {
     let mut tasks = Vec::new();
     let mut kswapd = Vec::new();
     for node in 0..k.nr_nodes() {
-        let cpu = match &s.kernel.kswapd_cpu {
-            Some(v) => v[node],
-            None => (0..cpus)
-                .rev()
-                .find(|&c| k.cpu_node[c as usize] as usize == node)
-                .unwrap_or(cpus - 1),
+        let set = match &s.kernel.kswapd_cpu {
+            Some(v) => vec![v[node]],
+            None => (0..k.topology.nr_cpus())
+                .filter(|&c| k.cpu_node[c as usize] as usize == node)
+                .collect(),
         };
-        tasks.push(Task {
-            clock: 0,
-            cpu,
-            kind: Kind::Kswapd { node },
-            state: State::Waiting,
-            ..Default::default()
-        });
+        tasks.push(new_task(
+            cpusets,
+            set,
+            Kind::Kswapd { node },
+            State::Waiting,
+        ));
         kswapd.push(Kswapd::new(node));
     }
     (tasks, kswapd)
@@ -354,13 +423,14 @@ fn setup_workload(
     s: &Scenario,
     wi: usize,
     tasks: &mut Vec<Task>,
+    cpusets: &mut Vec<Vec<u32>>,
 ) -> Result<Wl, SimError> {
     let wc = &s.workloads[wi];
     let setup = |e: String| SimError::Setup(format!("workload {}: {e}", wc.name));
     let opts = wc.options().map_err(setup)?;
     let seed = s.seed ^ (0x5851_F42D_4C95_7F2D_u64.wrapping_mul(wi as u64 + 1));
     let gen = opts.build(seed).map_err(setup)?;
-    let op_cost = match opts {
+    let op_cost = match &opts {
         WorkloadOptions::Fio(o) => o.ioengine.op_cost(&s.costs),
         WorkloadOptions::Memcached(_) => s.costs.memcached_request,
         // Their per-operation work is in their own steps.
@@ -377,19 +447,22 @@ fn setup_workload(
         k.files.push(File::new(f.pages, f.sparse));
     }
     let mms = create_processes(k, gen.as_ref(), memcg, file_base).map_err(setup)?;
-    let cpus = s.machine.cpus.max(1);
-    let cpu_list: Vec<u32> = wc.cpus.clone().unwrap_or_else(|| (0..cpus).collect());
     let mut tids = Vec::new();
     for t in 0..layout.threads() {
         tids.push(tasks.len());
-        tasks.push(Task {
-            clock: 0,
-            cpu: cpu_list[t % cpu_list.len()],
-            kind: Kind::Thread { w: wi, t },
-            state: State::Waiting,
-            ..Default::default()
-        });
+        let set = match wc.pinned_cpu(t, &k.topology) {
+            Some(cpu) => vec![cpu],
+            None => wc.cpuset(&k.topology),
+        };
+        let kind = Kind::Thread { w: wi, t };
+        tasks.push(new_task(cpusets, set, kind, State::Waiting));
     }
+    let clients = match (&opts, &wc.client_cpus) {
+        (WorkloadOptions::Memcached(_), Some(set)) => {
+            clients::client_tasks(wi, tids.len(), set, tasks, cpusets)
+        }
+        _ => Vec::new(),
+    };
     let phases = gen.phases();
     Ok(Wl {
         name: wc.name.clone(),
@@ -401,7 +474,10 @@ fn setup_workload(
         op_cost,
         file_base,
         mms,
+        batch_ops: vec![0; tids.len()],
+        client_batch: vec![0; tids.len()],
         tasks: tids,
+        clients,
         stats: phases.iter().map(|_| PhaseStats::default()).collect(),
         phases,
         barriers: 0,
@@ -458,20 +534,22 @@ fn event_tasks(
     k: &Kernel,
     s: &Scenario,
     tasks: &mut Vec<Task>,
+    cpusets: &mut Vec<Vec<u32>>,
 ) -> Result<Vec<(String, Vec<LruGenCmd>)>, SimError> {
     let mut events = Vec::new();
     for (i, ev) in s.events.iter().enumerate() {
         let cmds = debugfs::parse_commands(&ev.command)
             .map_err(|e| SimError::Setup(format!("event[{i}].command: {e}")))?;
-        // kswapd tasks are the first ids, one per node.
+        // kswapd tasks are the first ids, one per node: a write runs where its node's
+        // kswapd may.
         let node = (cmds[0].node as usize).min(k.nr_nodes() - 1);
-        tasks.push(Task {
-            clock: ev.at.0,
-            cpu: ev.cpu.unwrap_or(tasks[node].cpu),
-            kind: Kind::Event { e: i },
-            state: State::Runnable,
-            ..Default::default()
-        });
+        let set = match ev.cpu {
+            Some(cpu) => vec![cpu],
+            None => cpusets[tasks[node].cpuset as usize].clone(),
+        };
+        let mut task = new_task(cpusets, set, Kind::Event { e: i }, State::Runnable);
+        task.clock = ev.at.0;
+        tasks.push(task);
         events.push((ev.command.clone(), cmds));
     }
     Ok(events)
@@ -484,19 +562,27 @@ impl Engine {
             PolicyKind::Classic => Box::new(Classic::new(&k)),
             PolicyKind::Mglru => Box::new(Mglru::with_seed(&k, s.seed)),
         };
-        let cpus = s.machine.cpus.max(1);
-        let (mut tasks, kswapd) = kswapd_tasks(&k, s, cpus);
+        let topo = k.topology.clone();
+        let cpus = topo.nr_cpus();
+        let mut cpusets = Vec::new();
+        let (mut tasks, kswapd) = kswapd_tasks(&k, s, &mut cpusets);
         let wls = (0..s.workloads.len())
-            .map(|wi| setup_workload(&mut k, s, wi, &mut tasks))
+            .map(|wi| setup_workload(&mut k, s, wi, &mut tasks, &mut cpusets))
             .collect::<Result<Vec<_>, _>>()?;
-        let events = event_tasks(&k, s, &mut tasks)?;
+        let events = event_tasks(&k, s, &mut tasks, &mut cpusets)?;
+        let siblings = (0..cpus).map(|c| topo.siblings(c).collect()).collect();
+        k.sched
+            .set_smt(siblings, k.costs.smt_compute, k.costs.smt_memory);
         let mut e = Engine {
             k,
             p,
             kswapd,
             tasks,
             wls,
-            cpu_free: vec![0; cpus as usize],
+            cpus: vec![cfs::Cpu::default(); cpus as usize],
+            cpusets,
+            tunables: cfs::Tunables::for_cpus(cpus),
+            topo,
             end_ns: s.duration.map(|d| d.0),
             steps: 0,
             samples: Vec::new(),
@@ -507,8 +593,6 @@ impl Engine {
             event_results: Vec::new(),
             finished: BTreeSet::new(),
             flusher: usize::MAX,
-            cpu_queue: vec![Vec::new(); cpus as usize],
-            min_vruntime: vec![0; cpus as usize],
             flusher_end: 0,
             _pin: std::marker::PhantomPinned,
         };
@@ -566,58 +650,12 @@ impl Engine {
         for t in &mut self.tasks {
             t.start_offset = match t.kind {
                 Kind::Thread { .. } => rng.gen_range(0..jitter),
-                Kind::Flusher | Kind::Kswapd { .. } | Kind::Event { .. } => 0,
+                Kind::Flusher | Kind::Kswapd { .. } | Kind::Event { .. } | Kind::Client { .. } => 0,
             };
         }
         let mut order: Vec<u64> = (0..self.tasks.len() as u64).collect();
         order.shuffle(&mut rng);
         self.k.sched.set_order(order);
-    }
-
-    /// Whether `id`, due at `clock` and not on its CPU, may take it now. A CPU runs one
-    /// task at a time: tasks waiting for it run in order of the CPU time they have used,
-    /// as CFS picks the smallest vruntime (ties by id), and a task joining the queue
-    /// starts no lower than the CPU's min_vruntime (place_entity). The others wait in the
-    /// CPU's queue until the CPU is free.
-    fn admit(&mut self, id: usize, clock: u64) -> bool {
-        debug_assert!(!self.tasks[id].on_cpu);
-        let cpu = self.tasks[id].cpu as usize;
-        let running = self.cpu_free[cpu] == CPU_RUNNING;
-        // A thread stopped or parked while it waited in its CPU's queue does not run.
-        if !self.tasks[id].in_step
-            && matches!(self.tasks[id].kind, Kind::Thread { .. })
-            && self.tasks[id].state != State::Runnable
-        {
-            self.cpu_queue[cpu].retain(|&t| t != id);
-            if !self.cpu_queue[cpu].is_empty() && !running {
-                let next = self.pick_next(cpu);
-                self.schedule(next, self.cpu_free[cpu].max(clock));
-            }
-            return false;
-        }
-        let floor = self.min_vruntime[cpu];
-        let t = &mut self.tasks[id];
-        t.vruntime = t.vruntime.max(floor);
-        let busy = self.cpu_free[cpu] > clock;
-        if busy || !self.cpu_queue[cpu].is_empty() {
-            if !self.cpu_queue[cpu].contains(&id) {
-                self.cpu_queue[cpu].push(id);
-            }
-            let best = self.pick_next(cpu);
-            if best != id || busy {
-                // A running step serves the queue when it ends.
-                if !running {
-                    self.schedule(best, self.cpu_free[cpu].max(clock));
-                }
-                return false;
-            }
-            self.cpu_queue[cpu].retain(|&t| t != id);
-        }
-        let t = &mut self.tasks[id];
-        t.on_cpu = true;
-        t.ran_from = clock;
-        self.cpu_free[cpu] = CPU_RUNNING;
-        true
     }
 
     /// A task's coroutine handed back control.
@@ -649,59 +687,20 @@ impl Engine {
             Kind::Thread { w, t } => self.thread_step(id, w, t, clock),
             Kind::Event { e } => self.event_step(id, e, clock),
             Kind::Flusher => self.flusher_step(id, clock),
+            Kind::Client { w, t } => self.client_step(id, w, t, clock),
         }
     }
 
-    /// `id` leaves its CPU at `end` (its step ended, or it went to sleep): it and the
-    /// tasks waiting for the CPU compete, the least vruntime goes next.
-    fn off_cpu(&mut self, id: usize, end: u64) {
-        let cpu = self.tasks[id].cpu as usize;
-        let t = &mut self.tasks[id];
-        debug_assert!(t.on_cpu);
-        t.on_cpu = false;
-        let free = end.max(t.ran_from);
-        self.cpu_free[cpu] = free;
-        t.vruntime += free - t.ran_from;
-        let continuing = self.k.sched.is_queued(id) && t.clock <= free;
-        if continuing {
-            self.cpu_queue[cpu].push(id);
-        }
-        if !self.cpu_queue[cpu].is_empty() {
-            let next = self.pick_next(cpu);
-            self.min_vruntime[cpu] = self.min_vruntime[cpu].max(self.tasks[next].vruntime);
-            if next == id {
-                self.cpu_queue[cpu].retain(|&t| t != id);
-            } else {
-                if continuing {
-                    self.k.sched.cancel(id);
-                }
-                self.schedule(next, free);
-            }
-        } else {
-            self.min_vruntime[cpu] = self.min_vruntime[cpu].max(self.tasks[id].vruntime);
-        }
-    }
-
-    /// The waiting task with the least CPU time (pick_next_entity), ties in the wake-up
-    /// order (`Engine::draw_phases`).
-    fn pick_next(&self, cpu: usize) -> usize {
-        *self.cpu_queue[cpu]
-            .iter()
-            .min_by_key(|&&t| (self.tasks[t].vruntime, self.k.sched.place(t), t))
-            .expect("queue not empty")
-    }
-
-    /// The flusher task, sleeping until a page is dirtied (it runs on
-    /// `kernel.flusher_cpu`, default CPU 0).
+    /// The flusher task, sleeping until a page is dirtied: the wb's work item on an
+    /// unbound workqueue, allowed on every CPU, or pinned to `kernel.flusher_cpu`.
     fn add_flusher(&mut self, s: &Scenario) {
         self.flusher = self.tasks.len();
-        self.tasks.push(Task {
-            clock: 0,
-            cpu: s.kernel.flusher_cpu.unwrap_or(0),
-            kind: Kind::Flusher,
-            state: State::Waiting,
-            ..Default::default()
-        });
+        let set = match s.kernel.flusher_cpu {
+            Some(cpu) => vec![cpu],
+            None => (0..self.topo.nr_cpus()).collect(),
+        };
+        let task = new_task(&mut self.cpusets, set, Kind::Flusher, State::Waiting);
+        self.tasks.push(task);
     }
 
     /// One step of the flusher (writeback::flusher_step). Once every workload is done
@@ -814,6 +813,9 @@ impl Engine {
                     .iter()
                     .filter(|t| !matches!(t, Touch::Cpu { .. } | Touch::Unmap { .. }))
                     .count() as u64;
+                if let Some(n) = self.wls[wi].batch_ops.get_mut(t) {
+                    *n += 1;
+                }
                 let killed = self.run_touches(wi, mm, &touches).is_err();
                 let end = self.k.cur.clock;
                 let w = &mut self.wls[wi];
@@ -831,13 +833,7 @@ impl Engine {
                     self.schedule(id, end);
                 }
             }
-            Step::RoundTrip => {
-                let costs = &self.k.costs;
-                let wait = costs.loopback_wait;
-                self.k.spend(costs.memcached_batch, Cat::Other);
-                let end = self.k.cur.clock;
-                self.schedule(id, end + wait);
-            }
+            Step::RoundTrip => self.round_trip(id, wi, t),
             Step::Barrier => {
                 self.tasks[id].state = State::Barrier;
                 self.tasks[id].clock = clock;

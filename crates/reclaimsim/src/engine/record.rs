@@ -30,3 +30,35 @@ pub struct Sample {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lru_gen: Option<BTreeMap<String, Vec<LruGenView>>>,
 }
+
+/// What the scheduler did (`engine::cfs`): each CPU's use and each task's placement.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct SchedUse {
+    pub cpus: Vec<CpuUse>,
+    pub tasks: Vec<TaskUse>,
+}
+
+/// One CPU over the run.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct CpuUse {
+    pub cpu: u32,
+    /// The share of the run's virtual time it ran tasks.
+    pub busy_fraction: f64,
+    /// Times a task started on it that was not the last to run there.
+    pub context_switches: u64,
+}
+
+/// One task over the run.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct TaskUse {
+    /// `workload/N` (thread N), `workload/clientN`, `kswapdN`, `flusher`, `eventN`.
+    pub task: String,
+    /// Virtual CPU time it ran (s).
+    pub cpu_s: f64,
+    /// Virtual time it was runnable and waited in a run queue (s).
+    pub runqueue_wait_s: f64,
+    /// Moves to another CPU.
+    pub migrations: u64,
+    /// The CPUs it ran on, ascending.
+    pub cpus: Vec<u32>,
+}

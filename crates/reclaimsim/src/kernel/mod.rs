@@ -135,6 +135,8 @@ pub struct Kernel {
     /// Per CPU: the swap slots cache.
     pub swap_slots: Vec<crate::kernel::swap::SwapSlotsCache>,
     pub cpu_node: Vec<u16>,
+    /// TEMP
+    pub topology: crate::sim::topology::Topology,
     pub locks: Vec<Lock>,
     pub vm: VmStat,
     pub cur: Exec,
@@ -209,6 +211,7 @@ impl Kernel {
             batches: vec![CpuBatches::default(); cpus],
             pcp,
             swap_slots: vec![Default::default(); cpus],
+            topology: crate::sim::topology::Topology::flat(cpus as u32, nr_nodes as u32),
             cpu_node: (0..cpus)
                 .map(|c| (c as u64 * nr_nodes / cpus as u64) as u16)
                 .collect(),
@@ -227,6 +230,7 @@ impl Kernel {
     /// Charges `ns` of virtual CPU time to the running task.
     #[inline]
     pub fn spend(&mut self, ns: u64, cat: Cat) {
+        let ns = (self.sched).smt_stretch(self.cur.cpu, self.cur.clock, ns, cat.smt_class());
         self.cur.clock += ns;
         self.cpu_time += ns;
         if self.cur.kswapd {

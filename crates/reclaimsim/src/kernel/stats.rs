@@ -118,6 +118,23 @@ pub enum Cat {
     Other,
 }
 
+impl Cat {
+    /// How the work of each category shares a core with a busy SMT sibling: the
+    /// rmap walks, PTE scans and unmaps are chains of cache misses on page tables and
+    /// struct pages (memory-latency-bound); list manipulation, compression, copies and
+    /// zeroing, fault entry and the workloads' own work retire instructions
+    /// (compute-bound; the DRAM misses of cold LRU scans are charged here too, a
+    /// pessimistic choice); lock spinning is waiting.
+    pub fn smt_class(self) -> crate::sim::sched::SmtClass {
+        use crate::sim::sched::SmtClass;
+        match self {
+            Cat::RmapWalk | Cat::Unmap | Cat::PteScan => SmtClass::Memory,
+            Cat::ListOps | Cat::Compression | Cat::Io | Cat::Other => SmtClass::Compute,
+            Cat::LockWait => SmtClass::Wait,
+        }
+    }
+}
+
 pub const NR_CAT: usize = 8;
 pub const CAT_NAMES: [&str; NR_CAT] = [
     "rmap_walk",

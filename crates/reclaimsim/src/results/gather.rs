@@ -62,6 +62,7 @@ impl Engine {
             lru_gen: self.lru_gen_states(self.now()),
             events: self.event_results.clone(),
             alloc_stall: AllocStall::from(&k.alloc_stall),
+            sched: self.sched_use(),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! What a run produces: the JSON document `--json` writes and the tables print from.
 
-pub use crate::engine::{EventResult, LruGenView, Sample};
+pub use crate::engine::{CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse};
 pub use crate::kernel::lru::mglru::debugfs::{LruGenGen, LruGenState, MmWalkStats};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -53,6 +53,10 @@ pub struct VariantResult {
     pub events: Vec<EventResult>,
     /// Direct reclaim: the time each try_to_free_pages() call took (allocation stalls).
     pub alloc_stall: AllocStall,
+    /// The scheduler: each CPU's busy share and context switches, each task's CPU
+    /// time, run-queue wait, migrations and CPUs.
+    #[serde(default)]
+    pub sched: SchedUse,
 }
 
 /// Allocation stalls: how many direct reclaim calls (try_to_free_pages) there were and

@@ -128,6 +128,8 @@ pub struct WorkloadConfig {
     pub memcg: String,
     /// CPUs the workload's threads are pinned to, round-robin (default: all CPUs).
     pub cpus: Option<Vec<u32>>,
+    /// memcached: simulate memtier's client threads as tasks on these CPUs (TEMP list).
+    pub client_cpus: Option<Vec<u32>>,
     /// Start at this virtual time...
     #[serde(default)]
     pub start: Duration,
@@ -148,6 +150,22 @@ fn root_path() -> String {
 }
 
 impl WorkloadConfig {
+    /// TEMP
+    pub fn cpuset(&self, topo: &crate::sim::topology::Topology) -> Vec<u32> {
+        let mut v = self
+            .cpus
+            .clone()
+            .unwrap_or_else(|| (0..topo.nr_cpus()).collect());
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+    /// TEMP
+    pub fn pinned_cpu(&self, t: usize, _topo: &crate::sim::topology::Topology) -> Option<u32> {
+        let _ = t;
+        None
+    }
+
     /// The one workload table given, or an error naming what is wrong.
     pub fn options(&self) -> Result<WorkloadOptions, String> {
         let mut found = Vec::new();

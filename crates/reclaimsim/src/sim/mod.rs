@@ -6,3 +6,4 @@
 pub mod cost;
 pub mod lock;
 pub mod sched;
+pub mod topology;

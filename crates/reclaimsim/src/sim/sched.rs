@@ -56,7 +56,32 @@ pub struct Sched {
     yielder: *const TaskYielder,
     /// Suspensions at sync points, lock hand-overs and sleeps: the engine's switches.
     pub switches: u64,
+    /// What a busy SMT sibling does to a CPU's progress.
+    smt: Smt,
     _pin: std::marker::PhantomPinned,
+}
+
+/// How a cost's work shares a core with a busy SMT sibling: instruction-bound work
+/// slows to the profile's `smt_compute`, memory-latency-bound work (cache misses the
+/// sibling's instructions fill) to `smt_memory`; time spent waiting (spinning on a
+/// lock held elsewhere, whose length the holder decides) is not stretched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmtClass {
+    Compute,
+    Memory,
+    Wait,
+}
+
+/// Per CPU, until when it is busy and which CPUs share its core.
+#[derive(Default)]
+struct Smt {
+    /// Virtual time each CPU is busy until (u64::MAX while a step holds it).
+    busy_until: Vec<u64>,
+    /// Each CPU's siblings; empty on a machine without SMT.
+    siblings: Vec<Vec<u32>>,
+    /// Per mille of a core's speed left with a busy sibling, per class.
+    compute: u64,
+    memory: u64,
 }
 
 impl Sched {
@@ -65,6 +90,46 @@ impl Sched {
     pub fn set_order(&mut self, order: Vec<u64>) {
         debug_assert!(self.heap.is_empty(), "wake-up order set with tasks queued");
         self.order = order;
+    }
+
+    /// The machine's SMT siblings (per CPU, the others of its core) and the per-mille
+    /// speeds a busy sibling leaves (`CostTable::smt_compute`, `smt_memory`).
+    pub fn set_smt(&mut self, siblings: Vec<Vec<u32>>, compute: u64, memory: u64) {
+        let smt = siblings.iter().any(|s| !s.is_empty());
+        self.smt = Smt {
+            busy_until: vec![0; siblings.len()],
+            siblings: if smt { siblings } else { Vec::new() },
+            compute: compute.clamp(1, 1000),
+            memory: memory.clamp(1, 1000),
+        };
+    }
+
+    /// `cpu` is busy until `until` (u64::MAX: a step holds it).
+    #[inline]
+    pub fn smt_busy(&mut self, cpu: usize, until: u64) {
+        if let Some(b) = self.smt.busy_until.get_mut(cpu) {
+            *b = until;
+        }
+    }
+
+    /// `ns` of work of `class` on `cpu` at `clock`, stretched when a sibling is busy.
+    #[inline]
+    pub fn smt_stretch(&self, cpu: u32, clock: u64, ns: u64, class: SmtClass) -> u64 {
+        let Some(sibs) = self.smt.siblings.get(cpu as usize) else {
+            return ns;
+        };
+        if !sibs
+            .iter()
+            .any(|&s| self.smt.busy_until[s as usize] > clock)
+        {
+            return ns;
+        }
+        let speed = match class {
+            SmtClass::Compute => self.smt.compute,
+            SmtClass::Memory => self.smt.memory,
+            SmtClass::Wait => return ns,
+        };
+        ns * 1000 / speed
     }
 
     /// `id`'s place among tasks due at the same time.

@@ -1,0 +1,528 @@
+//! The CPU scheduler: a CFS run queue per CPU as Linux 6.1 keeps them
+//! (kernel/sched/fair.c), at the granularity of the engine's steps.
+//!
+//! A task that wants to run and holds no CPU is either woken (a start, the end of a
+//! sleep: `select_cpu` places it as select_task_rq_fair does, then `enqueue` gives it its
+//! vruntime as place_entity does and checks wake-up preemption as check_preempt_wakeup
+//! does) or already waits in a CPU's queue. A CPU runs one task's step at a time; when the
+//! step ends (`off_cpu`) the task keeps the CPU while its slice lasts (check_preempt_tick
+//! at the scheduler tick) and no wake-up asked it to yield, else the queued task with the
+//! least vruntime goes next (pick_next_entity). A CPU left with nothing to run pulls a
+//! waiting task from the busiest CPU whose cpuset allows it (newidle_balance).
+//! Preemption happens at step ends: a step is one operation (microseconds) or one
+//! balance_pgdat priority pass, shorter than a tick. Every tie goes by the wake-up order
+//! (`Sched::place`), then by task id.
+
+use super::{Engine, Kind, State, CPU_RUNNING};
+use crate::kernel::throttle::JIFFY_NS;
+
+/// The CFS tunables of 6.1, scaled as sched_init_granularity does under the default
+/// SCHED_TUNABLESCALING_LOG: by 1 + ilog2(min(online CPUs, 8)).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tunables {
+    /// sysctl_sched_latency (6 ms unscaled): the period in which each runnable task runs.
+    pub latency: u64,
+    /// sysctl_sched_min_granularity (0.75 ms unscaled): the shortest slice.
+    pub min_granularity: u64,
+    /// sysctl_sched_wakeup_granularity (1 ms unscaled): how far a woken task's vruntime
+    /// must be behind the running task's for it to preempt.
+    pub wakeup_granularity: u64,
+}
+
+impl Tunables {
+    pub(crate) fn for_cpus(cpus: u32) -> Self {
+        let factor = 1 + cpus.clamp(1, 8).ilog2() as u64;
+        Tunables {
+            latency: 6_000_000 * factor,
+            min_granularity: 750_000 * factor,
+            wakeup_granularity: 1_000_000 * factor,
+        }
+    }
+
+    /// sched_slice of one of `nr` equal-weight tasks: __sched_period(nr) / nr, the
+    /// period stretching to nr x min_granularity past sched_nr_latency (8) tasks.
+    pub(crate) fn slice(&self, nr: usize) -> u64 {
+        let nr = nr.max(1) as u64;
+        let period = if nr > self.latency / self.min_granularity {
+            nr * self.min_granularity
+        } else {
+            self.latency
+        };
+        period / nr
+    }
+}
+
+/// One CPU's run queue (struct rq with its cfs_rq).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Cpu {
+    /// When it is free, or CPU_RUNNING while a task's step holds it.
+    pub free_at: u64,
+    /// The task whose step holds it.
+    pub curr: Option<usize>,
+    /// Runnable tasks waiting for it (the rbtree, as a list picked by vruntime).
+    pub queue: Vec<usize>,
+    /// The queued task chosen to run when it is free, queued in `Sched` at that time.
+    pub next: Option<usize>,
+    /// cfs_rq->min_vruntime: never decreases; a woken task starts no lower than it
+    /// (less the sleeper credit).
+    pub min_vruntime: u64,
+    /// The task that ran last: another one starting pays a context switch.
+    pub last: Option<usize>,
+    /// When the current slice of `last` began.
+    pub slice_from: u64,
+    /// A wake-up asked the running task to yield at its step's end (resched_curr).
+    pub resched: bool,
+    /// Virtual ns it ran tasks.
+    pub busy_ns: u64,
+    /// Context switches: a task started that was not the last to run.
+    pub switches: u64,
+}
+
+impl Engine {
+    /// Whether `id`, due at `clock` and holding no CPU, may take one now; if not, it
+    /// waits in a CPU's queue and the CPU schedules it when its turn comes.
+    pub(super) fn admit(&mut self, id: usize, clock: u64) -> bool {
+        debug_assert!(!self.tasks[id].on_cpu);
+        if self.stopped_while_waiting(id) {
+            self.drop_waiting(id, clock);
+            return false;
+        }
+        if !self.tasks[id].queued {
+            let cpu = self.select_cpu(id, clock);
+            self.enqueue(id, cpu, clock);
+        }
+        let cpu = self.tasks[id].cpu as usize;
+        let c = &self.cpus[cpu];
+        if c.free_at == CPU_RUNNING {
+            // The running step's end picks who goes next.
+            return false;
+        }
+        let turn = match c.next {
+            Some(n) => n == id,
+            None => self.pick_next(cpu) == id,
+        };
+        if c.free_at > clock || !turn {
+            if self.cpus[cpu].next.is_none() {
+                let n = self.pick_next(cpu);
+                self.cpus[cpu].next = Some(n);
+                let at = self.cpus[cpu].free_at.max(clock);
+                self.schedule(n, at);
+            }
+            return false;
+        }
+        self.start(id, cpu, clock);
+        true
+    }
+
+    /// A thread stopped or parked while it waited in a queue does not run.
+    fn stopped_while_waiting(&self, id: usize) -> bool {
+        let t = &self.tasks[id];
+        !t.in_step && matches!(t.kind, Kind::Thread { .. }) && t.state != State::Runnable
+    }
+
+    /// Takes a stopped task out of its queue; its CPU picks another if it was free.
+    fn drop_waiting(&mut self, id: usize, clock: u64) {
+        let cpu = self.tasks[id].cpu as usize;
+        if self.tasks[id].queued {
+            self.cpus[cpu].queue.retain(|&t| t != id);
+            self.tasks[id].queued = false;
+        }
+        let c = &mut self.cpus[cpu];
+        if c.next == Some(id) {
+            c.next = None;
+        }
+        if c.free_at != CPU_RUNNING && c.next.is_none() && !c.queue.is_empty() {
+            let n = self.pick_next(cpu);
+            self.cpus[cpu].next = Some(n);
+            let at = self.cpus[cpu].free_at.max(clock);
+            self.schedule(n, at);
+        }
+    }
+
+    /// `id` takes `cpu` at `clock`.
+    fn start(&mut self, id: usize, cpu: usize, clock: u64) {
+        // An entry a wake-up queued for it at this same time is spent.
+        self.k.sched.cancel(id);
+        let c = &mut self.cpus[cpu];
+        let was_idle = c.free_at < clock;
+        c.queue.retain(|&t| t != id);
+        c.next = None;
+        c.curr = Some(id);
+        c.free_at = CPU_RUNNING;
+        if c.last != Some(id) {
+            c.last = Some(id);
+            c.slice_from = clock;
+            c.switches += 1;
+            self.tasks[id].switch_due = true;
+        }
+        self.k.sched.smt_busy(cpu, CPU_RUNNING);
+        let t = &mut self.tasks[id];
+        t.wake_latency = std::mem::take(&mut t.wake_due) && was_idle;
+        t.queued = false;
+        t.wait_ns += clock.saturating_sub(t.enqueued_at);
+        t.on_cpu = true;
+        t.ran = true;
+        t.ran_from = clock;
+        debug_assert!(
+            self.cpusets[t.cpuset as usize]
+                .binary_search(&(cpu as u32))
+                .is_ok(),
+            "task {id} runs on CPU {cpu}, outside its cpuset"
+        );
+        let word = cpu / 64;
+        if t.ran_on.len() <= word {
+            t.ran_on.resize(word + 1, 0);
+        }
+        t.ran_on[word] |= 1 << (cpu % 64);
+    }
+
+    /// `id` leaves its CPU at `end` (its step ended, or it went to sleep). A task
+    /// runnable at once keeps the CPU while its slice lasts; otherwise the queued task
+    /// with the least vruntime goes next, or an idle CPU pulls work.
+    pub(super) fn off_cpu(&mut self, id: usize, end: u64) {
+        let cpu = self.tasks[id].cpu as usize;
+        let t = &mut self.tasks[id];
+        debug_assert!(t.on_cpu);
+        t.on_cpu = false;
+        let free = end.max(t.ran_from);
+        t.vruntime += free - t.ran_from;
+        let ran = free - t.ran_from;
+        t.run_ns += ran;
+        let continuing = self.k.sched.is_queued(id) && t.clock <= free;
+        let c = &mut self.cpus[cpu];
+        c.free_at = free;
+        c.curr = None;
+        c.busy_ns += ran;
+        self.k.sched.smt_busy(cpu, free);
+        if continuing {
+            self.tasks[id].queued = true;
+            self.tasks[id].enqueued_at = free;
+            self.cpus[cpu].queue.push(id);
+            if !self.cpus[cpu].resched && !self.slice_over(cpu, free) {
+                self.cpus[cpu].next = Some(id);
+                self.update_min_vruntime(cpu);
+                return;
+            }
+            self.k.sched.cancel(id);
+        }
+        self.cpus[cpu].resched = false;
+        self.update_min_vruntime(cpu);
+        if self.cpus[cpu].queue.is_empty() {
+            self.cpus[cpu].next = None;
+            self.idle_balance(cpu, free);
+            return;
+        }
+        let n = self.pick_next(cpu);
+        if n == id {
+            self.cpus[cpu].slice_from = free;
+        }
+        self.cpus[cpu].next = Some(n);
+        self.schedule(n, free);
+    }
+
+    /// check_preempt_tick: the last task's slice is over at the first tick after it has
+    /// run its ideal share (sched_slice) with others waiting.
+    fn slice_over(&self, cpu: usize, now: u64) -> bool {
+        let c = &self.cpus[cpu];
+        if c.queue.len() < 2 {
+            return false;
+        }
+        let ideal = self.tunables.slice(c.queue.len());
+        let tick = (c.slice_from + ideal) / JIFFY_NS * JIFFY_NS + JIFFY_NS;
+        now >= tick
+    }
+
+    /// update_min_vruntime: the least vruntime of the queued tasks, never decreasing.
+    fn update_min_vruntime(&mut self, cpu: usize) {
+        let least = (self.cpus[cpu].queue.iter())
+            .map(|&t| self.tasks[t].vruntime)
+            .min();
+        if let Some(v) = least {
+            let c = &mut self.cpus[cpu];
+            c.min_vruntime = c.min_vruntime.max(v);
+        }
+    }
+
+    /// The queued task with the least vruntime (pick_next_entity), ties in the wake-up
+    /// order.
+    pub(super) fn pick_next(&self, cpu: usize) -> usize {
+        *(self.cpus[cpu].queue.iter())
+            .min_by_key(|&&t| (self.tasks[t].vruntime, self.k.sched.place(t), t))
+            .expect("queue not empty")
+    }
+
+    /// Queues the woken `id` on `cpu` (enqueue_entity): a task that moved keeps its lag
+    /// behind min_vruntime (migrate_task_rq_fair); a new one starts a slice after
+    /// min_vruntime (START_DEBIT), a sleeper no earlier than half a latency before it
+    /// (GENTLE_FAIR_SLEEPERS); then check_preempt_wakeup.
+    fn enqueue(&mut self, id: usize, cpu: usize, clock: u64) {
+        let old = self.tasks[id].cpu as usize;
+        let floor = self.cpus[cpu].min_vruntime;
+        let t = &mut self.tasks[id];
+        if !t.ran {
+            t.vruntime = floor + self.tunables.slice(self.cpus[cpu].queue.len() + 1);
+        } else {
+            if old != cpu {
+                t.migrations += 1;
+                t.vruntime = t.vruntime.saturating_sub(self.cpus[old].min_vruntime) + floor;
+            }
+            let credit = floor.saturating_sub(self.tunables.latency / 2);
+            t.vruntime = t.vruntime.max(credit);
+        }
+        t.cpu = cpu as u32;
+        t.queued = true;
+        t.enqueued_at = clock;
+        self.cpus[cpu].queue.push(id);
+        self.check_preempt_wakeup(id, cpu, clock);
+    }
+
+    /// check_preempt_wakeup: the woken task preempts the running one (at its step's end)
+    /// when it is more than wakeup_granularity of vruntime behind it. A CPU between two
+    /// steps of a task keeping it counts that task as running; one about to start
+    /// another task takes the woken one instead if it is further behind.
+    fn check_preempt_wakeup(&mut self, id: usize, cpu: usize, clock: u64) {
+        let woken = self.tasks[id].vruntime;
+        let gran = self.tunables.wakeup_granularity;
+        let c = &self.cpus[cpu];
+        if let Some(curr) = c.curr {
+            let t = &self.tasks[curr];
+            let now = t.vruntime + clock.saturating_sub(t.ran_from);
+            if now > woken + gran {
+                self.cpus[cpu].resched = true;
+            }
+            return;
+        }
+        let Some(n) = c.next else { return };
+        let kept = c.last == Some(n);
+        let behind = if kept { woken + gran } else { woken };
+        let order = |t: usize| (self.k.sched.place(t), t);
+        let first = self.tasks[n].vruntime > behind
+            || (self.tasks[n].vruntime == behind && !kept && order(id) < order(n));
+        if first {
+            self.cpus[cpu].next = Some(id);
+            let at = self.cpus[cpu].free_at.max(clock);
+            self.schedule(id, at);
+        }
+    }
+
+    /// select_task_rq_fair for a woken task: its only CPU if pinned; its previous CPU
+    /// if idle (select_idle_sibling); else an idle core in that CPU's LLC, then an idle
+    /// CPU there (select_idle_core, select_idle_cpu, scanning from the previous CPU
+    /// on); else the previous CPU. A task that never ran goes to the least loaded CPU of
+    /// its cpuset (find_idlest_cpu). A task asleep inside a step wakes where it slept.
+    fn select_cpu(&self, id: usize, clock: u64) -> usize {
+        let t = &self.tasks[id];
+        let set = &self.cpusets[t.cpuset as usize];
+        if set.len() == 1 || (t.in_step && t.ran) {
+            return if t.in_step {
+                t.cpu as usize
+            } else {
+                set[0] as usize
+            };
+        }
+        if !t.ran || set.binary_search(&t.cpu).is_err() {
+            return self.idlest(set, clock);
+        }
+        let prev = t.cpu;
+        if self.idle(prev as usize, clock) {
+            return prev as usize;
+        }
+        let llc = self.topo.socket_of(prev);
+        let start = set.partition_point(|&c| c <= prev);
+        let scan = set[start..].iter().chain(&set[..start]).copied();
+        let in_llc = || scan.clone().filter(|&c| self.topo.socket_of(c) == llc);
+        if let Some(c) = in_llc().find(|&c| self.idle_core(c, clock)) {
+            return c as usize;
+        }
+        in_llc()
+            .find(|&c| self.idle(c as usize, clock))
+            .unwrap_or(prev) as usize
+    }
+
+    /// Nothing runs on `cpu` at `clock` and nothing waits for it.
+    fn idle(&self, cpu: usize, clock: u64) -> bool {
+        let c = &self.cpus[cpu];
+        c.free_at <= clock && c.queue.is_empty() && c.next.is_none()
+    }
+
+    /// `cpu` and its SMT siblings are all idle.
+    fn idle_core(&self, cpu: u32, clock: u64) -> bool {
+        self.idle(cpu as usize, clock)
+            && self
+                .topo
+                .siblings(cpu)
+                .all(|s| self.idle(s as usize, clock))
+    }
+
+    /// The CPU of `set` with the fewest tasks, counting its core's (find_idlest_cpu
+    /// within find_idlest_group), ties by id.
+    fn idlest(&self, set: &[u32], clock: u64) -> usize {
+        let load = |c: u32| {
+            let cpu = &self.cpus[c as usize];
+            cpu.queue.len() + usize::from(!self.idle(c as usize, clock) && cpu.queue.is_empty())
+        };
+        let core = |c: u32| load(c) + self.topo.siblings(c).map(load).sum::<usize>();
+        set.iter()
+            .copied()
+            .min_by_key(|&c| (load(c), core(c), c))
+            .expect("a cpuset is never empty") as usize
+    }
+
+    /// The tasks waiting on `from` that may move to `to`: allowed there, and not the
+    /// task `from` has chosen to run next.
+    fn movable(&self, from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
+        let c = &self.cpus[from];
+        (c.queue.iter().copied()).filter(move |&t| {
+            c.next != Some(t)
+                && (self.cpusets[self.tasks[t].cpuset as usize])
+                    .binary_search(&(to as u32))
+                    .is_ok()
+        })
+    }
+
+    /// newidle_balance: `cpu`, left idle at `now`, pulls a waiting task from the CPU
+    /// with the most waiting (its own LLC first), one whose cpuset allows `cpu` and that
+    /// is not that CPU's next; the one furthest from running (largest vruntime).
+    fn idle_balance(&mut self, cpu: usize, now: u64) {
+        let llc = self.topo.socket_of(cpu as u32);
+        let busiest = (0..self.cpus.len())
+            .filter(|&c| c != cpu && self.movable(c, cpu).next().is_some())
+            .max_by_key(|&c| {
+                let same = self.topo.socket_of(c as u32) == llc;
+                (same, self.cpus[c].queue.len(), std::cmp::Reverse(c))
+            });
+        let Some(from) = busiest else { return };
+        let pick = (self.movable(from, cpu))
+            .max_by_key(|&t| (self.tasks[t].vruntime, self.k.sched.place(t), t))
+            .expect("busiest has a movable task");
+        self.cpus[from].queue.retain(|&t| t != pick);
+        let t = &mut self.tasks[pick];
+        t.vruntime =
+            t.vruntime.saturating_sub(self.cpus[from].min_vruntime) + self.cpus[cpu].min_vruntime;
+        t.cpu = cpu as u32;
+        t.migrations += 1;
+        self.cpus[cpu].queue.push(pick);
+        self.cpus[cpu].next = Some(pick);
+        self.schedule(pick, now);
+    }
+}
+
+impl Engine {
+    /// What the scheduler did, for the results.
+    pub(crate) fn sched_use(&self) -> super::SchedUse {
+        let now = self.now().max(1) as f64;
+        let cpus = (self.cpus.iter().enumerate())
+            .map(|(i, c)| super::CpuUse {
+                cpu: i as u32,
+                busy_fraction: c.busy_ns as f64 / now,
+                context_switches: c.switches,
+            })
+            .collect();
+        let tasks = (0..self.tasks.len())
+            .map(|id| {
+                let t = &self.tasks[id];
+                super::TaskUse {
+                    task: self.task_name(id),
+                    cpu_s: t.run_ns as f64 / 1e9,
+                    runqueue_wait_s: t.wait_ns as f64 / 1e9,
+                    migrations: t.migrations,
+                    cpus: (0..self.cpus.len() as u32)
+                        .filter(|&c| {
+                            let w = (c / 64) as usize;
+                            t.ran_on.get(w).is_some_and(|b| b & (1 << (c % 64)) != 0)
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        super::SchedUse { cpus, tasks }
+    }
+
+    fn task_name(&self, id: usize) -> String {
+        match self.tasks[id].kind {
+            Kind::Thread { w, t } => format!("{}/{t}", self.wls[w].name),
+            Kind::Client { w, t } => format!("{}/client{t}", self.wls[w].name),
+            Kind::Kswapd { node } => format!("kswapd{node}"),
+            Kind::Flusher => "flusher".into(),
+            Kind::Event { e } => format!("event{e}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Engine, Tunables, CPU_RUNNING};
+
+    /// An engine for `machine` with one workload of `threads` threads allowed on every
+    /// CPU, none started.
+    fn engine(machine: &str, threads: u32) -> Box<Engine> {
+        let text = format!(
+            "name = \"t\"\n[machine]\nmemory = \"16MiB\"\n{machine}\n[[workload]]\n\
+             name = \"w\"\n[workload.anon]\nsize = \"4KiB\"\nthreads = {threads}\n"
+        );
+        let s = crate::scenario::parse(&text, "t.toml", &[], Some(1))
+            .unwrap()
+            .base;
+        Box::new(Engine::new(&s).unwrap())
+    }
+
+    /// The id of thread `t` of the workload.
+    fn thread(e: &Engine, t: usize) -> usize {
+        e.wls[0].tasks[t]
+    }
+
+    /// Marks `cpu` as running `task` from time 0.
+    fn busy(e: &mut Engine, cpu: usize, task: usize) {
+        e.cpus[cpu].free_at = CPU_RUNNING;
+        e.cpus[cpu].curr = Some(task);
+    }
+
+    /// select_idle_sibling: a thread woken while its previous CPU is busy goes to an
+    /// idle CPU of its cpuset; with its previous CPU idle, it stays.
+    #[test]
+    fn a_woken_thread_moves_from_a_busy_cpu_to_an_idle_one() {
+        let mut e = engine("cpus = 4", 2);
+        let (a, b) = (thread(&e, 0), thread(&e, 1));
+        e.tasks[a].ran = true;
+        e.tasks[a].cpu = 2;
+        assert_eq!(e.select_cpu(a, 10), 2, "its idle previous CPU");
+        busy(&mut e, 2, b);
+        let to = e.select_cpu(a, 10);
+        assert!(to != 2, "stayed on its busy previous CPU");
+        assert_eq!(to, 3, "scans on from the previous CPU");
+        for c in 0..4 {
+            busy(&mut e, c, b);
+        }
+        assert_eq!(e.select_cpu(a, 10), 2, "no idle CPU: its previous one");
+    }
+
+    /// select_idle_core before select_idle_cpu: on 2 cores x 2 threads with CPU 0 busy,
+    /// a thread woken there goes to the idle core (CPU 1 or its sibling 3), not to
+    /// CPU 0's sibling (2).
+    #[test]
+    fn an_idle_core_is_preferred_to_a_busy_cores_sibling() {
+        let mut e = engine("sockets = 1\ncores_per_socket = 2\nthreads_per_core = 2", 2);
+        let (a, b) = (thread(&e, 0), thread(&e, 1));
+        e.tasks[a].ran = true;
+        e.tasks[a].cpu = 0;
+        busy(&mut e, 0, b);
+        let to = e.select_cpu(a, 10);
+        assert!(to == 1 || to == 3, "went to CPU {to}");
+    }
+
+    /// 6.1's defaults on a machine of 8 or more CPUs: 24 ms, 3 ms, 4 ms; on 2 CPUs
+    /// (factor 2): 12 ms, 1.5 ms, 2 ms.
+    #[test]
+    fn tunables_scale_with_log_of_cpus() {
+        let t = Tunables::for_cpus(36);
+        assert_eq!(
+            (t.latency, t.min_granularity, t.wakeup_granularity),
+            (24_000_000, 3_000_000, 4_000_000)
+        );
+        let t = Tunables::for_cpus(2);
+        assert_eq!(t.latency, 12_000_000);
+        assert_eq!(t.slice(2), 6_000_000);
+        // Past sched_nr_latency the period grows and each slice is min_granularity.
+        assert_eq!(t.slice(16), 1_500_000);
+    }
+}

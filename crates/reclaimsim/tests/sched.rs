@@ -1,0 +1,173 @@
+//! The CPU scheduler (engine/cfs.rs, issue 24): CFS shares among more threads than CPUs,
+//! SMT siblings, cpusets, kswapd as a task competing for CPUs, and determinism with
+//! oversubscription.
+
+mod common;
+
+use reclaimsim::engine::RunOptions;
+use reclaimsim::results::{TaskUse, VariantResult};
+
+fn run(text: &str) -> VariantResult {
+    let s = common::scenario(text, Some(1));
+    reclaimsim::results::run(&s, "base", RunOptions::default())
+        .unwrap_or_else(|e| panic!("run failed: {e}"))
+}
+
+/// A workload of `threads` CPU-bound threads: loads from 64 KiB they keep resident,
+/// 10,000 a step (about 10-20 us), for `runtime`.
+fn hogs(name: &str, threads: u32, placement: &str, runtime: &str) -> String {
+    format!(
+        r#"
+[[workload]]
+name = "{name}"
+{placement}
+[workload.anon]
+size = "64KiB"
+threads = {threads}
+pattern = "random"
+write = false
+runtime = "{runtime}"
+ops_per_step = 10000
+"#
+    )
+}
+
+fn tasks<'a>(r: &'a VariantResult, prefix: &str) -> Vec<&'a TaskUse> {
+    (r.sched.tasks.iter())
+        .filter(|t| t.task.starts_with(prefix))
+        .collect()
+}
+
+/// Four CPU-bound threads on two CPUs: CFS gives each half of a CPU over a second.
+#[test]
+fn four_cpu_bound_threads_on_two_cpus_each_get_half() {
+    let text = format!(
+        "name = \"share\"\n[machine]\nmemory = \"64MiB\"\ncpus = 2\n{}",
+        hogs("hog", 4, "", "1s")
+    );
+    let r = run(&text);
+    let hog = tasks(&r, "hog/");
+    assert_eq!(hog.len(), 4);
+    for t in hog {
+        assert!(
+            (t.cpu_s - 0.5).abs() < 0.005,
+            "{} ran {:.4} s of 1 s on 2 CPUs shared by 4",
+            t.task,
+            t.cpu_s
+        );
+        assert!(
+            t.runqueue_wait_s > 0.45,
+            "{} waited {}",
+            t.task,
+            t.runqueue_wait_s
+        );
+    }
+    for c in &r.sched.cpus {
+        assert!(
+            c.busy_fraction > 0.99,
+            "CPU {} busy {}",
+            c.cpu,
+            c.busy_fraction
+        );
+    }
+}
+
+/// Two CPU-bound threads on the two hardware threads of one core each make the profile's
+/// `smt_compute` share of the progress one thread makes alone on it.
+#[test]
+fn smt_siblings_each_progress_at_the_sibling_factor() {
+    let machine = "[machine]\nmemory = \"64MiB\"\nsockets = 1\ncores_per_socket = 1\n\
+                   threads_per_core = 2\n[costs]\nsmt_compute = 600\n";
+    let alone = run(&format!(
+        "name = \"alone\"\n{machine}{}",
+        hogs("hog", 1, "cpus = [0]", "200ms")
+    ));
+    let both = run(&format!(
+        "name = \"both\"\n{machine}{}",
+        hogs("hog", 2, "cpus = [0, 1]\npin = true", "200ms")
+    ));
+    let ops = |r: &VariantResult| r.workloads["hog"].ops as f64;
+    let per_thread = ops(&both) / 2.0 / ops(&alone);
+    assert!(
+        (per_thread - 0.6).abs() < 0.01,
+        "each sibling made {per_thread:.3} of a lone thread's progress"
+    );
+}
+
+/// kswapd is a task on its node's CPUs: with every CPU busy it waits in a run queue,
+/// and it never runs outside them.
+#[test]
+fn kswapd_waits_for_a_cpu_when_all_are_busy() {
+    let text = format!(
+        r#"name = "busy"
+[machine]
+memory = "32MiB"
+cpus = 2
+swap = {{ device = "zram", size = "64MiB" }}
+[[workload]]
+name = "big"
+[workload.anon]
+size = "48MiB"
+threads = 2
+pattern = "random"
+runtime = "300ms"
+{}"#,
+        hogs("hog", 2, "", "300ms")
+    );
+    let r = run(&text);
+    assert!(r.vmstat["pgscan_kswapd"] > 0, "kswapd never ran");
+    let k = tasks(&r, "kswapd0")[0];
+    assert!(k.cpu_s > 0.0);
+    assert!(k.runqueue_wait_s > 0.0, "kswapd never waited for a CPU");
+    assert!(k.cpus.iter().all(|&c| c < 2));
+}
+
+/// Threads allowed on a cpuset run only there, however busy their CPUs are; pinned
+/// threads run only on their own CPU.
+#[test]
+fn a_cpuset_is_never_left() {
+    let text = format!(
+        "name = \"sets\"\n[machine]\nmemory = \"64MiB\"\ncpus = 4\n{}{}",
+        hogs("a", 6, "cpus = \"0-1\"", "100ms"),
+        hogs("b", 3, "cpus = [2, 3]\npin = true", "100ms")
+    );
+    let r = run(&text);
+    for t in tasks(&r, "a/") {
+        assert!(
+            !t.cpus.is_empty() && t.cpus.iter().all(|&c| c <= 1),
+            "{t:?}"
+        );
+    }
+    for (i, t) in tasks(&r, "b/").into_iter().enumerate() {
+        assert_eq!(t.cpus, vec![[2, 3][i % 2]], "{t:?}");
+    }
+}
+
+/// More threads than CPUs, with migrations and wake-ups: the same scenario and seed
+/// give the same results, bit for bit.
+#[test]
+fn oversubscribed_runs_are_deterministic() {
+    let text = format!(
+        r#"name = "det"
+[machine]
+memory = "32MiB"
+cpus = 3
+swap = {{ device = "zram", size = "64MiB" }}
+[[workload]]
+name = "big"
+[workload.anon]
+size = "40MiB"
+threads = 4
+pattern = "random"
+runtime = "100ms"
+{}"#,
+        hogs("hog", 5, "", "100ms")
+    );
+    let json = |mut r: VariantResult| {
+        r.wall_s = 0.0;
+        serde_json::to_string(&r).unwrap()
+    };
+    let (a, b) = (json(run(&text)), json(run(&text)));
+    assert!(a == b, "two runs of one scenario differ");
+    assert!(a.contains("\"migrations\""));
+}
