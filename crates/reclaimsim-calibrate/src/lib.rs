@@ -103,7 +103,10 @@ const PROBES: [(&str, Probe); 11] = [
     ("load latencies (pointer chasing)", memory::latencies),
     ("atomics", sync::atomics),
     ("cacheline transfer and futex wake-up", sync::handoffs),
-    ("context switch (pipe ping-pong on one CPU)", sync::context_switch),
+    (
+        "context switch (pipe ping-pong on one CPU)",
+        sync::context_switch,
+    ),
     ("SMT siblings (compute and pointer chase)", smt::smt),
     ("lzo1x-1 and LZ4 on 4 KiB pages", codec::codecs),
     ("loopback TCP round trips", net::tcp),

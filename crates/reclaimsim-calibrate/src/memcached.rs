@@ -419,7 +419,11 @@ mod tests {
             keys: 1..41,
             pipeline: 1,
         };
-        assert_eq!(drive(server.port, &set, None).map(|r| r.0), Ok(40), "each key once");
+        assert_eq!(
+            drive(server.port, &set, None).map(|r| r.0),
+            Ok(40),
+            "each key once"
+        );
         let get = Load {
             get: true,
             pipeline: 8,

@@ -106,7 +106,10 @@ fn rounds(s: &Scale, cpus: [usize; 2], work: &Work, n: u64) -> Result<Vec<f64>, 
     for round in 0..=s.rounds(9) {
         pin(cpus[0])?;
         let alone = time(work, n);
-        let (stop, started) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let (stop, started) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
         let (w, st, go) = (work.clone(), stop.clone(), started.clone());
         let sibling = std::thread::spawn(move || {
             let pinned = pin(cpus[1]);
@@ -121,7 +124,9 @@ fn rounds(s: &Scale, cpus: [usize; 2], work: &Work, n: u64) -> Result<Vec<f64>, 
         }
         let together = time(work, n);
         stop.store(true, Ordering::Release);
-        sibling.join().map_err(|_| "the sibling thread panicked")??;
+        sibling
+            .join()
+            .map_err(|_| "the sibling thread panicked")??;
         if round > 0 {
             samples.push(per_mille(alone, together));
         }
@@ -133,7 +138,12 @@ fn rounds(s: &Scale, cpus: [usize; 2], work: &Work, n: u64) -> Result<Vec<f64>, 
 /// process may use; both "not measured" where there is none.
 pub fn smt(s: &Scale) -> Vec<Outcome> {
     let names = ["smt_compute", "smt_memory"];
-    let skip = |why: String| names.iter().map(|n| Err((n.to_string(), why.clone()))).collect();
+    let skip = |why: String| {
+        names
+            .iter()
+            .map(|n| Err((n.to_string(), why.clone())))
+            .collect()
+    };
     let allowed = match allowed_cpus() {
         Ok(a) => a,
         Err(e) => return skip(e),
@@ -151,8 +161,16 @@ pub fn smt(s: &Scale) -> Vec<Outcome> {
     };
     let bytes = s.bytes(256 << 20, 16 << 20);
     let works = [
-        (compute(), s.iters(20_000_000), "an xorshift64 and multiply-add loop in registers"),
-        (memory(bytes), s.iters(1_000_000), "a pointer chase along one random cycle through every 64-byte line of a buffer"),
+        (
+            compute(),
+            s.iters(20_000_000),
+            "an xorshift64 and multiply-add loop in registers",
+        ),
+        (
+            memory(bytes),
+            s.iters(1_000_000),
+            "a pointer chase along one random cycle through every 64-byte line of a buffer",
+        ),
     ];
     let saved = match affinity() {
         Ok(a) => a,
@@ -207,7 +225,11 @@ mod tests {
     fn per_mille_is_the_speed_kept_and_at_most_1000() {
         assert_eq!(per_mille(1.0, 1.6), 625.0);
         assert_eq!(per_mille(100.0, 100.0), 1000.0);
-        assert_eq!(per_mille(100.0, 90.0), 1000.0, "faster beside a sibling is noise");
+        assert_eq!(
+            per_mille(100.0, 90.0),
+            1000.0,
+            "faster beside a sibling is noise"
+        );
     }
 
     /// Where this host has siblings the figures are per mille; where not, both fields

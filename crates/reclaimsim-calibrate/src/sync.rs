@@ -294,7 +294,9 @@ fn switch_rounds(s: &Scale, cpu: usize) -> Result<Vec<f64>, String> {
         }
     }
     let _ = to_w.write_all(&[0]);
-    partner.join().map_err(|_| "the partner thread panicked")??;
+    partner
+        .join()
+        .map_err(|_| "the partner thread panicked")??;
     Ok(samples)
 }
 
@@ -330,7 +332,10 @@ mod tests {
         let out = context_switch(&Scale { quick: true });
         let m = out[0].as_ref().expect("pipes and one CPU are always there");
         assert_eq!(m.name, "context_switch_pipe");
-        assert!(m.summary.median.is_finite() && m.summary.rounds == 2, "{m:?}");
+        assert!(
+            m.summary.median.is_finite() && m.summary.rounds == 2,
+            "{m:?}"
+        );
         assert_eq!(allowed_cpus().unwrap(), before);
     }
 }

@@ -218,6 +218,9 @@ impl Default for CostTable {
     }
 }
 
+/// The fields that are factors in per mille rather than nanoseconds.
+pub const PER_MILLE: [&str; 2] = ["smt_compute", "smt_memory"];
+
 impl CostTable {
     /// The table with `field` set to `value`; None when the table has no such field.
     pub fn with(&self, field: &str, value: u64) -> Option<CostTable> {
