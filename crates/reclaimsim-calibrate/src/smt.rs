@@ -232,6 +232,26 @@ mod tests {
         );
     }
 
+    /// The loops and their pairing run on any two CPUs (siblings or not: this project's
+    /// VM has none), give per mille figures and leave the affinity as it was.
+    #[test]
+    fn the_loops_run_alone_and_in_pairs() {
+        let allowed = allowed_cpus().unwrap();
+        let [a, b] = match allowed[..] {
+            [a, b, ..] => [a, b],
+            _ => return eprintln!("skipped: needs two CPUs"),
+        };
+        let saved = affinity().unwrap();
+        let s = Scale { quick: true };
+        for (work, n) in [(compute(), 100_000), (memory(1 << 20), 10_000)] {
+            let r = rounds(&s, [a, b], &work, n).unwrap();
+            assert_eq!(r.len(), 2);
+            assert!(r.iter().all(|&x| x > 0.0 && x <= 1000.0), "{r:?}");
+        }
+        set_affinity(&saved).unwrap();
+        assert_eq!(allowed_cpus().unwrap(), allowed);
+    }
+
     /// Where this host has siblings the figures are per mille; where not, both fields
     /// say why they were not measured.
     #[test]
