@@ -14,6 +14,7 @@ pub mod mapping;
 mod memcached;
 mod memory;
 mod net;
+mod smt;
 pub mod stats;
 mod sync;
 
@@ -58,12 +59,15 @@ impl Scale {
     }
 }
 
-/// One measurement: its summary in ns per operation, and how it was made.
+/// One measurement: its summary in ns per operation (or, for a factor, per mille), and
+/// how it was made.
 #[derive(Debug, Clone)]
 pub struct Measurement {
     pub name: String,
     pub summary: Summary,
     pub method: String,
+    /// What the figures count: "ns", or "per mille" for a factor.
+    pub unit: &'static str,
 }
 
 impl Measurement {
@@ -72,6 +76,15 @@ impl Measurement {
             name: name.to_string(),
             summary,
             method,
+            unit: "ns",
+        }
+    }
+
+    /// A factor in per mille rather than a time.
+    fn per_mille(name: &str, summary: Summary, method: String) -> Measurement {
+        Measurement {
+            unit: "per mille",
+            ..Measurement::new(name, summary, method)
         }
     }
 }
@@ -83,13 +96,18 @@ pub type Outcome = Result<Measurement, (String, String)>;
 type Probe = fn(&Scale) -> Vec<Outcome>;
 
 /// The probes in the order they run: a name for the progress lines, and the function.
-const PROBES: [(&str, Probe); 9] = [
+const PROBES: [(&str, Probe); 11] = [
     ("minor faults", memory::faults),
     ("page zeroing and copying", memory::zero_copy),
     ("pread of a cached page", memory::pread),
     ("load latencies (pointer chasing)", memory::latencies),
     ("atomics", sync::atomics),
     ("cacheline transfer and futex wake-up", sync::handoffs),
+    (
+        "context switch (pipe ping-pong on one CPU)",
+        sync::context_switch,
+    ),
+    ("SMT siblings (compute and pointer chase)", smt::smt),
     ("lzo1x-1 and LZ4 on 4 KiB pages", codec::codecs),
     ("loopback TCP round trips", net::tcp),
     ("memcached and fio", tools),
@@ -151,8 +169,8 @@ pub fn calibrate(name: &str, scale: Scale, log: &mut dyn FnMut(String)) -> Machi
                 Ok(m) => {
                     let s = &m.summary;
                     let line = format!(
-                        "{:<28} {:>10.1} ns   p10..p90 {:.1}..{:.1}",
-                        m.name, s.median, s.p10, s.p90
+                        "{:<28} {:>10.1} {}   p10..p90 {:.1}..{:.1}",
+                        m.name, s.median, m.unit, s.p10, s.p90
                     );
                     log(format!("      {line}"));
                 }

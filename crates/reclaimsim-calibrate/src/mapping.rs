@@ -35,7 +35,7 @@ const fn direct(field: &'static str, from: &'static str) -> Mapping {
 
 /// The fields calibrate sets, in the order they are made (a derivation uses only fields
 /// made before it).
-pub const MAPPINGS: [Mapping; 17] = [
+pub const MAPPINGS: [Mapping; 22] = [
     direct("access_hit", "l1_hit"),
     direct("page_zero", "page_zero"),
     direct("page_copy", "page_copy"),
@@ -69,6 +69,22 @@ pub const MAPPINGS: [Mapping; 17] = [
         alternatives: &["tcp_rtt_blocking"],
         ..direct("loopback_wait", "tcp_rtt_epoll")
     },
+    // The client side of the same runs: our memtier-like client threads' CPU time.
+    direct("memtier_batch", "memtier_client_batch_get_2000"),
+    Mapping {
+        minus: &[("memtier_batch", 1)],
+        alternatives: &[
+            "memtier_client_get_32",
+            "memtier_client_set_32",
+            "memtier_client_set_2000",
+        ],
+        ..direct("memtier_request", "memtier_client_get_2000")
+    },
+    // lat_ctx-like: the pipe syscalls are already subtracted in the measurement.
+    direct("context_switch", "context_switch_pipe"),
+    // Per mille, measured only where the host has SMT siblings.
+    direct("smt_compute", "smt_compute"),
+    direct("smt_memory", "smt_memory"),
     // filemap_read charges read_syscall, the xarray lookup and the copy.
     Mapping {
         minus: &[("page_copy", 1), ("xarray", 1)],
@@ -305,6 +321,25 @@ mod tests {
         let too_small = profile(info(), vec![m("pread", &[400.0; 3])]);
         assert!(!too_small.costs.contains_key("read_syscall"));
         assert!(too_small.skipped["read_syscall"].contains("keeps its default"));
+    }
+
+    #[test]
+    fn the_client_and_the_scheduler_fields_come_from_their_measurements() {
+        let found = vec![
+            m("memtier_client_batch_get_2000", &[3000.0; 3]),
+            m("memtier_client_get_2000", &[7000.0; 3]),
+            m("memtier_client_set_32", &[6000.0, 8000.0, 9000.0]),
+            m("context_switch_pipe", &[1200.0, 1300.0, 1400.0]),
+            Err(("smt_compute".into(), "not measured: no SMT siblings".into())),
+        ];
+        let p = profile(info(), found);
+        assert_eq!(p.costs["memtier_batch"].value, 3000);
+        // memtier_client_get_2000 - memtier_batch; SETs of 32 bytes widen the range.
+        assert_eq!(p.costs["memtier_request"].value, 4000);
+        assert_eq!(p.costs["memtier_request"].range, Some([3400, 5800]));
+        assert_eq!(p.costs["context_switch"].value, 1300);
+        assert!(!p.costs.contains_key("smt_compute"), "keeps its default");
+        assert!(p.skipped["smt_compute"].starts_with("not measured"));
     }
 
     #[test]

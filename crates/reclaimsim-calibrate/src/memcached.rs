@@ -1,7 +1,8 @@
 //! memcached's own work per request: the server's CPU time per GET and per SET of the
 //! seeds' value sizes, over loopback with no memory pressure, driven by a small
 //! memtier-like client speaking the text protocol (several connections, one request in
-//! flight on each: memtier's `--pipeline 1`).
+//! flight on each: memtier's `--pipeline 1`). The client threads' own CPU time is
+//! measured the same way, for the model's memtier client.
 
 use crate::stats::{self, Summary};
 use crate::{tool_version, Measurement, Outcome, Scale};
@@ -78,6 +79,17 @@ fn cpu_ns(pid: u32) -> Result<f64, String> {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     Ok((utime + stime) * 1e9 / hz)
+}
+
+/// The calling thread's CPU time so far (CLOCK_THREAD_CPUTIME_ID), in ns.
+fn thread_cpu_ns() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec, which ts is.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
 }
 
 /// One text-protocol connection.
@@ -157,9 +169,11 @@ struct Load {
 }
 
 /// One client connection's requests: through its share of the keys once (`until` none:
-/// populating), or random keys until `until`. The requests made.
-fn client(port: u16, c: u64, load: &Load, until: Option<Instant>) -> io::Result<u64> {
+/// populating), or random keys until `until`. The requests made, and the thread's CPU ns
+/// spent making them (after connecting).
+fn client(port: u16, c: u64, load: &Load, until: Option<Instant>) -> io::Result<(u64, f64)> {
     let mut conn = Conn::open(port)?;
+    let cpu = thread_cpu_ns();
     let (value, mut data) = (vec![b'x'; load.value], Vec::new());
     let span = load.keys.end - load.keys.start;
     let mut x = (c + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -179,45 +193,50 @@ fn client(port: u16, c: u64, load: &Load, until: Option<Instant>) -> io::Result<
             });
         }
         if keys.is_empty() || until.is_some_and(|t| Instant::now() >= t) {
-            return Ok(n);
+            return Ok((n, thread_cpu_ns() - cpu));
         }
         conn.batch(load, &keys, &value, &mut data)?;
         n += keys.len() as u64;
     }
 }
 
-/// Runs `CONNS` clients at once; the requests they made.
-fn drive(port: u16, load: &Load, until: Option<Instant>) -> Result<u64, String> {
+/// Runs `CONNS` clients at once; the requests they made and their CPU ns.
+fn drive(port: u16, load: &Load, until: Option<Instant>) -> Result<(u64, f64), String> {
     let threads: Vec<_> = (0..CONNS)
         .map(|c| {
             let load = load.clone();
             std::thread::spawn(move || client(port, c, &load, until))
         })
         .collect();
-    let mut total = 0;
+    let (mut total, mut cpu) = (0, 0.0);
     for t in threads {
-        let n = t
+        let r = t
             .join()
             .map_err(|_| "a client thread panicked".to_string())?;
-        total += n.map_err(|e| e.to_string())?;
+        let (n, ns) = r.map_err(|e| e.to_string())?;
+        (total, cpu) = (total + n, cpu + ns);
     }
-    Ok(total)
+    Ok((total, cpu))
 }
 
-/// Server CPU ns per request over timed rounds of `load` (after one untimed round).
-fn server_cpu(s: &Scale, server: &Server, load: &Load) -> Result<Summary, String> {
-    let (mut samples, mut requests) = (Vec::new(), 0);
+/// Server and client CPU ns per request over timed rounds of `load` (after one untimed
+/// round).
+fn cpu_per_request(s: &Scale, server: &Server, load: &Load) -> Result<[Summary; 2], String> {
+    let (mut samples, mut clients, mut requests) = (Vec::new(), Vec::new(), 0);
     for round in 0..=s.rounds(5) {
         let before = cpu_ns(server.child.id())?;
         let until = Instant::now() + s.seconds(ROUND_S);
-        let n = drive(server.port, load, Some(until))?;
+        let (n, client_ns) = drive(server.port, load, Some(until))?;
         let used = cpu_ns(server.child.id())? - before;
         if round > 0 {
             samples.push(used / n.max(1) as f64);
+            clients.push(client_ns / n.max(1) as f64);
             requests += n;
         }
     }
-    stats::summarize(&samples, requests).ok_or("no rounds".into())
+    let server = stats::summarize(&samples, requests).ok_or("no rounds")?;
+    let client = stats::summarize(&clients, requests).ok_or("no rounds")?;
+    Ok([server, client])
 }
 
 /// The cases measured: SET and GET of each size one request at a time, and GETs of
@@ -263,38 +282,64 @@ pub fn memcached(s: &Scale) -> Vec<Outcome> {
     }
     let mut out: Vec<Outcome> = CASES
         .into_iter()
-        .map(|(get, value, pipeline)| {
-            let op = if get { "get" } else { "set" };
-            let name = match pipeline {
-                1 => format!("memcached_{op}_{value}"),
-                p => format!("memcached_{op}_{value}_pipeline{p}"),
-            };
+        .flat_map(|(get, value, pipeline)| {
             let load = Load {
                 get,
                 value,
                 keys: keys(value),
                 pipeline,
             };
-            let how = format!(
+            let setup = format!(
                 "{version} (-t {THREADS}) on loopback TCP, text protocol, {CONNS} connections of \
-                 ours with {pipeline} request(s) in flight each; {op} of {value}-byte values over \
-                 {n} populated keys memtier-N, no memory pressure; server CPU time (utime + stime \
-                 of /proc/PID/stat) per request over {:.1} s rounds",
-                s.seconds(ROUND_S).as_secs_f64()
+                 ours with {pipeline} request(s) in flight each; {} of {value}-byte values over \
+                 {n} populated keys memtier-N, no memory pressure",
+                if get { "get" } else { "set" }
             );
-            let sum = server_cpu(s, &server, &load).map_err(|e| (name.clone(), e))?;
-            Ok(Measurement::new(&name, sum, how))
+            case(s, &server, &load, &setup)
         })
         .collect();
-    out.push(batch_work(&out));
+    out.push(batch_work(&out, "memcached"));
+    out.push(batch_work(&out, "memtier_client"));
     out
 }
 
-/// The server's CPU time per pipeline batch of a connection (epoll wake-up, read, send):
-/// GETs one at a time pay it per request, eight at a time an eighth of it, so it is 8/7
-/// of the difference. The spread pairs the extremes of the two.
-fn batch_work(cases: &[Outcome]) -> Outcome {
-    let name = "memcached_batch_get_2000".to_string();
+/// One case's two measurements: the server's CPU per request (`memcached_OP_SIZE`) and
+/// our client threads' (`memtier_client_OP_SIZE`), `_pipelineN` when N are in flight.
+fn case(s: &Scale, server: &Server, load: &Load, setup: &str) -> [Outcome; 2] {
+    let op = if load.get { "get" } else { "set" };
+    let tail = match load.pipeline {
+        1 => String::new(),
+        p => format!("_pipeline{p}"),
+    };
+    let names = [
+        format!("memcached_{op}_{}{tail}", load.value),
+        format!("memtier_client_{op}_{}{tail}", load.value),
+    ];
+    let secs = s.seconds(ROUND_S).as_secs_f64();
+    let hows = [
+        format!(
+            "{setup}; server CPU time (utime + stime of /proc/PID/stat) per request over \
+             {secs:.1} s rounds"
+        ),
+        format!(
+            "{setup}; CPU time of our memtier-like client threads (CLOCK_THREAD_CPUTIME_ID, \
+             after connecting: building requests, the send and receive syscalls, parsing \
+             replies; no latency statistics, so lighter than memtier) per request over \
+             {secs:.1} s rounds"
+        ),
+    ];
+    match cpu_per_request(s, server, load) {
+        Ok(sums) => [0, 1].map(|i| Ok(Measurement::new(&names[i], sums[i], hows[i].clone()))),
+        Err(e) => [0, 1].map(|i| Err((names[i].clone(), e.clone()))),
+    }
+}
+
+/// The CPU time per pipeline batch of a connection (epoll wake-up, read, send), of the
+/// server (`prefix` "memcached") or of the client ("memtier_client"): GETs one at a time
+/// pay it per request, eight at a time an eighth of it, so it is 8/7 of the difference.
+/// The spread pairs the extremes of the two.
+fn batch_work(cases: &[Outcome], prefix: &str) -> Outcome {
+    let name = format!("{prefix}_batch_get_2000");
     let find = |want: &str| {
         cases
             .iter()
@@ -304,8 +349,8 @@ fn batch_work(cases: &[Outcome]) -> Outcome {
             .ok_or_else(|| (name.clone(), format!("{want} was not measured")))
     };
     let (one, eight) = (
-        find("memcached_get_2000")?,
-        find("memcached_get_2000_pipeline8")?,
+        find(&format!("{prefix}_get_2000"))?,
+        find(&format!("{prefix}_get_2000_pipeline8"))?,
     );
     let of = |a: f64, b: f64| (a - b) * 8.0 / 7.0;
     let summary = Summary {
@@ -316,9 +361,11 @@ fn batch_work(cases: &[Outcome]) -> Outcome {
         rounds: one.rounds.min(eight.rounds),
         iterations: one.iterations + eight.iterations,
     };
-    let how = "8/7 x (memcached_get_2000 - memcached_get_2000_pipeline8): a batch's network \
-               work is paid by each request one at a time and by one in eight at --pipeline 8";
-    Ok(Measurement::new(&name, summary, how.to_string()))
+    let how = format!(
+        "8/7 x ({prefix}_get_2000 - {prefix}_get_2000_pipeline8): a batch's network work is \
+         paid by each request one at a time and by one in eight at --pipeline 8"
+    );
+    Ok(Measurement::new(&name, summary, how))
 }
 
 #[cfg(test)]
@@ -342,12 +389,12 @@ mod tests {
             m("memcached_get_2000", 9400.0),
             m("memcached_get_2000_pipeline8", 5400.0),
         ];
-        let batch = batch_work(&cases).unwrap();
+        let batch = batch_work(&cases, "memcached").unwrap();
         assert!((batch.summary.median - 4000.0 * 8.0 / 7.0).abs() < 1e-6);
         assert!(
             batch.summary.p10 < batch.summary.median && batch.summary.median < batch.summary.p90
         );
-        let (name, why) = batch_work(&cases[..1]).unwrap_err();
+        let (name, why) = batch_work(&cases[..1], "memcached").unwrap_err();
         assert_eq!(name, "memcached_batch_get_2000");
         assert!(why.contains("pipeline8"), "{why}");
     }
@@ -372,14 +419,19 @@ mod tests {
             keys: 1..41,
             pipeline: 1,
         };
-        assert_eq!(drive(server.port, &set, None), Ok(40), "each key once");
+        assert_eq!(
+            drive(server.port, &set, None).map(|r| r.0),
+            Ok(40),
+            "each key once"
+        );
         let get = Load {
             get: true,
             pipeline: 8,
             ..set
         };
         let until = Instant::now() + Duration::from_millis(50);
-        let n = drive(server.port, &get, Some(until)).unwrap();
+        let (n, cpu) = drive(server.port, &get, Some(until)).unwrap();
+        assert!(cpu > 0.0, "the client threads used CPU time");
         assert!(n >= 8 * CONNS && n % 8 == 0, "{n}");
         let missing = Load {
             keys: 1000..1001,

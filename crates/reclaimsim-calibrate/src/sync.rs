@@ -1,5 +1,6 @@
 //! Synchronization costs: an uncontended atomic read-modify-write and spinlock, a
-//! cacheline handed between two cores, and a futex wake-up of a thread on another core.
+//! cacheline handed between two cores, a futex wake-up of a thread on another core, and a
+//! context switch between two threads sharing one CPU.
 
 use crate::stats::{self, Summary};
 use crate::{Measurement, Outcome, Scale};
@@ -45,7 +46,7 @@ pub fn atomics(s: &Scale) -> Vec<Outcome> {
 }
 
 /// The calling thread's CPU affinity mask.
-fn affinity() -> Result<libc::cpu_set_t, String> {
+pub(crate) fn affinity() -> Result<libc::cpu_set_t, String> {
     // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it within its size.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let size = std::mem::size_of::<libc::cpu_set_t>();
@@ -58,7 +59,7 @@ fn affinity() -> Result<libc::cpu_set_t, String> {
     Ok(set)
 }
 
-fn set_affinity(set: &libc::cpu_set_t) -> Result<(), String> {
+pub(crate) fn set_affinity(set: &libc::cpu_set_t) -> Result<(), String> {
     // SAFETY: set is a valid cpu_set_t; 0 is the calling thread.
     let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
     if rc != 0 {
@@ -71,20 +72,25 @@ fn set_affinity(set: &libc::cpu_set_t) -> Result<(), String> {
 }
 
 /// Pins the calling thread to `cpu`.
-fn pin(cpu: usize) -> Result<(), String> {
+pub(crate) fn pin(cpu: usize) -> Result<(), String> {
     // SAFETY: plain data, and CPU_SET writes within the set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     unsafe { libc::CPU_SET(cpu, &mut set) };
     set_affinity(&set)
 }
 
-/// The first two CPUs this process may run on.
-fn two_cpus() -> Result<[usize; 2], String> {
+/// The CPUs this process may run on, in order.
+pub(crate) fn allowed_cpus() -> Result<Vec<usize>, String> {
     let set = affinity()?;
     // SAFETY: CPU_ISSET reads the set within its size.
-    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+    Ok((0..libc::CPU_SETSIZE as usize)
         .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .collect();
+        .collect())
+}
+
+/// The first two CPUs this process may run on.
+fn two_cpus() -> Result<[usize; 2], String> {
+    let cpus = allowed_cpus()?;
     match cpus[..] {
         [a, b, ..] => Ok([a, b]),
         _ => Err(format!(
@@ -223,4 +229,113 @@ pub fn handoffs(s: &Scale) -> Vec<Outcome> {
         line.map_err(|e| ("cacheline_transfer".into(), e)),
         wake.map_err(|e| ("futex_wake".into(), e)),
     ]
+}
+
+/// A pipe's two ends, closed when dropped.
+fn pipe() -> Result<(std::fs::File, std::fs::File), String> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe writes two descriptors into the array it is given.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: both descriptors are fresh and owned by nothing else.
+    Ok(unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            std::fs::File::from_raw_fd(fds[1]),
+        )
+    })
+}
+
+/// ns per call of `op`, `n` calls.
+fn time_n(n: u64, mut op: impl FnMut() -> std::io::Result<()>) -> Result<f64, String> {
+    let start = std::time::Instant::now();
+    for _ in 0..n {
+        op().map_err(|e| format!("pipe: {e}"))?;
+    }
+    Ok(start.elapsed().as_nanos() as f64 / n.max(1) as f64)
+}
+
+/// lmbench lat_ctx's 2-process ring with threads: two threads pinned to one CPU pass a
+/// byte back and forth through two pipes, so each pass is a write, a read and a switch.
+/// Each round also times a write and a read of one pipe by one thread (no switch); the
+/// switch is half the round trip less that. Per-round figures, after a warm-up round.
+fn switch_rounds(s: &Scale, cpu: usize) -> Result<Vec<f64>, String> {
+    use std::io::{Read, Write};
+    let ((to_r, mut to_w), (mut back_r, back_w)) = (pipe()?, pipe()?);
+    let (mut self_r, mut self_w) = pipe()?;
+    // Spawned by a thread pinned to `cpu`, the partner inherits the pinning; it answers
+    // even if pinning it again fails, so the main thread never waits for nobody.
+    let partner = std::thread::spawn(move || -> Result<(), String> {
+        let pinned = pin(cpu);
+        let (mut to_r, mut back_w, mut b) = (to_r, back_w, [0u8]);
+        while to_r.read_exact(&mut b).is_ok() && b[0] != 0 {
+            if back_w.write_all(&b).is_err() {
+                break;
+            }
+        }
+        pinned
+    });
+    let mut b = [1u8];
+    let mut samples = Vec::new();
+    for round in 0..=s.rounds(11) {
+        let n = s.iters(20_000);
+        let base = time_n(n, || {
+            self_w.write_all(&[1])?;
+            self_r.read_exact(&mut b)
+        })?;
+        let trip = time_n(n, || {
+            to_w.write_all(&[1])?;
+            back_r.read_exact(&mut b)
+        })?;
+        if round > 0 {
+            samples.push(trip / 2.0 - base);
+        }
+    }
+    let _ = to_w.write_all(&[0]);
+    partner
+        .join()
+        .map_err(|_| "the partner thread panicked")??;
+    Ok(samples)
+}
+
+/// The direct cost of a context switch between two threads on one CPU (`switch_rounds`).
+pub fn context_switch(s: &Scale) -> Vec<Outcome> {
+    let name = "context_switch_pipe";
+    let measure = || -> Result<Measurement, String> {
+        let cpu = *allowed_cpus()?.first().ok_or("no CPU allowed")?;
+        let saved = affinity()?;
+        pin(cpu)?;
+        let samples = switch_rounds(s, cpu);
+        set_affinity(&saved)?;
+        let samples = samples?;
+        let n = samples.len() as u64 * s.iters(20_000);
+        let sum = stats::summarize(&samples, n).ok_or("no rounds")?;
+        let how = format!(
+            "lmbench lat_ctx-like: two threads pinned to CPU {cpu} pass a byte back and forth \
+             through two pipes; half the round trip less one thread's write and read of a \
+             pipe (the same syscalls without a switch), timed in the same round"
+        );
+        Ok(Measurement::new(name, sum, how))
+    };
+    vec![measure().map_err(|e| (name.to_string(), e))]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_context_switch_is_measured_and_the_affinity_restored() {
+        let before = allowed_cpus().unwrap();
+        let out = context_switch(&Scale { quick: true });
+        let m = out[0].as_ref().expect("pipes and one CPU are always there");
+        assert_eq!(m.name, "context_switch_pipe");
+        assert!(
+            m.summary.median.is_finite() && m.summary.rounds == 2,
+            "{m:?}"
+        );
+        assert_eq!(allowed_cpus().unwrap(), before);
+    }
 }

@@ -44,10 +44,15 @@ pub(crate) fn calibration_table(p: &reclaimsim::scenario::profile::MachineProfil
             .map_or(String::new(), |[a, b]| format!("{a:.1}..{b:.1}"));
         let range = e.range.map_or(String::new(), |[a, b]| format!("{a}..{b}"));
         let default = e.default.map_or(String::new(), |d| d.to_string());
-        s += &format!(
-            "{field:<20} {:>9} {spread:>21} {range:>17} {default:>9}\n",
-            e.value
-        );
+        let per_mille = reclaimsim::sim::cost::PER_MILLE.contains(&field.as_str());
+        let value = format!("{}{}", e.value, if per_mille { " ‰" } else { "" });
+        s += &format!("{field:<20} {value:>9} {spread:>21} {range:>17} {default:>9}\n");
+    }
+    if p.costs
+        .keys()
+        .any(|f| reclaimsim::sim::cost::PER_MILLE.contains(&f.as_str()))
+    {
+        s += "‰: a factor in per mille, not ns\n";
     }
     s += &format!("{} measurements under [measured]\n", p.measured.len());
     for (what, why) in &p.skipped {

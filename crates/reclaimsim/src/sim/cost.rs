@@ -9,6 +9,9 @@
 //! lzo1x_1 compresses ~0.8-1 GB/s and decompresses ~3-4 GB/s per core (lzo's published
 //! benchmarks); a minor fault round trip is ~1 us (will-it-scale page_fault3 reaches ~1 M
 //! faults/s per core); syscall entry/exit ~100-200 ns. Each field says which it uses.
+//!
+//! Every field is in nanoseconds but two: `smt_compute` and `smt_memory` are factors in
+//! per mille (the speed a hardware thread keeps while its SMT sibling is busy).
 
 use serde::{Deserialize, Serialize};
 
@@ -143,6 +146,38 @@ pub struct CostTable {
     /// vmstat adds and memcg_rstat_updated's bookkeeping, ~50 cycles, ~20 ns). A move
     /// from an inactive to an active generation pays two.
     pub lru_stat_update: u64,
+    /// The speed a hardware thread keeps on compute-bound work (instruction-bound kernel
+    /// and user code: compression, copy and zero loops, request parsing, fault entry, list
+    /// manipulation) while its SMT sibling is busy, in per mille of its speed alone (1000:
+    /// no slowdown). A CPU's compute-bound costs are divided by it while its sibling runs.
+    /// Published SMT throughput gains on server workloads are ~15-30% (Marr et al., 2002,
+    /// "Hyper-Threading Technology Architecture and Microarchitecture", Intel Technology
+    /// Journal: up to ~30%; SPEC CPU rate and Phoronix SMT on/off runs on Xeon and EPYC):
+    /// two busy siblings do 1.15-1.30 cores of work, each 575-650 per mille. Not ns.
+    pub smt_compute: u64,
+    /// The same for memory-latency-bound work (DRAM misses on cold struct pages in LRU
+    /// scans, page-table walks, cacheline transfers), in per mille: a thread stalled on a
+    /// miss leaves the core's execution units to its sibling, which is what SMT is for, so
+    /// a busy sibling costs little (a shared fill-buffer and L1/L2 share). Not ns.
+    pub smt_memory: u64,
+    /// The direct CPU cost of switching a CPU from one task to another: schedule(),
+    /// `__switch_to`, the `switch_mm` when the processes differ, and the immediate cache
+    /// and TLB refill share (lmbench lat_ctx: ~1-3 us on 2-process rings on Xeons of the
+    /// seeds' era; Li, Ding and Shen, "Quantifying the cost of context switch", 2007:
+    /// ~1-2 us direct on a 2007 Xeon, 3.8 us with the indirect cost).
+    pub context_switch: u64,
+    /// Time from `try_to_wake_up` on one CPU to the woken task running on another, idle
+    /// CPU: the reschedule IPI and the exit from a shallow idle state (C1 on servers tuned
+    /// for throughput: Skylake-SP's cpuidle state1 latency is 2 us; wake-up latencies
+    /// measured with schbench or cyclictest on idle servers are ~2-5 us with C1 only, 5-20
+    /// us with deep C-states). Latency, not CPU time.
+    pub wakeup_latency: u64,
+    /// memtier_benchmark's own client CPU time per request: building the GET, parsing the
+    /// reply, its latency and throughput stats.
+    pub memtier_request: u64,
+    /// memtier_benchmark's client CPU time per pipeline batch of one connection: the epoll
+    /// wake-up and the send and receive syscalls of a loopback TCP batch.
+    pub memtier_batch: u64,
 }
 
 impl Default for CostTable {
@@ -191,9 +226,18 @@ impl Default for CostTable {
             lru_scan_prefetched: 15,
             gen_size_update: 6,
             lru_stat_update: 20,
+            smt_compute: 600,
+            smt_memory: 900,
+            context_switch: 1500,
+            wakeup_latency: 3000,
+            memtier_request: 4900,
+            memtier_batch: 4600,
         }
     }
 }
+
+/// The fields that are factors in per mille rather than nanoseconds.
+pub const PER_MILLE: [&str; 2] = ["smt_compute", "smt_memory"];
 
 impl CostTable {
     /// The table with `field` set to `value`; None when the table has no such field.
