@@ -18,18 +18,6 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct CostTable {
-    /// TEMP
-    pub smt_compute: u64,
-    /// TEMP
-    pub smt_memory: u64,
-    /// TEMP
-    pub context_switch: u64,
-    /// TEMP
-    pub wakeup_latency: u64,
-    /// TEMP
-    pub memtier_request: u64,
-    /// TEMP
-    pub memtier_batch: u64,
     /// A load or store to a mapped page whose PTE is present (TLB hit or short walk; the
     /// hardware sets the accessed bit): one cached access.
     pub access_hit: u64,
@@ -183,12 +171,6 @@ pub struct CostTable {
 impl Default for CostTable {
     fn default() -> Self {
         CostTable {
-            smt_compute: 600,
-            smt_memory: 900,
-            context_switch: 1500,
-            wakeup_latency: 3000,
-            memtier_request: 1000,
-            memtier_batch: 3000,
             access_hit: 2,
             fault: 1000,
             page_alloc: 150,
