@@ -350,3 +350,71 @@ impl Scenario {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workload table with `placement` as its cpuset keys (cgroup cpuset.cpus and
+    /// the node binding) and an anon table.
+    fn workload(placement: &str) -> Result<WorkloadConfig, String> {
+        let text = format!("name = \"w\"\n{placement}\n[anon]\nsize = \"1MiB\"\n");
+        toml::from_str(&text).map_err(|e| e.message().to_string())
+    }
+
+    #[test]
+    fn cpus_as_list_keeps_its_order() {
+        let w = workload("cpus = [5, 1, 5]").unwrap();
+        assert_eq!(w.cpus, Some(vec![5, 1, 5]));
+        let t = Topology::flat(8, 2);
+        assert_eq!(w.cpuset(&t), [1, 5]);
+        assert_eq!(w.pinned_cpu(0, &t), None);
+    }
+
+    #[test]
+    fn cpus_as_cpulist_is_sorted() {
+        let w = workload("cpus = \"6-7,0,2-3\"\npin = true").unwrap();
+        assert_eq!(w.cpus, Some(vec![0, 2, 3, 6, 7]));
+        let t = Topology::flat(8, 2);
+        assert_eq!(w.pinned_cpu(6, &t), Some(2));
+        let w = workload("cpus = \"6-7,0,2-3\"\nnode = 1\npin = true").unwrap();
+        assert_eq!(w.cpuset(&t), [6, 7]);
+        assert_eq!(w.pinned_cpu(1, &t), Some(7));
+    }
+
+    #[test]
+    fn bad_cpulists() {
+        for (bad, why) in [
+            ("\"0-x\"", "\"0-x\": \"x\" is not a CPU number"),
+            (
+                "\"3-1\"",
+                "\"3-1\": range 3-1: its end comes before its start",
+            ),
+            ("\"\"", "\"\": an empty entry"),
+            ("3", "a list of CPU numbers or a cpulist string"),
+            ("[-1]", "expected u32"),
+        ] {
+            let e = workload(&format!("cpus = {bad}")).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn machine_topology_from_its_keys() {
+        let machine = |text: &str| -> MachineConfig {
+            toml::from_str(&format!("memory = \"1GiB\"\n{text}")).unwrap()
+        };
+        assert_eq!(machine("").topology(), Topology::flat(4, 1));
+        assert_eq!(
+            machine("cpus = 8\nnodes = 2").topology(),
+            Topology::flat(8, 2)
+        );
+        let m = machine("sockets = 2\ncores_per_socket = 26\nthreads_per_core = 2\nnodes = 2");
+        assert_eq!(
+            (m.cpus, m.cpus_key, m.topology().nr_cpus()),
+            (104, None, 104)
+        );
+        let m = machine("cores_per_socket = 18\ncpus = 36");
+        assert_eq!((m.cpus, m.cpus_key), (18, Some(36)));
+    }
+}
