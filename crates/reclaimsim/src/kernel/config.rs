@@ -242,8 +242,9 @@ pub struct MemcgSetup {
 }
 
 /// Everything `Kernel::new` builds the machine from: memory and swap in pages, the CPU
-/// topology with its NUMA nodes, the kernel's configuration, the cost table and the memcg tree below the
-/// root. The scenario layer makes one from a scenario (`Scenario::kernel_setup`).
+/// topology with its NUMA nodes, the kernel's configuration, the cost table and the
+/// memcg tree below the root. The scenario layer makes one from a scenario
+/// (`Scenario::kernel_setup`).
 #[derive(Debug, Clone)]
 pub struct Setup {
     pub memory_pages: u64,

@@ -853,8 +853,9 @@ const MAX_INSTANCES: i64 = 4096;
 /// Expands `instances = N` on `[[workload]]` and `[[memcg]]` tables into N copies, with
 /// `{i}` in every string replaced by the instance number (0..N), so 104 containers need
 /// one table each. `cpus_per_instance = K` on a workload gives instance i the K CPUs
-/// `i*K .. i*K+K` of its `cpus` list, or of all the machine's CPUs, wrapping around (so
-/// instances share CPUs when there are fewer than N*K).
+/// `i*K .. i*K+K` of its `cpus` (a list or a cpulist), or of all the machine's CPUs,
+/// those of its `node` only when it names one, wrapping around (so instances share CPUs
+/// when there are fewer than N*K).
 fn expand_instances(doc: &mut Table) -> Result<Expansion, Problem> {
     let topology = raw_topology(doc);
     let mut expansion = Expansion::default();
@@ -1146,8 +1147,8 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
     check_events(s)
 }
 
-/// `[machine]`: memory, nodes, CPUs and swap within range, CPUs and memory split evenly
-/// enough over the nodes.
+/// `[machine]`: memory, nodes, CPUs (by count or by sockets, cores and SMT threads) and
+/// swap within range, CPUs and memory split evenly enough over the nodes.
 fn check_machine(s: &Scenario) -> Result<(), Problem> {
     let m = &s.machine;
     let memory = m.memory.0;
