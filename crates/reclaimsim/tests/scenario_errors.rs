@@ -527,3 +527,120 @@ fn min_ttl_with_the_v11_posting_is_an_error() {
     let text = format!("{GOOD}\n[kernel]\npolicy = \"mglru\"\nmin_ttl_ms = 1000\n");
     scenario::parse(&text, "s.toml", &[], None).expect("6.1 has min_ttl_ms");
 }
+
+/// `GOOD` on a machine given by its topology keys instead of `cpus = 2`.
+fn with_machine(keys: &str) -> String {
+    edit("cpus = 2", keys)
+}
+
+#[test]
+fn topology_needs_cores_per_socket() {
+    let text = with_machine("sockets = 2\nthreads_per_core = 2");
+    let e = error(&text, &[]);
+    assert_eq!(e.field, "machine.cores_per_socket", "{e}");
+    assert!(e.message.contains("required"), "{e}");
+}
+
+#[test]
+fn topology_keys_at_least_one() {
+    for key in ["sockets", "cores_per_socket", "threads_per_core"] {
+        let keys = format!("cores_per_socket = 2\n{key} = 0").replacen(
+            "cores_per_socket = 2\ncores_per_socket = 0",
+            "cores_per_socket = 0",
+            1,
+        );
+        let text = with_machine(&keys);
+        let needle = format!("{key} = 0");
+        assert_at(
+            &error(&text, &[]),
+            &text,
+            &needle,
+            &format!("machine.{key}"),
+        );
+    }
+}
+
+#[test]
+fn topology_cpus_must_match() {
+    let text = with_machine("cpus = 8\nsockets = 1\ncores_per_socket = 2\nthreads_per_core = 2");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "cpus = 8", "machine.cpus");
+    assert!(
+        e.message.contains("8 CPUs") && e.message.contains("= 4 CPUs"),
+        "{e}"
+    );
+}
+
+#[test]
+fn topology_too_many_cpus() {
+    let text = with_machine("sockets = 8\ncores_per_socket = 300\nthreads_per_core = 2");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "cores_per_socket", "machine.cores_per_socket");
+    assert!(e.message.contains("4800 CPUs: must be 1 to 4096"), "{e}");
+}
+
+#[test]
+fn topology_nodes_per_socket() {
+    let text =
+        with_machine("nodes = 4\nsockets = 2\ncores_per_socket = 4").replace("64MiB", "256MiB");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "nodes = 4", "machine.nodes");
+    assert!(e.message.contains("1 or one per socket"), "{e}");
+    let text = with_machine("nodes = 4\ncores_per_socket = 6\nthreads_per_core = 2")
+        .replace("64MiB", "256MiB");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "nodes = 4", "machine.nodes");
+    assert!(e.message.contains("cannot split the 6 cores"), "{e}");
+}
+
+#[test]
+fn cpulist_syntax_error() {
+    let text = edit("memcg = \"/a\"", "memcg = \"/a\"\ncpus = \"0-x\"");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "cpus = \"0-x\"", "workload[0].cpus");
+    assert!(
+        e.message.starts_with("\"0-x\": \"x\" is not a CPU number"),
+        "{e}"
+    );
+}
+
+#[test]
+fn cpulist_out_of_range() {
+    let text = edit("memcg = \"/a\"", "memcg = \"/a\"\ncpus = \"0-2\"");
+    let e = error(&text, &[]);
+    assert_eq!(e.line, Some(line(&text, "cpus = \"0-2\"")), "{e}");
+    assert!(e.field.starts_with("workload[0].cpus"), "{e}");
+    assert!(e.message.contains("CPU 2 does not exist"), "{e}");
+}
+
+#[test]
+fn cpulist_in_instances_names_the_template() {
+    let text = edit(
+        "memcg = \"/a\"",
+        "memcg = \"/a\"\ncpus = \"1-\"\ncpus_per_instance = 1",
+    );
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "cpus = \"1-\"", "workload[0].cpus");
+}
+
+#[test]
+fn workload_node_must_exist() {
+    let text = edit("memcg = \"/a\"", "memcg = \"/a\"\nnode = 1");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "node = 1", "workload[0].node");
+    assert!(e.message.contains("node 1 does not exist"), "{e}");
+}
+
+#[test]
+fn workload_node_and_cpus_must_meet() {
+    let text = edit("cpus = 2", "cpus = 2\nnodes = 2")
+        .replace("64MiB", "128MiB")
+        .replacen(
+            "memcg = \"/a\"\n[",
+            "memcg = \"/a\"\ncpus = [0]\nnode = 1\n[",
+            1,
+        );
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "node = 1", "workload[0].node");
+    assert!(e.message.contains("none of the workload's cpus"), "{e}");
+}

@@ -241,14 +241,15 @@ pub struct MemcgSetup {
     pub min: u64,
 }
 
-/// Everything `Kernel::new` builds the machine from: memory and swap in pages, nodes
-/// and CPUs, the kernel's configuration, the cost table and the memcg tree below the
-/// root. The scenario layer makes one from a scenario (`Scenario::kernel_setup`).
+/// Everything `Kernel::new` builds the machine from: memory and swap in pages, the CPU
+/// topology with its NUMA nodes, the kernel's configuration, the cost table and the
+/// memcg tree below the root. The scenario layer makes one from a scenario
+/// (`Scenario::kernel_setup`).
 #[derive(Debug, Clone)]
 pub struct Setup {
     pub memory_pages: u64,
-    pub nodes: u32,
-    pub cpus: u32,
+    /// Sockets, cores, SMT threads and NUMA nodes: which node each CPU allocates from.
+    pub topology: crate::sim::topology::Topology,
     /// The swap device and its size in pages, if any.
     pub swap: Option<(SwapDevice, u64)>,
     pub kernel: KernelConfig,

@@ -134,8 +134,9 @@ pub struct Kernel {
     pub pcp: Vec<page_alloc::Pcp>,
     /// Per CPU: the swap slots cache.
     pub swap_slots: Vec<crate::kernel::swap::SwapSlotsCache>,
+    /// Per CPU: its NUMA node (`cpu_to_node`), where its allocations go first.
     pub cpu_node: Vec<u16>,
-    /// TEMP
+    /// The machine's sockets, cores, SMT siblings and nodes.
     pub topology: crate::sim::topology::Topology,
     pub locks: Vec<Lock>,
     pub vm: VmStat,
@@ -158,7 +159,7 @@ impl Kernel {
     /// Builds the machine of a scenario: frames, nodes with watermarks, the memcg tree
     /// and its lruvecs, swap, CPUs. Workload address spaces and files come later.
     pub fn new(s: &Setup) -> Kernel {
-        let nr_nodes = s.nodes.max(1) as u64;
+        let nr_nodes = s.topology.nodes.max(1) as u64;
         let per_node = s.memory_pages / nr_nodes;
         let mfk = s
             .kernel
@@ -191,7 +192,7 @@ impl Kernel {
             LruLockKind::Node => nodes.len(),
             LruLockKind::Lruvec | LruLockKind::LruvecV16 => nr_lruvecs,
         };
-        let cpus = s.cpus.max(1) as usize;
+        let cpus = s.topology.nr_cpus().max(1) as usize;
         let pcp = page_alloc::pcp_lists(&nodes, cpus);
         Kernel {
             sched: Sched::default(),
@@ -211,10 +212,10 @@ impl Kernel {
             batches: vec![CpuBatches::default(); cpus],
             pcp,
             swap_slots: vec![Default::default(); cpus],
-            topology: crate::sim::topology::Topology::flat(cpus as u32, nr_nodes as u32),
-            cpu_node: (0..cpus)
-                .map(|c| (c as u64 * nr_nodes / cpus as u64) as u16)
+            cpu_node: (0..cpus as u32)
+                .map(|c| s.topology.node_of(c) as u16)
                 .collect(),
+            topology: s.topology.clone(),
             locks: vec![Lock::default(); nr_locks],
             vm: VmStat::default(),
             cur: Exec::default(),
@@ -446,8 +447,7 @@ mod tests {
     fn machine() -> Setup {
         Setup {
             memory_pages: 4096,
-            nodes: 1,
-            cpus: 2,
+            topology: crate::sim::topology::Topology::flat(2, 1),
             swap: None,
             kernel: KernelConfig {
                 lru_lock: LruLockKind::Node,

@@ -2,6 +2,7 @@
 //! variants and error locations live in `scenario`.
 
 use crate::sim::cost::CostTable;
+use crate::sim::topology::Topology;
 use crate::units::{ByteSize, Duration, PAGE_SIZE};
 use crate::workload::WorkloadOptions;
 use serde::Deserialize;
@@ -62,15 +63,26 @@ pub struct EventConfig {
     pub cpu: Option<u32>,
 }
 
+/// `[machine]`: memory, the CPU topology and NUMA nodes, swap and the cost profile.
+/// Read through `MachineKeys`, so that `cpus` is the CPU count however it was given.
 #[derive(Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields)]
+#[serde(from = "MachineKeys")]
 pub struct MachineConfig {
     /// Total physical memory, split evenly over the nodes.
     pub memory: ByteSize,
-    #[serde(default = "default_nodes")]
+    /// NUMA nodes (pgdats), each with an equal share of the memory and of the cores.
     pub nodes: u32,
-    #[serde(default = "default_cpus")]
+    /// The number of logical CPUs: `machine.cpus`, or sockets x cores_per_socket x
+    /// threads_per_core when those are given.
     pub cpus: u32,
+    /// `machine.cpus` as the file gave it (checked against the topology's count).
+    pub cpus_key: Option<u32>,
+    /// Physical packages, each with its own last-level cache (default 1).
+    pub sockets: Option<u32>,
+    /// Cores per package; required when any topology key is given.
+    pub cores_per_socket: Option<u32>,
+    /// Hardware threads (SMT siblings) per core (default 1).
+    pub threads_per_core: Option<u32>,
     pub swap: Option<SwapConfig>,
     /// A machine profile whose `[costs]` values replace the cost table's defaults; the
     /// scenario's `[costs]` still win. A name (no '/', no `.toml` ending) is a shipped
@@ -86,10 +98,77 @@ pub struct MachineConfig {
     pub start_jitter: Option<Duration>,
 }
 
+/// The `[machine]` keys as written: the machine's topology (sockets, cores, SMT threads)
+/// or its CPU count alone, its nodes, memory and swap.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct MachineKeys {
+    pub memory: ByteSize,
+    #[serde(default = "default_nodes")]
+    pub nodes: u32,
+    pub cpus: Option<u32>,
+    pub sockets: Option<u32>,
+    pub cores_per_socket: Option<u32>,
+    pub threads_per_core: Option<u32>,
+    pub swap: Option<SwapConfig>,
+    pub profile: Option<String>,
+    pub start_jitter: Option<Duration>,
+}
+
+impl From<MachineKeys> for MachineConfig {
+    /// Resolves the CPU count the way the topology describes it (the rules on the keys
+    /// are checked when the scenario is, naming the key at fault).
+    fn from(k: MachineKeys) -> MachineConfig {
+        let given =
+            k.sockets.is_some() || k.cores_per_socket.is_some() || k.threads_per_core.is_some();
+        let cpus = match (given, k.cpus) {
+            (false, cpus) => cpus.unwrap_or_else(default_cpus),
+            (true, _) => {
+                let n = u64::from(k.sockets.unwrap_or(1))
+                    * u64::from(k.cores_per_socket.unwrap_or(0))
+                    * u64::from(k.threads_per_core.unwrap_or(1));
+                n.min(u64::from(u32::MAX)) as u32
+            }
+        };
+        MachineConfig {
+            memory: k.memory,
+            nodes: k.nodes,
+            cpus,
+            cpus_key: k.cpus,
+            sockets: k.sockets,
+            cores_per_socket: k.cores_per_socket,
+            threads_per_core: k.threads_per_core,
+            swap: k.swap,
+            profile: k.profile,
+            start_jitter: k.start_jitter,
+        }
+    }
+}
+
 impl MachineConfig {
     /// `start_jitter` in ns, one jiffy (`kernel::throttle::JIFFY_NS`) when not set.
     pub fn start_jitter_ns(&self) -> u64 {
         (self.start_jitter).map_or(crate::kernel::throttle::JIFFY_NS, |d| d.0)
+    }
+
+    /// Whether the file describes the CPUs by sockets, cores and threads rather than by
+    /// `cpus` alone.
+    pub fn has_topology_keys(&self) -> bool {
+        self.sockets.is_some() || self.cores_per_socket.is_some() || self.threads_per_core.is_some()
+    }
+
+    /// The machine's sockets, cores, SMT threads and nodes; with `cpus` alone, one socket
+    /// of `cpus` single-threaded cores (`Topology::flat`).
+    pub fn topology(&self) -> Topology {
+        if !self.has_topology_keys() {
+            return Topology::flat(self.cpus, self.nodes);
+        }
+        Topology {
+            sockets: self.sockets.unwrap_or(1),
+            cores_per_socket: self.cores_per_socket.unwrap_or(0),
+            threads_per_core: self.threads_per_core.unwrap_or(1),
+            nodes: self.nodes,
+        }
     }
 }
 
@@ -118,7 +197,7 @@ pub struct MemcgConfig {
     pub min: Option<ByteSize>,
 }
 
-/// One workload, placed in a memcg and pinned to CPUs. Exactly one of the workload
+/// One workload, placed in a memcg and a cpuset. Exactly one of the workload
 /// tables (`fio`, `memcached`, `dd`, `page_fault3`, `anon`, `trace`) must be present.
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
@@ -126,10 +205,23 @@ pub struct WorkloadConfig {
     pub name: String,
     #[serde(default = "root_path")]
     pub memcg: String,
-    /// CPUs the workload's threads are pinned to, round-robin (default: all CPUs).
+    /// The CPUs of the workload's cpuset (cgroup v2 cpuset.cpus): a list, whose order
+    /// `pin` follows, or a cpulist string (`"0-17,36-53"`). Default: all CPUs.
+    #[serde(default, deserialize_with = "cpu_list")]
     pub cpus: Option<Vec<u32>>,
-    /// memcached: simulate memtier's client threads as tasks on these CPUs (TEMP list).
+    /// memcached only: simulate memtier's client threads as tasks allowed on these CPUs
+    /// (a list or a cpulist string), one per memcached thread; without it the clients
+    /// are not simulated and each batch waits `loopback_wait`.
+    #[serde(default, deserialize_with = "cpu_list")]
     pub client_cpus: Option<Vec<u32>>,
+    /// Bind to this NUMA node (cpuset.mems and its CPUs): the cpuset is the node's CPUs
+    /// (with `cpus`, both), and the kernel's local allocation then takes the memory there.
+    pub node: Option<u32>,
+    /// Pin thread t to the t-th CPU of the cpuset, round-robin (sched_setaffinity to one
+    /// CPU, as `taskset -c` per thread); otherwise the scheduler places the threads
+    /// anywhere in the cpuset.
+    #[serde(default)]
+    pub pin: bool,
     /// Start at this virtual time...
     #[serde(default)]
     pub start: Duration,
@@ -149,21 +241,59 @@ fn root_path() -> String {
     "/".to_string()
 }
 
+/// Reads `cpus` as either a list of CPU numbers (kept in its order) or a cpulist string
+/// in the kernel's format (`sim::topology::parse_cpulist`: ascending, each once).
+fn cpu_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<u32>>, D::Error> {
+    struct CpuList;
+    impl<'de> serde::de::Visitor<'de> for CpuList {
+        type Value = Vec<u32>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of CPU numbers or a cpulist string such as \"0-17,36-53\"")
+        }
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Vec<u32>, E> {
+            crate::sim::topology::parse_cpulist(text)
+                .map_err(|e| E::custom(format!("{text:?}: {e}")))
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<u32>, A::Error> {
+            let mut cpus = Vec::new();
+            while let Some(c) = seq.next_element::<u32>()? {
+                cpus.push(c);
+            }
+            Ok(cpus)
+        }
+    }
+    d.deserialize_any(CpuList).map(Some)
+}
+
 impl WorkloadConfig {
-    /// TEMP
-    pub fn cpuset(&self, topo: &crate::sim::topology::Topology) -> Vec<u32> {
-        let mut v = self
+    /// The CPUs the workload may run on, ascending (its cpuset's effective CPUs): `cpus`,
+    /// the CPUs of `node`, both, or all the machine's CPUs.
+    pub fn cpuset(&self, topology: &Topology) -> Vec<u32> {
+        let mut cpus = self
             .cpus
             .clone()
-            .unwrap_or_else(|| (0..topo.nr_cpus()).collect());
-        v.sort_unstable();
-        v.dedup();
-        v
+            .unwrap_or_else(|| (0..topology.nr_cpus()).collect());
+        cpus.sort_unstable();
+        cpus.dedup();
+        if let Some(node) = self.node {
+            cpus.retain(|&c| c < topology.nr_cpus() && topology.node_of(c) == node);
+        }
+        cpus
     }
-    /// TEMP
-    pub fn pinned_cpu(&self, t: usize, _topo: &crate::sim::topology::Topology) -> Option<u32> {
-        let _ = t;
-        None
+
+    /// With `pin`, the one CPU thread `t` is bound to: the (t mod n)-th of `cpus` in the
+    /// order given (those on `node` when both are set), or of the cpuset; `None` when the
+    /// scheduler may place the thread anywhere in the cpuset.
+    pub fn pinned_cpu(&self, t: usize, topology: &Topology) -> Option<u32> {
+        if !self.pin {
+            return None;
+        }
+        let on_node = |c: &u32| self.node.is_none_or(|n| topology.node_of(*c) == n);
+        let order: Vec<u32> = match &self.cpus {
+            Some(cpus) => cpus.iter().copied().filter(on_node).collect(),
+            None => self.cpuset(topology),
+        };
+        (!order.is_empty()).then(|| order[t % order.len()])
     }
 
     /// The one workload table given, or an error naming what is wrong.
@@ -207,8 +337,7 @@ impl Scenario {
         let m = &self.machine;
         Setup {
             memory_pages: m.memory.pages(),
-            nodes: m.nodes,
-            cpus: m.cpus,
+            topology: m.topology(),
             swap: m.swap.as_ref().map(|sw| (sw.device, sw.size.pages())),
             kernel: self.kernel.clone(),
             costs: self.costs.clone(),
@@ -224,5 +353,73 @@ impl Scenario {
                 })
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workload table with `placement` as its cpuset keys (cgroup cpuset.cpus and
+    /// the node binding) and an anon table.
+    fn workload(placement: &str) -> Result<WorkloadConfig, String> {
+        let text = format!("name = \"w\"\n{placement}\n[anon]\nsize = \"1MiB\"\n");
+        toml::from_str(&text).map_err(|e| e.message().to_string())
+    }
+
+    #[test]
+    fn cpus_as_list_keeps_its_order() {
+        let w = workload("cpus = [5, 1, 5]").unwrap();
+        assert_eq!(w.cpus, Some(vec![5, 1, 5]));
+        let t = Topology::flat(8, 2);
+        assert_eq!(w.cpuset(&t), [1, 5]);
+        assert_eq!(w.pinned_cpu(0, &t), None);
+    }
+
+    #[test]
+    fn cpus_as_cpulist_is_sorted() {
+        let w = workload("cpus = \"6-7,0,2-3\"\npin = true").unwrap();
+        assert_eq!(w.cpus, Some(vec![0, 2, 3, 6, 7]));
+        let t = Topology::flat(8, 2);
+        assert_eq!(w.pinned_cpu(6, &t), Some(2));
+        let w = workload("cpus = \"6-7,0,2-3\"\nnode = 1\npin = true").unwrap();
+        assert_eq!(w.cpuset(&t), [6, 7]);
+        assert_eq!(w.pinned_cpu(1, &t), Some(7));
+    }
+
+    #[test]
+    fn bad_cpulists() {
+        for (bad, why) in [
+            ("\"0-x\"", "\"0-x\": \"x\" is not a CPU number"),
+            (
+                "\"3-1\"",
+                "\"3-1\": range 3-1: its end comes before its start",
+            ),
+            ("\"\"", "\"\": an empty entry"),
+            ("3", "a list of CPU numbers or a cpulist string"),
+            ("[-1]", "expected u32"),
+        ] {
+            let e = workload(&format!("cpus = {bad}")).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn machine_topology_from_its_keys() {
+        let machine = |text: &str| -> MachineConfig {
+            toml::from_str(&format!("memory = \"1GiB\"\n{text}")).unwrap()
+        };
+        assert_eq!(machine("").topology(), Topology::flat(4, 1));
+        assert_eq!(
+            machine("cpus = 8\nnodes = 2").topology(),
+            Topology::flat(8, 2)
+        );
+        let m = machine("sockets = 2\ncores_per_socket = 26\nthreads_per_core = 2\nnodes = 2");
+        assert_eq!(
+            (m.cpus, m.cpus_key, m.topology().nr_cpus()),
+            (104, None, 104)
+        );
+        let m = machine("cores_per_socket = 18\ncpus = 36");
+        assert_eq!((m.cpus, m.cpus_key), (18, Some(36)));
     }
 }

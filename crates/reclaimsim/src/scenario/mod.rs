@@ -11,8 +11,9 @@ pub mod expect;
 pub mod profile;
 
 use crate::kernel::config::MemcgReclaim;
-use crate::scenario::config::Scenario;
+use crate::scenario::config::{MachineConfig, Scenario};
 use crate::scenario::expect::Expectation;
+use crate::sim::topology::Topology;
 use crate::units::human_bytes;
 use crate::workload::{Workload, WorkloadOptions};
 use std::collections::{BTreeMap, HashMap};
@@ -852,14 +853,11 @@ const MAX_INSTANCES: i64 = 4096;
 /// Expands `instances = N` on `[[workload]]` and `[[memcg]]` tables into N copies, with
 /// `{i}` in every string replaced by the instance number (0..N), so 104 containers need
 /// one table each. `cpus_per_instance = K` on a workload gives instance i the K CPUs
-/// `i*K .. i*K+K` of its `cpus` list, or of all the machine's CPUs, wrapping around (so
-/// instances share CPUs when there are fewer than N*K).
+/// `i*K .. i*K+K` of its `cpus` (a list or a cpulist), or of all the machine's CPUs,
+/// those of its `node` only when it names one, wrapping around (so instances share CPUs
+/// when there are fewer than N*K).
 fn expand_instances(doc: &mut Table) -> Result<Expansion, Problem> {
-    let machine_cpus = doc
-        .get("machine")
-        .and_then(|m| m.get("cpus"))
-        .and_then(Value::as_integer)
-        .unwrap_or(4);
+    let topology = raw_topology(doc);
     let mut expansion = Expansion::default();
     for (array, id_key) in [("memcg", "path"), ("workload", "name")] {
         let Some(Value::Array(elements)) = doc.get_mut(array) else {
@@ -874,7 +872,7 @@ fn expand_instances(doc: &mut Table) -> Result<Expansion, Problem> {
                 continue;
             };
             let at = Element { array, id_key, t };
-            match at.instances(table, machine_cpus)? {
+            match at.instances(table, topology.as_ref())? {
                 Ok(copies) => {
                     map.extend((0..copies.len()).map(|i| (t, Some(i))));
                     out.extend(copies);
@@ -891,6 +889,38 @@ fn expand_instances(doc: &mut Table) -> Result<Expansion, Problem> {
     Ok(expansion)
 }
 
+/// The machine's topology as the merged document gives it, before it is read, for
+/// `cpus_per_instance`: `None` when its keys are out of range (reported by check()).
+fn raw_topology(doc: &Table) -> Option<Topology> {
+    let machine = doc.get("machine").and_then(Value::as_table);
+    let int = |k: &str| {
+        machine
+            .and_then(|m| m.get(k))
+            .map(|v| v.as_integer().and_then(|n| u32::try_from(n).ok()))
+    };
+    let nodes = int("nodes").unwrap_or(Some(1))?;
+    let keys = [
+        int("sockets"),
+        int("cores_per_socket"),
+        int("threads_per_core"),
+    ];
+    let topology = match keys {
+        [None, None, None] => Topology::flat(int("cpus").unwrap_or(Some(4))?, nodes),
+        [sockets, Some(cores), threads] => Topology {
+            sockets: sockets.unwrap_or(Some(1))?,
+            cores_per_socket: cores?,
+            threads_per_core: threads.unwrap_or(Some(1))?,
+            nodes,
+        },
+        _ => return None,
+    };
+    let count = u64::from(topology.sockets)
+        * u64::from(topology.cores_per_socket)
+        * u64::from(topology.threads_per_core);
+    let ok = (1..=64).contains(&nodes) && (1..=4096).contains(&count);
+    ok.then_some(topology)
+}
+
 /// Element `t` of the `[[array]]` tables, whose instances are told apart by `id_key`.
 struct Element<'a> {
     array: &'a str,
@@ -905,7 +935,7 @@ impl Element<'_> {
     fn instances(
         &self,
         mut table: Table,
-        machine_cpus: i64,
+        topology: Option<&Topology>,
     ) -> Result<Result<Vec<Value>, Table>, Problem> {
         let instances = self.count(&mut table, "instances")?;
         let per = match self.array {
@@ -928,14 +958,7 @@ impl Element<'_> {
                 ),
             );
         }
-        // A machine.cpus out of range is reported by check(); assign nothing then.
-        let base: Vec<Value> = match table.get("cpus") {
-            Some(Value::Array(a)) if !a.is_empty() => a.clone(),
-            _ if (1..=4096).contains(&machine_cpus) => {
-                (0..machine_cpus).map(Value::Integer).collect()
-            }
-            _ => Vec::new(),
-        };
+        let base = self.instance_cpus(&table, topology)?;
         let mut copies = Vec::new();
         for i in 0..n {
             let mut copy = Value::Table(table.clone());
@@ -949,6 +972,36 @@ impl Element<'_> {
             copies.push(copy);
         }
         Ok(Ok(copies))
+    }
+
+    /// The CPUs `cpus_per_instance` deals out: the workload's `cpus` (a list in its order,
+    /// or a cpulist), or all the machine's CPUs, keeping those on its `node` if it has one.
+    /// Nothing when the machine is out of range, which check() reports.
+    fn instance_cpus(
+        &self,
+        table: &Table,
+        topology: Option<&Topology>,
+    ) -> Result<Vec<Value>, Problem> {
+        let base: Vec<Value> = match (table.get("cpus"), topology) {
+            (Some(Value::Array(a)), _) if !a.is_empty() => a.clone(),
+            (Some(Value::String(text)), _) => crate::sim::topology::parse_cpulist(text)
+                .map_err(|e| (elem(self.array, self.t, "cpus"), format!("{text:?}: {e}")))?
+                .into_iter()
+                .map(|c| Value::Integer(c.into()))
+                .collect(),
+            (_, Some(t)) => (0..t.nr_cpus()).map(|c| Value::Integer(c.into())).collect(),
+            (_, None) => Vec::new(),
+        };
+        let node = table.get("node").and_then(Value::as_integer);
+        let (Some(t), Some(node)) = (topology, node) else {
+            return Ok(base);
+        };
+        let on_node = |v: &Value| {
+            v.as_integer()
+                .and_then(|c| u32::try_from(c).ok())
+                .is_none_or(|c| c >= t.nr_cpus() || i64::from(t.node_of(c)) == node)
+        };
+        Ok(base.into_iter().filter(on_node).collect())
     }
 
     /// A count option, taken out of the table: 1 to MAX_INSTANCES.
@@ -1094,8 +1147,8 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
     check_events(s)
 }
 
-/// `[machine]`: memory, nodes, CPUs and swap within range, CPUs and memory split evenly
-/// enough over the nodes.
+/// `[machine]`: memory, nodes, CPUs (by count or by sockets, cores and SMT threads) and
+/// swap within range, CPUs and memory split evenly enough over the nodes.
 fn check_machine(s: &Scenario) -> Result<(), Problem> {
     let m = &s.machine;
     let memory = m.memory.0;
@@ -1124,13 +1177,14 @@ fn check_machine(s: &Scenario) -> Result<(), Problem> {
             ),
         );
     }
-    if !(1..=4096).contains(&m.cpus) {
+    if m.has_topology_keys() {
+        check_topology(m)?;
+    } else if !(1..=4096).contains(&m.cpus) {
         return fail(
             at("machine.cpus"),
             format!("{} CPUs: must be 1 to 4096", m.cpus),
         );
-    }
-    if m.cpus % m.nodes != 0 {
+    } else if m.cpus % m.nodes != 0 {
         return fail(
             at("machine.cpus"),
             format!(
@@ -1149,6 +1203,59 @@ fn check_machine(s: &Scenario) -> Result<(), Problem> {
         ),
         _ => Ok(()),
     }
+}
+
+/// `machine.sockets`, `cores_per_socket` and `threads_per_core`: cores_per_socket given,
+/// each at least 1, at most 4096 CPUs in all, `cpus` (if given) their product, and the
+/// nodes one per socket, or all on one, or an even split of one socket's cores (SNC).
+fn check_topology(m: &MachineConfig) -> Result<(), Problem> {
+    let Some(cores) = m.cores_per_socket else {
+        return fail(
+            at("machine.cores_per_socket"),
+            "required when machine.sockets or machine.threads_per_core is given",
+        );
+    };
+    let (sockets, threads) = (m.sockets.unwrap_or(1), m.threads_per_core.unwrap_or(1));
+    for (key, n) in [
+        ("sockets", sockets),
+        ("cores_per_socket", cores),
+        ("threads_per_core", threads),
+    ] {
+        if n == 0 {
+            return fail(at(&format!("machine.{key}")), "must be at least 1");
+        }
+    }
+    let product = u64::from(sockets) * u64::from(cores) * u64::from(threads);
+    let shape = format!("{sockets} sockets x {cores} cores x {threads} threads = {product} CPUs");
+    if product > 4096 {
+        return fail(
+            at("machine.cores_per_socket"),
+            format!("{shape}: must be 1 to 4096"),
+        );
+    }
+    if let Some(cpus) = m.cpus_key.filter(|&c| u64::from(c) != product) {
+        return fail(
+            at("machine.cpus"),
+            format!("{cpus} CPUs, but the topology has {shape} (leave machine.cpus out)"),
+        );
+    }
+    if sockets > 1 && m.nodes != 1 && m.nodes != sockets {
+        return fail(
+            at("machine.nodes"),
+            format!(
+                "{} nodes on {sockets} sockets: must be 1 or one per socket",
+                m.nodes
+            ),
+        );
+    }
+    let all = sockets * cores;
+    if all % m.nodes != 0 {
+        return fail(
+            at("machine.nodes"),
+            format!("{} nodes cannot split the {all} cores evenly", m.nodes),
+        );
+    }
+    Ok(())
 }
 
 fn check_kernel(s: &Scenario) -> Result<(), Problem> {
@@ -1421,6 +1528,21 @@ fn check_placement(s: &Scenario, i: usize) -> Result<(), Problem> {
             format!("no [[memcg]] with path \"{}\"", w.memcg),
         );
     }
+    check_cpuset(s, i)
+}
+
+/// Workload `i`'s `cpus` on the machine and `node` existing, with some CPU in common.
+fn check_cpuset(s: &Scenario, i: usize) -> Result<(), Problem> {
+    let (w, topology) = (&s.workloads[i], s.machine.topology());
+    if let Some(node) = w.node.filter(|&n| n >= s.machine.nodes) {
+        return fail(
+            elem("workload", i, "node"),
+            format!(
+                "node {node} does not exist (machine.nodes = {})",
+                s.machine.nodes
+            ),
+        );
+    }
     let Some(cpus) = &w.cpus else {
         return Ok(());
     };
@@ -1438,7 +1560,13 @@ fn check_placement(s: &Scenario, i: usize) -> Result<(), Problem> {
             ),
         );
     }
-    Ok(())
+    match w.node {
+        Some(node) if w.cpuset(&topology).is_empty() => fail(
+            elem("workload", i, "node"),
+            format!("none of the workload's cpus is on node {node}"),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// Builds workload `i`'s generator, which checks its options, and checks that each of its
