@@ -491,7 +491,8 @@ fn until_stops_a_workload_queued_on_a_shared_cpu() {
 }
 
 /// Tasks sharing a CPU share its time (CFS), not its steps: a task whose operations
-/// are 64 times longer gets about as many touches done as one with short operations.
+/// are 64 times longer gets about as many touches done as one with short operations
+/// (over 100 slices of 4 ms, so that the last slice's share is small).
 #[test]
 fn tasks_sharing_a_cpu_share_its_time() {
     let r = run_checked(
@@ -505,14 +506,14 @@ name = "long"
 [workload.anon]
 size = "4MiB"
 pattern = "random"
-runtime = "50ms"
+runtime = "400ms"
 ops_per_step = 64
 [[workload]]
 name = "short"
 [workload.anon]
 size = "4MiB"
 pattern = "random"
-runtime = "50ms"
+runtime = "400ms"
 "#,
     );
     let long = r.workloads["long"].ops as f64 * 64.0;

@@ -107,6 +107,7 @@ impl Engine {
                 self.cpus[cpu].next = Some(n);
                 let at = self.cpus[cpu].free_at.max(clock);
                 self.schedule(n, at);
+                self.sync_busy(cpu);
             }
             return false;
         }
@@ -137,6 +138,7 @@ impl Engine {
             let at = self.cpus[cpu].free_at.max(clock);
             self.schedule(n, at);
         }
+        self.sync_busy(cpu);
     }
 
     /// `id` takes `cpu` at `clock`.
@@ -155,7 +157,7 @@ impl Engine {
             c.switches += 1;
             self.tasks[id].switch_due = true;
         }
-        self.k.sched.smt_busy(cpu, CPU_RUNNING);
+        self.sync_busy(cpu);
         let t = &mut self.tasks[id];
         t.wake_latency = std::mem::take(&mut t.wake_due) && was_idle;
         t.queued = false;
@@ -181,6 +183,12 @@ impl Engine {
     /// with the least vruntime goes next, or an idle CPU pulls work.
     pub(super) fn off_cpu(&mut self, id: usize, end: u64) {
         let cpu = self.tasks[id].cpu as usize;
+        self.leave_cpu(id, end);
+        self.sync_busy(cpu);
+    }
+
+    fn leave_cpu(&mut self, id: usize, end: u64) {
+        let cpu = self.tasks[id].cpu as usize;
         let t = &mut self.tasks[id];
         debug_assert!(t.on_cpu);
         t.on_cpu = false;
@@ -193,7 +201,6 @@ impl Engine {
         c.free_at = free;
         c.curr = None;
         c.busy_ns += ran;
-        self.k.sched.smt_busy(cpu, free);
         if continuing {
             self.tasks[id].queued = true;
             self.tasks[id].enqueued_at = free;
@@ -218,6 +225,18 @@ impl Engine {
         }
         self.cpus[cpu].next = Some(n);
         self.schedule(n, free);
+    }
+
+    /// Tells the SMT model (`Sched::smt_busy`) whether `cpu` is busy: running a task, or
+    /// about to run the one it chose; otherwise idle since it was last free.
+    fn sync_busy(&mut self, cpu: usize) {
+        let c = &self.cpus[cpu];
+        let until = if c.curr.is_some() || c.next.is_some() {
+            CPU_RUNNING
+        } else {
+            c.free_at
+        };
+        self.k.sched.smt_busy(cpu, until);
     }
 
     /// check_preempt_tick: the last task's slice is over at the first tick after it has
@@ -302,6 +321,7 @@ impl Engine {
             self.cpus[cpu].next = Some(id);
             let at = self.cpus[cpu].free_at.max(clock);
             self.schedule(id, at);
+            self.sync_busy(cpu);
         }
     }
 
@@ -404,6 +424,8 @@ impl Engine {
         self.cpus[cpu].queue.push(pick);
         self.cpus[cpu].next = Some(pick);
         self.schedule(pick, now);
+        self.sync_busy(cpu);
+        self.sync_busy(from);
     }
 }
 

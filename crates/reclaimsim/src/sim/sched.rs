@@ -82,6 +82,10 @@ struct Smt {
     /// Per mille of a core's speed left with a busy sibling, per class.
     compute: u64,
     memory: u64,
+    /// Per CPU, what the division of the last stretched cost left over (in
+    /// ns x 1000 / speed units), carried into the next so that short costs (a 2 ns
+    /// access) stretch by the factor on average rather than rounding.
+    carry: Vec<u64>,
 }
 
 impl Sched {
@@ -96,11 +100,13 @@ impl Sched {
     /// speeds a busy sibling leaves (`CostTable::smt_compute`, `smt_memory`).
     pub fn set_smt(&mut self, siblings: Vec<Vec<u32>>, compute: u64, memory: u64) {
         let smt = siblings.iter().any(|s| !s.is_empty());
+        let n = siblings.len();
         self.smt = Smt {
             busy_until: vec![0; siblings.len()],
             siblings: if smt { siblings } else { Vec::new() },
             compute: compute.clamp(1, 1000),
             memory: memory.clamp(1, 1000),
+            carry: vec![0; n],
         };
     }
 
@@ -114,7 +120,7 @@ impl Sched {
 
     /// `ns` of work of `class` on `cpu` at `clock`, stretched when a sibling is busy.
     #[inline]
-    pub fn smt_stretch(&self, cpu: u32, clock: u64, ns: u64, class: SmtClass) -> u64 {
+    pub fn smt_stretch(&mut self, cpu: u32, clock: u64, ns: u64, class: SmtClass) -> u64 {
         let Some(sibs) = self.smt.siblings.get(cpu as usize) else {
             return ns;
         };
@@ -129,7 +135,10 @@ impl Sched {
             SmtClass::Memory => self.smt.memory,
             SmtClass::Wait => return ns,
         };
-        ns * 1000 / speed
+        let carry = &mut self.smt.carry[cpu as usize];
+        let total = ns * 1000 + *carry;
+        *carry = total % speed;
+        total / speed
     }
 
     /// `id`'s place among tasks due at the same time.
