@@ -399,13 +399,13 @@ fn writeback_scenario_has_rotations_under_both_protocols() {
     }
 }
 
-/// readtwice in 16 containers on 16 CPUs: the node lock, shared by every container, is
+/// readtwice in 16 containers on 16 CPUs (2 sockets x 4 cores x 2 threads): the node lock, shared by every container, is
 /// spun on more than the per-memcg locks, though at this scale neither much.
 #[test]
 fn readtwice_spins_more_on_the_node_lock() {
     let text = include_str!("../../../scenarios/seeds/004-readtwice.toml");
     let sets: Vec<String> = [
-        "machine.cpus=16",
+        "machine.cores_per_socket=4",
         "machine.memory=1GiB",
         "memcg.\"/c{i}\".instances=16",
         "workload.\"dd{i}\".instances=16",
@@ -430,7 +430,14 @@ fn readtwice_spins_more_on_the_node_lock() {
         node.spin_share > 2.0 * lruvec.spin_share && node.wait_ns > lruvec.wait_ns,
         "node {node:?} lruvec {lruvec:?}"
     );
-    assert_eq!(node.relocks, 0, "node: one lock domain per node");
+    // A batch mixes the node lock's domains only when its reader moved to the other
+    // node's CPUs (the dd are unpinned) and re-read pages cached on the first.
+    assert!(
+        node.relocks < lruvec.relocks,
+        "node: one lock domain per node; node {} lruvec {}",
+        node.relocks,
+        lruvec.relocks
+    );
     assert!(
         lruvec.relocks > 0,
         "lruvec: a CPU's batches mix two containers' folios"

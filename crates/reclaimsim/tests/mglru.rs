@@ -190,7 +190,8 @@ fn debugfs_commands_age_and_evict() {
         "nr_to_reclaim 1000, 64 at a time: {out}"
     );
     assert!(r.memcgs["/a"].stat["pgsteal_direct"] >= 1000);
-    assert!((r.events[1].time_s - 0.2).abs() < 1e-9);
+    // It runs at its time, after the switch to it on its CPU (context_switch).
+    assert!((r.events[1].time_s - 0.2).abs() < 1e-5);
 }
 
 fn scenario_error(text: &str) -> ScenarioError {

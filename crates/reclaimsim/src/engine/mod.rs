@@ -125,7 +125,8 @@ struct Task {
     wait_ns: u64,
     /// Moves to another CPU (at wake-up or pulled by an idle CPU).
     migrations: u64,
-    /// Has run at least once (placement of a new task differs).
+    /// Has run at least once, or sleeps since boot (kernel threads): a new task is
+    /// placed and given its vruntime differently.
     ran: bool,
     /// Took a CPU whose last task was another: the context switch is charged when it
     /// resumes.
@@ -287,22 +288,7 @@ fn drive(
         if !e.tasks[id].on_cpu && !e.admit(id, clock) {
             continue;
         }
-        e.k.cur = std::mem::take(&mut e.tasks[id].exec);
-        e.k.cur.clock = clock;
-        e.k.cur.cpu = e.tasks[id].cpu;
-        if std::mem::take(&mut e.tasks[id].switch_due) {
-            e.k.spend(e.k.costs.context_switch, crate::kernel::stats::Cat::Other);
-        }
-        if std::mem::take(&mut e.tasks[id].wake_latency) {
-            // The IPI and the idle exit: time, not work.
-            e.k.cur.clock += e.k.costs.wakeup_latency;
-        }
-        let clock = e.k.cur.clock;
-        e.tasks[id].clock = clock;
-        if e.k.sched.current != id {
-            e.p.switch_task(e.k.sched.current, id);
-            e.k.sched.current = id;
-        }
+        e.load_task(id, clock);
         let why = match coros[id].resume(()) {
             CoroutineResult::Yield(why) => why,
             CoroutineResult::Return(()) => unreachable!("a task's coroutine never returns"),
@@ -382,14 +368,21 @@ fn cpuset_id(cpusets: &mut Vec<Vec<u32>>, mut set: Vec<u32>) -> u32 {
     }
 }
 
-/// A task allowed on `set`, not started, first placed on its first CPU.
+/// A task allowed on `set`, not started, first placed on its first CPU. Kernel threads
+/// and the shell writing an event exist from boot, asleep: they wake as sleepers (no
+/// START_DEBIT); workload threads and clients are new.
 fn new_task(cpusets: &mut Vec<Vec<u32>>, set: Vec<u32>, kind: Kind, state: State) -> Task {
     let cpuset = cpuset_id(cpusets, set);
+    let ran = match kind {
+        Kind::Flusher | Kind::Kswapd { .. } | Kind::Event { .. } => true,
+        Kind::Thread { .. } | Kind::Client { .. } => false,
+    };
     Task {
         cpu: cpusets[cpuset as usize][0],
         cpuset,
         kind,
         state,
+        ran,
         ..Default::default()
     }
 }
@@ -656,6 +649,26 @@ impl Engine {
         let mut order: Vec<u64> = (0..self.tasks.len() as u64).collect();
         order.shuffle(&mut rng);
         self.k.sched.set_order(order);
+    }
+
+    /// Makes `id`, which holds its CPU from `clock`, the running task: its kernel context,
+    /// the context switch and wake-up latency it owes (`cfs`).
+    fn load_task(&mut self, id: usize, clock: u64) {
+        self.k.cur = std::mem::take(&mut self.tasks[id].exec);
+        self.k.cur.clock = clock;
+        self.k.cur.cpu = self.tasks[id].cpu;
+        if std::mem::take(&mut self.tasks[id].switch_due) {
+            self.k.spend(self.k.costs.context_switch, Cat::Other);
+        }
+        if std::mem::take(&mut self.tasks[id].wake_latency) {
+            // The IPI and the idle exit: time, not work.
+            self.k.cur.clock += self.k.costs.wakeup_latency;
+        }
+        self.tasks[id].clock = self.k.cur.clock;
+        if self.k.sched.current != id {
+            self.p.switch_task(self.k.sched.current, id);
+            self.k.sched.current = id;
+        }
     }
 
     /// A task's coroutine handed back control.
