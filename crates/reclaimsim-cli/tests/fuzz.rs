@@ -47,6 +47,10 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../../scenarios/seeds/002-look-around.toml"),
     ),
     (
+        "002-look-around-client.toml",
+        include_str!("../../../scenarios/seeds/002-look-around-client.toml"),
+    ),
+    (
         "003-batch-aging.toml",
         include_str!("../../../scenarios/seeds/003-batch-aging.toml"),
     ),

@@ -15,6 +15,7 @@ const ALL: &[&str] = &["duration=30ms"];
 const SCALED: &[(&str, &[&str])] = &[
     ("000-mixed-memcgs.toml", &["duration=100ms"]),
     ("002-look-around.toml", &["duration=400ms"]),
+    ("002-look-around-client.toml", &["duration=400ms"]),
     ("mglru-vs-classic-memcached.toml", &["duration=100ms"]),
     (
         "004-page-fault3.toml",
