@@ -125,8 +125,7 @@ struct Task {
     wait_ns: u64,
     /// Moves to another CPU (at wake-up or pulled by an idle CPU).
     migrations: u64,
-    /// Has run at least once, or sleeps since boot (kernel threads): a new task is
-    /// placed and given its vruntime differently.
+    /// Has run at least once: a new task is placed and given its vruntime differently.
     ran: bool,
     /// Took a CPU whose last task was another: the context switch is charged when it
     /// resumes.
@@ -368,21 +367,17 @@ fn cpuset_id(cpusets: &mut Vec<Vec<u32>>, mut set: Vec<u32>) -> u32 {
     }
 }
 
-/// A task allowed on `set`, not started, first placed on its first CPU. Kernel threads
-/// and the shell writing an event exist from boot, asleep: they wake as sleepers (no
-/// START_DEBIT); workload threads and clients are new.
+/// A task allowed on `set`, not started, first placed on its first CPU. Every task's
+/// first wake-up is placed as a new task's (find_idlest_cpu, START_DEBIT), kernel
+/// threads' too, though the kernel's kswapd and flusher sleep from boot: a departure
+/// limited to their first run.
 fn new_task(cpusets: &mut Vec<Vec<u32>>, set: Vec<u32>, kind: Kind, state: State) -> Task {
     let cpuset = cpuset_id(cpusets, set);
-    let ran = match kind {
-        Kind::Flusher | Kind::Kswapd { .. } | Kind::Event { .. } => true,
-        Kind::Thread { .. } | Kind::Client { .. } => false,
-    };
     Task {
         cpu: cpusets[cpuset as usize][0],
         cpuset,
         kind,
         state,
-        ran,
         ..Default::default()
     }
 }
