@@ -475,7 +475,7 @@ fn seed_scenarios_state_their_expectations() {
         );
         files += 1;
     }
-    assert_eq!(files, 8);
+    assert_eq!(files, 9);
 }
 
 /// CPUs are split evenly over the nodes: 4 CPUs on 8 nodes, or on 3, are refused.
