@@ -515,22 +515,11 @@ fn reclaim_share(vs: &[VariantResult]) -> Section {
     }
 }
 
-/// A task's group: its workload, the workload's clients, or the kernel thread.
-fn task_group(task: &str) -> String {
-    match task.split_once('/') {
-        Some((w, t)) if t.starts_with("client") => format!("{w} clients"),
-        Some((w, _)) => w.to_string(),
-        None => task
-            .trim_end_matches(|c: char| c.is_ascii_digit())
-            .to_string(),
-    }
-}
-
 /// The task groups of any variant that ran, by name.
 fn task_groups(vs: &[VariantResult]) -> Vec<String> {
     let groups: BTreeSet<String> = (vs.iter())
         .flat_map(|v| v.sched.tasks.iter().filter(|t| t.cpu_s > 0.0))
-        .map(|t| task_group(&t.task))
+        .map(|t| t.group())
         .collect();
     groups.into_iter().collect()
 }
@@ -560,9 +549,7 @@ fn scheduling(vs: &[VariantResult]) -> Section {
     let per_group = |v: &VariantResult, f: &dyn Fn(&reclaimsim::results::TaskUse) -> f64| {
         (groups.iter())
             .map(|g| {
-                let ts: Vec<_> = (v.sched.tasks.iter())
-                    .filter(|t| task_group(&t.task) == *g)
-                    .collect();
+                let ts: Vec<_> = (v.sched.tasks.iter()).filter(|t| t.group() == *g).collect();
                 ts.iter().map(|t| f(t)).sum::<f64>() / ts.len().max(1) as f64
             })
             .collect::<Vec<f64>>()

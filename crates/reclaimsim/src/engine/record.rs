@@ -62,3 +62,17 @@ pub struct TaskUse {
     /// The CPUs it ran on, ascending.
     pub cpus: Vec<u32>,
 }
+
+impl TaskUse {
+    /// The task's group: its workload (`fio`), the workload's clients (`memcached
+    /// clients`), or the kernel thread's kind (`kswapd`, `flusher`, `event`).
+    pub fn group(&self) -> String {
+        match self.task.split_once('/') {
+            Some((w, t)) if t.starts_with("client") => format!("{w} clients"),
+            Some((w, _)) => w.to_string(),
+            None => (self.task)
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .to_string(),
+        }
+    }
+}

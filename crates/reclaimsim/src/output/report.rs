@@ -3,7 +3,7 @@
 use crate::results::metrics;
 use crate::results::{MemcgResult, Profile, RunResult, VariantResult, WorkloadResult};
 use crate::units::human_bytes;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -174,7 +174,45 @@ fn lock_tables(out: &mut String, v: &VariantResult) {
 }
 
 /// Allocation stalls, kswapd's profile and OOM kills, when there are any.
+/// The scheduler per task group: tasks, CPU time, mean run-queue wait per task and
+/// migrations, under a line on the CPUs' busy share and context switches.
+fn sched_table(out: &mut String, v: &VariantResult) {
+    let s = &v.sched;
+    if s.cpus.is_empty() {
+        return;
+    }
+    let mut groups: BTreeMap<String, (u64, f64, f64, u64)> = BTreeMap::new();
+    for t in s.tasks.iter().filter(|t| t.cpu_s > 0.0) {
+        let g = groups.entry(t.group()).or_default();
+        *g = (
+            g.0 + 1,
+            g.1 + t.cpu_s,
+            g.2 + t.runqueue_wait_s,
+            g.3 + t.migrations,
+        );
+    }
+    let busy = s.cpus.iter().map(|c| c.busy_fraction).sum::<f64>() / s.cpus.len() as f64;
+    let switches: u64 = s.cpus.iter().map(|c| c.context_switches).sum();
+    let mut t = Grid::new(&["tasks", "n", "CPU", "run-queue wait/task", "migrations"]);
+    for (name, (n, cpu, wait, moves)) in &groups {
+        t.row(vec![
+            name.clone(),
+            n.to_string(),
+            human_ns(cpu * 1e9),
+            human_ns(wait * 1e9 / *n as f64),
+            moves.to_string(),
+        ]);
+    }
+    let head = format!(
+        "CPUs: {}, busy {:.1}% on average, {switches} context switches",
+        s.cpus.len(),
+        100.0 * busy
+    );
+    section(out, &format!("{head}\n{}", t.render()));
+}
+
 fn other_tables(out: &mut String, v: &VariantResult) {
+    sched_table(out, v);
     if v.alloc_stall.calls > 0 {
         let s = &v.alloc_stall;
         let mut t = Grid::new(&["alloc stalls", "p50", "p99", "max"]);
