@@ -32,6 +32,27 @@ ops_per_step = 10000
     )
 }
 
+/// A 32 MiB machine of `cpus` CPUs swapping to zram under `big` threads touching `size`
+/// at random, beside `hogs` CPU-bound threads, all for `runtime`.
+fn pressure(cpus: u32, size: &str, big: u32, hogs_n: u32, runtime: &str) -> String {
+    format!(
+        r#"name = "pressure"
+[machine]
+memory = "32MiB"
+cpus = {cpus}
+swap = {{ device = "zram", size = "64MiB" }}
+[[workload]]
+name = "big"
+[workload.anon]
+size = "{size}"
+threads = {big}
+pattern = "random"
+runtime = "{runtime}"
+{}"#,
+        hogs("hog", hogs_n, "", runtime)
+    )
+}
+
 fn tasks<'a>(r: &'a VariantResult, prefix: &str) -> Vec<&'a TaskUse> {
     (r.sched.tasks.iter())
         .filter(|t| t.task.starts_with(prefix))
@@ -98,22 +119,7 @@ fn smt_siblings_each_progress_at_the_sibling_factor() {
 /// and it never runs outside them.
 #[test]
 fn kswapd_waits_for_a_cpu_when_all_are_busy() {
-    let text = format!(
-        r#"name = "busy"
-[machine]
-memory = "32MiB"
-cpus = 2
-swap = {{ device = "zram", size = "64MiB" }}
-[[workload]]
-name = "big"
-[workload.anon]
-size = "48MiB"
-threads = 2
-pattern = "random"
-runtime = "300ms"
-{}"#,
-        hogs("hog", 2, "", "300ms")
-    );
+    let text = pressure(2, "48MiB", 2, 2, "300ms");
     let r = run(&text);
     assert!(r.vmstat["pgscan_kswapd"] > 0, "kswapd never ran");
     let k = tasks(&r, "kswapd0")[0];
@@ -147,22 +153,7 @@ fn a_cpuset_is_never_left() {
 /// give the same results, bit for bit.
 #[test]
 fn oversubscribed_runs_are_deterministic() {
-    let text = format!(
-        r#"name = "det"
-[machine]
-memory = "32MiB"
-cpus = 3
-swap = {{ device = "zram", size = "64MiB" }}
-[[workload]]
-name = "big"
-[workload.anon]
-size = "40MiB"
-threads = 4
-pattern = "random"
-runtime = "100ms"
-{}"#,
-        hogs("hog", 5, "", "100ms")
-    );
+    let text = pressure(3, "40MiB", 4, 5, "100ms");
     let json = |mut r: VariantResult| {
         r.wall_s = 0.0;
         serde_json::to_string(&r).unwrap()

@@ -333,12 +333,11 @@ impl Engine {
     fn select_cpu(&self, id: usize, clock: u64) -> usize {
         let t = &self.tasks[id];
         let set = &self.cpusets[t.cpuset as usize];
-        if set.len() == 1 || (t.in_step && t.ran) {
-            return if t.in_step {
-                t.cpu as usize
-            } else {
-                set[0] as usize
-            };
+        if t.in_step && t.ran {
+            return t.cpu as usize;
+        }
+        if set.len() == 1 {
+            return set[0] as usize;
         }
         if !t.ran || set.binary_search(&t.cpu).is_err() {
             return self.idlest(set, clock);
@@ -347,10 +346,13 @@ impl Engine {
         if self.idle(prev as usize, clock) {
             return prev as usize;
         }
-        let llc = self.topo.socket_of(prev);
+        let llc = self.k.topology.socket_of(prev);
         let start = set.partition_point(|&c| c <= prev);
         let scan = set[start..].iter().chain(&set[..start]).copied();
-        let in_llc = || scan.clone().filter(|&c| self.topo.socket_of(c) == llc);
+        let in_llc = || {
+            scan.clone()
+                .filter(|&c| self.k.topology.socket_of(c) == llc)
+        };
         if let Some(c) = in_llc().find(|&c| self.idle_core(c, clock)) {
             return c as usize;
         }
@@ -368,8 +370,7 @@ impl Engine {
     /// `cpu` and its SMT siblings are all idle.
     fn idle_core(&self, cpu: u32, clock: u64) -> bool {
         self.idle(cpu as usize, clock)
-            && self
-                .topo
+            && (self.k.topology)
                 .siblings(cpu)
                 .all(|s| self.idle(s as usize, clock))
     }
@@ -381,7 +382,7 @@ impl Engine {
             let cpu = &self.cpus[c as usize];
             cpu.queue.len() + usize::from(!self.idle(c as usize, clock) && cpu.queue.is_empty())
         };
-        let core = |c: u32| load(c) + self.topo.siblings(c).map(load).sum::<usize>();
+        let core = |c: u32| load(c) + self.k.topology.siblings(c).map(load).sum::<usize>();
         set.iter()
             .copied()
             .min_by_key(|&c| (load(c), core(c), c))
@@ -404,11 +405,11 @@ impl Engine {
     /// with the most waiting (its own LLC first), one whose cpuset allows `cpu` and that
     /// is not that CPU's next; the one furthest from running (largest vruntime).
     fn idle_balance(&mut self, cpu: usize, now: u64) {
-        let llc = self.topo.socket_of(cpu as u32);
+        let llc = self.k.topology.socket_of(cpu as u32);
         let busiest = (0..self.cpus.len())
             .filter(|&c| c != cpu && self.movable(c, cpu).next().is_some())
             .max_by_key(|&c| {
-                let same = self.topo.socket_of(c as u32) == llc;
+                let same = self.k.topology.socket_of(c as u32) == llc;
                 (same, self.cpus[c].queue.len(), std::cmp::Reverse(c))
             });
         let Some(from) = busiest else { return };

@@ -202,7 +202,6 @@ pub(crate) struct Engine {
     cpus: Vec<cfs::Cpu>,
     /// The distinct cpusets of the tasks, each ascending (`Task::cpuset` indexes it).
     cpusets: Vec<Vec<u32>>,
-    topo: crate::sim::topology::Topology,
     tunables: cfs::Tunables,
     end_ns: Option<u64>,
     steps: u64,
@@ -550,15 +549,16 @@ impl Engine {
             PolicyKind::Classic => Box::new(Classic::new(&k)),
             PolicyKind::Mglru => Box::new(Mglru::with_seed(&k, s.seed)),
         };
-        let topo = k.topology.clone();
-        let cpus = topo.nr_cpus();
+        let cpus = k.topology.nr_cpus();
         let mut cpusets = Vec::new();
         let (mut tasks, kswapd) = kswapd_tasks(&k, s, &mut cpusets);
         let wls = (0..s.workloads.len())
             .map(|wi| setup_workload(&mut k, s, wi, &mut tasks, &mut cpusets))
             .collect::<Result<Vec<_>, _>>()?;
         let events = event_tasks(&k, s, &mut tasks, &mut cpusets)?;
-        let siblings = (0..cpus).map(|c| topo.siblings(c).collect()).collect();
+        let siblings = (0..cpus)
+            .map(|c| k.topology.siblings(c).collect())
+            .collect();
         k.sched
             .set_smt(siblings, k.costs.smt_compute, k.costs.smt_memory);
         let mut e = Engine {
@@ -570,7 +570,6 @@ impl Engine {
             cpus: vec![cfs::Cpu::default(); cpus as usize],
             cpusets,
             tunables: cfs::Tunables::for_cpus(cpus),
-            topo,
             end_ns: s.duration.map(|d| d.0),
             steps: 0,
             samples: Vec::new(),
@@ -705,7 +704,7 @@ impl Engine {
         self.flusher = self.tasks.len();
         let set = match s.kernel.flusher_cpu {
             Some(cpu) => vec![cpu],
-            None => (0..self.topo.nr_cpus()).collect(),
+            None => (0..self.k.topology.nr_cpus()).collect(),
         };
         let task = new_task(&mut self.cpusets, set, Kind::Flusher, State::Waiting);
         self.tasks.push(task);
