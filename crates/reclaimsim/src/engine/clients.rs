@@ -49,8 +49,7 @@ impl Engine {
         };
         let n = std::mem::take(&mut self.wls[wi].batch_ops[t]);
         self.wls[wi].client_batch[t] = n;
-        self.tasks[id].clock = end;
-        self.k.sched.cancel(id);
+        self.sleep_at(id, end);
         self.wake(client, end);
     }
 
@@ -67,10 +66,8 @@ impl Engine {
     pub(super) fn client_step(&mut self, id: usize, wi: usize, t: usize, clock: u64) {
         let worker = self.wls[wi].tasks[t];
         if self.tasks[worker].state == State::Done {
-            let task = &mut self.tasks[id];
-            task.state = State::Done;
-            task.clock = clock;
-            self.k.sched.cancel(id);
+            self.tasks[id].state = State::Done;
+            self.sleep_at(id, clock);
             return;
         }
         let cpu = self.tasks[id].cpu;
@@ -80,8 +77,7 @@ impl Engine {
         let work = costs.memtier_batch + n * costs.memtier_request;
         self.k.spend(work, Cat::Other);
         let end = self.k.cur.clock;
-        self.tasks[id].clock = end;
-        self.k.sched.cancel(id);
+        self.sleep_at(id, end);
         self.wake(worker, end);
     }
 }

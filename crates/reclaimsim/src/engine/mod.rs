@@ -605,6 +605,12 @@ impl Engine {
         self.k.sched.push(id, clock);
     }
 
+    /// `id` stops at `clock` with nothing queued: it runs again only when woken.
+    fn sleep_at(&mut self, id: usize, clock: u64) {
+        self.tasks[id].clock = clock;
+        self.k.sched.cancel(id);
+    }
+
     fn start_workload(&mut self, wi: usize, at: u64) {
         let w = &mut self.wls[wi];
         if w.started {
@@ -726,10 +732,7 @@ impl Engine {
         match next {
             crate::kernel::writeback::FlusherNext::Run => self.schedule(id, end),
             crate::kernel::writeback::FlusherNext::SleepUntil(t) => self.schedule(id, t.max(end)),
-            crate::kernel::writeback::FlusherNext::Sleep => {
-                self.tasks[id].clock = end;
-                self.k.sched.cancel(id);
-            }
+            crate::kernel::writeback::FlusherNext::Sleep => self.sleep_at(id, end),
         }
     }
 
@@ -761,10 +764,7 @@ impl Engine {
         match next {
             Next::Run => self.schedule(id, end),
             Next::NapUntil(t) => self.schedule(id, t.max(end)),
-            Next::Sleep => {
-                self.tasks[id].clock = end;
-                self.k.sched.cancel(id);
-            }
+            Next::Sleep => self.sleep_at(id, end),
         }
     }
 
@@ -843,8 +843,7 @@ impl Engine {
             Step::RoundTrip => self.round_trip(id, wi, t),
             Step::Barrier => {
                 self.tasks[id].state = State::Barrier;
-                self.tasks[id].clock = clock;
-                self.k.sched.cancel(id);
+                self.sleep_at(id, clock);
                 self.maybe_release_barrier(wi);
             }
             Step::Sleep { until_ns } => {
