@@ -8,7 +8,9 @@
 //! step ends (`off_cpu`) the task keeps the CPU while its slice lasts (check_preempt_tick
 //! at the scheduler tick) and no wake-up asked it to yield, else the queued task with the
 //! least vruntime goes next (pick_next_entity). A CPU left with nothing to run pulls a
-//! waiting task from the busiest CPU whose cpuset allows it (newidle_balance).
+//! waiting task from the busiest CPU whose cpuset allows it (newidle_balance); at its
+//! ticks a busy CPU balances its scheduling domains (rebalance_domains) and, with a task
+//! waiting, kicks the idle CPUs to balance (nohz_balancer_kick).
 //! Preemption happens at step ends: a step is one operation (microseconds) or one
 //! balance_pgdat priority pass, shorter than a tick. Every tie goes by the wake-up order
 //! (`Sched::place`), then by task id.
@@ -76,6 +78,59 @@ pub(crate) struct Cpu {
     pub busy_ns: u64,
     /// Context switches: a task started that was not the last to run.
     pub switches: u64,
+    /// When this CPU next balances each of its scheduling domains (`Domain`, smallest
+    /// first: rq->next_balance per sched_domain's last_balance + interval).
+    pub next_balance: [u64; 3],
+    /// When this CPU, idle, next balances for nohz (its MC domain's interval).
+    pub idle_balance_at: u64,
+}
+
+/// busy_factor of 6.1's sd_init: a busy CPU balances a domain 16 times less often than
+/// its interval when idle (sd->min_interval, the domain's weight in milliseconds).
+const BUSY_FACTOR: u64 = 16;
+
+/// The scheduling domains 6.1 builds on an x86 machine like the model's, smallest
+/// first: SMT (a core's hardware threads), MC (the CPUs sharing a last-level cache, one
+/// socket here) and the machine (the NUMA level across sockets). A level that spans no
+/// more CPUs than the one below it is degenerate and left out, as the kernel does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Domain {
+    Smt,
+    Mc,
+    Machine,
+}
+
+impl Domain {
+    const ALL: [Domain; 3] = [Domain::Smt, Domain::Mc, Domain::Machine];
+
+    /// CPUs the domain spans around one CPU (sd->span_weight).
+    fn weight(self, t: &crate::sim::topology::Topology) -> u32 {
+        match self {
+            Domain::Smt => t.threads_per_core,
+            Domain::Mc => t.cores_per_socket * t.threads_per_core,
+            Domain::Machine => t.nr_cpus(),
+        }
+    }
+
+    /// Whether the domain of `cpu` spans `other`.
+    fn spans(self, t: &crate::sim::topology::Topology, cpu: u32, other: u32) -> bool {
+        match self {
+            Domain::Smt => t.core_of(cpu) == t.core_of(other),
+            Domain::Mc => t.socket_of(cpu) == t.socket_of(other),
+            Domain::Machine => true,
+        }
+    }
+
+    /// The domains of the topology that are not degenerate, smallest first.
+    fn levels(t: &crate::sim::topology::Topology) -> impl Iterator<Item = (usize, Domain)> + '_ {
+        let mut below = 1;
+        Domain::ALL.into_iter().enumerate().filter(move |&(_, d)| {
+            let w = d.weight(t);
+            let keep = w > below;
+            below = below.max(w);
+            keep
+        })
+    }
 }
 
 impl Engine {
@@ -183,6 +238,9 @@ impl Engine {
     /// with the least vruntime goes next, or an idle CPU pulls work.
     pub(super) fn off_cpu(&mut self, id: usize, end: u64) {
         let cpu = self.tasks[id].cpu as usize;
+        let now = end.max(self.tasks[id].ran_from);
+        self.rebalance_domains(cpu, now);
+        self.nohz_balance_kick(cpu, now);
         self.leave_cpu(id, end);
         self.sync_busy(cpu);
     }
@@ -413,20 +471,96 @@ impl Engine {
                 (same, self.cpus[c].queue.len(), std::cmp::Reverse(c))
             });
         let Some(from) = busiest else { return };
-        let pick = (self.movable(from, cpu))
-            .max_by_key(|&t| (self.tasks[t].vruntime, self.k.sched.place(t), t))
-            .expect("busiest has a movable task");
-        self.cpus[from].queue.retain(|&t| t != pick);
-        let t = &mut self.tasks[pick];
-        t.vruntime =
-            t.vruntime.saturating_sub(self.cpus[from].min_vruntime) + self.cpus[cpu].min_vruntime;
-        t.cpu = cpu as u32;
-        t.migrations += 1;
+        let pick = self.detach_task(from, cpu);
         self.cpus[cpu].queue.push(pick);
         self.cpus[cpu].next = Some(pick);
         self.schedule(pick, now);
         self.sync_busy(cpu);
         self.sync_busy(from);
+    }
+}
+
+impl Engine {
+    /// rebalance_domains at the scheduler tick of the busy `cpu` (its step ends at
+    /// `now`): for each of its domains whose interval (weight ms x BUSY_FACTOR) is over,
+    /// load_balance pulls one waiting task to it from the busiest CPU of the domain, if
+    /// that CPU has at least two tasks more than this one (running and queued: equal
+    /// weights, so the imbalance is in tasks); then the next balance of the domain.
+    fn rebalance_domains(&mut self, cpu: usize, now: u64) {
+        if self.cpus[cpu].next_balance.iter().all(|&at| now < at) {
+            return;
+        }
+        let levels: Vec<(usize, Domain)> = Domain::levels(&self.k.topology).collect();
+        for (i, d) in levels {
+            if now < self.cpus[cpu].next_balance[i] {
+                continue;
+            }
+            let ms = u64::from(d.weight(&self.k.topology)) * BUSY_FACTOR;
+            self.cpus[cpu].next_balance[i] = now + ms * 1_000_000;
+            if self.load_balance(cpu, d) {
+                break;
+            }
+        }
+    }
+
+    /// The tasks on a CPU: the one running or kept between its steps, and those queued.
+    fn nr_running(&self, cpu: usize) -> usize {
+        let c = &self.cpus[cpu];
+        c.queue.len() + usize::from(c.curr.is_some())
+    }
+
+    /// load_balance of domain `d` for `cpu`: whether it pulled a task (to its queue;
+    /// who runs next is decided when its step ends). The busiest CPU is the one with the
+    /// most tasks among those with a task movable here (ties: the lowest CPU).
+    fn load_balance(&mut self, cpu: usize, d: Domain) -> bool {
+        let t = &self.k.topology;
+        let busiest = (0..self.cpus.len())
+            .filter(|&c| c != cpu && d.spans(t, cpu as u32, c as u32))
+            .filter(|&c| self.movable(c, cpu).next().is_some())
+            .max_by_key(|&c| (self.nr_running(c), std::cmp::Reverse(c)));
+        let Some(from) = busiest else { return false };
+        if self.nr_running(from) < self.nr_running(cpu) + 2 {
+            return false;
+        }
+        let pick = self.detach_task(from, cpu);
+        self.cpus[cpu].queue.push(pick);
+        self.sync_busy(from);
+        true
+    }
+
+    /// Moves the waiting task of `from` that is furthest from running (largest
+    /// vruntime; ties in wake-up order, then id) to `to`, keeping its lag behind
+    /// min_vruntime; returns it. The caller queues it on `to`.
+    fn detach_task(&mut self, from: usize, to: usize) -> usize {
+        let pick = (self.movable(from, to))
+            .max_by_key(|&t| (self.tasks[t].vruntime, self.k.sched.place(t), t))
+            .expect("a movable task");
+        self.cpus[from].queue.retain(|&t| t != pick);
+        let t = &mut self.tasks[pick];
+        t.vruntime =
+            t.vruntime.saturating_sub(self.cpus[from].min_vruntime) + self.cpus[to].min_vruntime;
+        t.cpu = to as u32;
+        t.migrations += 1;
+        pick
+    }
+
+    /// nohz_balancer_kick and _nohz_idle_balance: at the tick of a CPU with a task
+    /// waiting, the idle CPUs (lowest first) each balance as newidle does, those whose
+    /// own interval (their MC domain's weight in ms, no busy factor) is over. The
+    /// kernel's idle CPUs have no tick; the first one is kicked to do this for all.
+    fn nohz_balance_kick(&mut self, cpu: usize, now: u64) {
+        if now < self.nohz_next || self.cpus[cpu].queue.is_empty() {
+            return;
+        }
+        self.nohz_next = (now / JIFFY_NS + 1) * JIFFY_NS;
+        let ms = u64::from(Domain::Mc.weight(&self.k.topology));
+        for c in 0..self.cpus.len() {
+            if !self.idle(c, now) || now < self.cpus[c].idle_balance_at {
+                continue;
+            }
+            self.cpus[c].idle_balance_at = now + ms * 1_000_000;
+            self.idle_balance(c, now);
+        }
     }
 }
 
@@ -474,7 +608,7 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
-    use super::{Engine, Tunables, CPU_RUNNING};
+    use super::{Domain, Engine, Tunables, CPU_RUNNING};
 
     /// An engine for `machine` with one workload of `threads` threads allowed on every
     /// CPU, none started.
@@ -547,5 +681,74 @@ mod tests {
         assert_eq!(t.slice(2), 6_000_000);
         // Past sched_nr_latency the period grows and each slice is min_granularity.
         assert_eq!(t.slice(16), 1_500_000);
+    }
+
+    /// The domains 6.1 builds: SMT, MC and the machine on 2 sockets x 2 cores x 2
+    /// threads; on one socket of single-threaded cores only MC (SMT spans one CPU, the
+    /// machine no more than MC).
+    #[test]
+    fn domains_leave_out_the_degenerate_levels() {
+        let e = engine("sockets = 2\ncores_per_socket = 2\nthreads_per_core = 2", 1);
+        let t = &e.k.topology;
+        let levels: Vec<Domain> = Domain::levels(t).map(|(_, d)| d).collect();
+        assert_eq!(levels, [Domain::Smt, Domain::Mc, Domain::Machine]);
+        // CPU 0's sibling is 4 (2 x 2 cores, then the second threads); 1 shares its L3.
+        assert!(Domain::Smt.spans(t, 0, 4) && !Domain::Smt.spans(t, 0, 1));
+        assert!(Domain::Mc.spans(t, 0, 5) && !Domain::Mc.spans(t, 0, 2));
+        let e = engine("cpus = 4", 1);
+        let levels: Vec<Domain> = Domain::levels(&e.k.topology).map(|(_, d)| d).collect();
+        assert_eq!(levels, [Domain::Mc]);
+    }
+
+    /// load_balance: a busy CPU whose domain has a CPU with two more tasks pulls one
+    /// (the queued task with the largest vruntime), then waits its busy interval (the
+    /// domain's weight in ms x 16) before balancing again; a difference of one task is
+    /// left alone.
+    #[test]
+    fn a_busy_cpu_pulls_from_one_with_two_more_tasks() {
+        let mut e = engine("cpus = 2", 4);
+        let ids: Vec<usize> = (0..4).map(|t| thread(&e, t)).collect();
+        busy(&mut e, 0, ids[0]);
+        busy(&mut e, 1, ids[1]);
+        for (i, &id) in ids[1..].iter().enumerate() {
+            e.tasks[id].cpu = 1;
+            e.tasks[id].ran = true;
+            e.tasks[id].vruntime = 10 * i as u64;
+        }
+        e.cpus[1].queue = vec![ids[2], ids[3]];
+        e.rebalance_domains(0, 5);
+        assert_eq!(
+            e.cpus[0].queue,
+            [ids[3]],
+            "the task furthest from running moved"
+        );
+        assert_eq!((e.tasks[ids[3]].cpu, e.tasks[ids[3]].migrations), (0, 1));
+        assert_eq!(e.cpus[0].next_balance[1], 5 + 2 * 16 * 1_000_000);
+        // Now 2 against 2: nothing moves, at the next interval either.
+        e.cpus[0].next_balance[1] = 0;
+        e.rebalance_domains(0, 10);
+        assert_eq!((e.cpus[0].queue.len(), e.cpus[1].queue.len()), (1, 1));
+    }
+
+    /// nohz idle balance: at the tick of a CPU with a task waiting, an idle CPU on the
+    /// other socket (which select_idle_sibling, scanning the LLC, never offers) pulls
+    /// it and runs it next; not again within the same tick.
+    #[test]
+    fn an_idle_cpu_on_another_socket_pulls_a_waiting_task() {
+        let mut e = engine("sockets = 2\ncores_per_socket = 1", 3);
+        let ids: Vec<usize> = (0..3).map(|t| thread(&e, t)).collect();
+        busy(&mut e, 0, ids[0]);
+        e.tasks[ids[1]].cpu = 0;
+        e.tasks[ids[1]].ran = true;
+        e.cpus[0].queue = vec![ids[1]];
+        e.nohz_balance_kick(0, 7);
+        assert_eq!(e.cpus[1].next, Some(ids[1]));
+        assert_eq!(e.tasks[ids[1]].cpu, 1);
+        assert!(e.cpus[0].queue.is_empty());
+        assert_eq!(
+            e.nohz_next,
+            super::JIFFY_NS,
+            "the next kick at the next tick"
+        );
     }
 }

@@ -203,6 +203,9 @@ pub(crate) struct Engine {
     /// The distinct cpusets of the tasks, each ascending (`Task::cpuset` indexes it).
     cpusets: Vec<Vec<u32>>,
     tunables: cfs::Tunables,
+    /// The next scheduler tick at which a CPU with a task waiting kicks the idle CPUs
+    /// to balance (`cfs`, nohz.next_balance).
+    nohz_next: u64,
     end_ns: Option<u64>,
     steps: u64,
     pub(crate) samples: Vec<Sample>,
@@ -570,6 +573,7 @@ impl Engine {
             cpus: vec![cfs::Cpu::default(); cpus as usize],
             cpusets,
             tunables: cfs::Tunables::for_cpus(cpus),
+            nohz_next: 0,
             end_ns: s.duration.map(|d| d.0),
             steps: 0,
             samples: Vec::new(),
