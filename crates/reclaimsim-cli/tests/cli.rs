@@ -69,6 +69,35 @@ fn bad_set_and_bad_variant_exit_2() {
 }
 
 #[test]
+fn set_scale_is_recorded_and_a_bad_one_exits_2() {
+    let d = dir("scale");
+    let scenario = d.join("s.toml");
+    std::fs::write(&scenario, GOOD).unwrap();
+    let (s, json) = (scenario.to_str().unwrap(), d.join("out.json"));
+    let out = reclaimsim(&["run", s, "-q", "--set", "scale=0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: --set scale=0: "), "{stderr}");
+    let out = reclaimsim(&["run", s, "-q", "--set", "scale=0.2"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("machine.memory: 12.8 MiB is out of range"),
+        "{stderr}"
+    );
+    let j = json.to_str().unwrap();
+    let out = reclaimsim(&["run", s, "-q", "--set", "scale=0.5", "--json", j]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["variants"][0]["scale"], 0.5);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
 fn compare_writes_json() {
     let d = dir("compare");
     let scenario = d.join("s.toml");

@@ -20,6 +20,7 @@ pub fn run(
     let wall = std::time::Instant::now();
     let Finished(e) = crate::engine::run(scenario, opts)?;
     let mut r = e.results(variant);
+    r.scale = (scenario.scale != 1.0).then_some(scenario.scale);
     r.wall_s = wall.elapsed().as_secs_f64();
     Ok(r)
 }
@@ -41,6 +42,8 @@ impl Engine {
             .collect();
         VariantResult {
             name: variant.to_string(),
+            // Set by `run`, which has the scenario.
+            scale: None,
             virtual_time_s: self.now() as f64 / 1e9,
             wall_s: 0.0,
             vmstat: vmstat(k),

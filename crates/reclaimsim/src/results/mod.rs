@@ -25,6 +25,10 @@ pub struct RunResult {
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct VariantResult {
     pub name: String,
+    /// The scenario's `scale` for this variant; `None` (absent from the JSON) when it is
+    /// 1, the scenario as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
     pub virtual_time_s: f64,
     /// Host wall time; the only field that differs between two runs of one scenario.
     pub wall_s: f64,

@@ -15,6 +15,10 @@ fn one() -> u64 {
     1
 }
 
+fn unscaled() -> f64 {
+    1.0
+}
+
 /// A whole scenario: a machine, a kernel configuration, a memcg tree and workloads.
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
@@ -24,6 +28,18 @@ pub struct Scenario {
     pub description: String,
     #[serde(default = "one")]
     pub seed: u64,
+    /// Multiplies every size that grows with the experiment (memory, swap, memcg limits,
+    /// workload regions and files, memtier's key range) by this positive number, rounding
+    /// to whole pages; durations, counts of threads, requests and I/O, and costs stay
+    /// (`scenario::scale`). Applied when the scenario is loaded, before it is checked, so
+    /// the sizes read from a loaded `Scenario` are already scaled. Default 1, which
+    /// changes nothing.
+    #[serde(default = "unscaled")]
+    pub scale: f64,
+    /// Sizes `scale` leaves as written, by their paths as `--set` writes them
+    /// (`machine.swap.size`, `memcg."/a".max`, `workload.fio.fio.size`).
+    #[serde(default)]
+    pub scale_exempt: Vec<String>,
     /// Stop the run at this virtual time even if workloads are still running.
     pub duration: Option<Duration>,
     /// How often the time series (free pages, lru sizes, lru_gen view) is sampled.

@@ -9,6 +9,7 @@
 pub mod config;
 pub mod expect;
 pub mod profile;
+mod scale;
 
 use crate::kernel::config::MemcgReclaim;
 use crate::scenario::config::{MachineConfig, Scenario};
@@ -274,7 +275,7 @@ impl Builder<'_> {
         });
         scenario.cost_ranges =
             profile::cost_ranges(&scenario.costs, profile.as_ref(), &pinned).map_err(in_variant)?;
-        check(&scenario, self.available).map_err(|(path, msg)| {
+        scale_and_check(&mut scenario, self.available).map_err(|(path, msg)| {
             let (path, msg) = expansion.translate(path, msg);
             in_variant(src.error(&origins.of(&path), show(&path), &msg))
         })?;
@@ -1115,6 +1116,23 @@ fn elem(array: &str, i: usize, fields: &str) -> Vec<Seg> {
 
 fn fail<T>(path: Vec<Seg>, message: impl Into<String>) -> Result<T, Problem> {
     Err((path, message.into()))
+}
+
+/// Applies the scenario's `scale` (`scale::apply`) and checks the result; a problem only
+/// the scaled scenario has says so, with the scale.
+fn scale_and_check(s: &mut Scenario, available: Option<u64>) -> Result<(), Problem> {
+    let unscaled = (s.scale != 1.0).then(|| s.clone());
+    scale::apply(s)?;
+    let Err((path, msg)) = check(s, available) else {
+        return Ok(());
+    };
+    match unscaled {
+        Some(u) if check(&u, available).err() != Some((path.clone(), msg.clone())) => {
+            let msg = format!("{msg} (after scale = {})", s.scale);
+            Err((path, msg))
+        }
+        _ => Err((path, msg)),
+    }
 }
 
 /// Check what deserializing cannot: ranges, references between tables, workloads that
