@@ -69,6 +69,10 @@ pub(crate) enum Command {
         #[arg(long, value_name = "N", default_value_t = 1,
               value_parser = clap::value_parser!(u64).range(1..))]
         seeds: u64,
+        /// Override a field of every scenario (as `run --set` does): `scale=4` runs every
+        /// headline at four times its sizes.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
         /// Also write the expectations, their outcomes and the runs as JSON to this file.
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,

@@ -265,3 +265,34 @@ fn validate_seeds_shows_the_spread_over_seeds() {
     assert!(!zero.status.success(), "--seeds 0 runs nothing");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `validate --set` applies to every scenario: at `scale=2` the variants run with their
+/// sizes doubled (and say so in the JSON); a bad value exits 2 naming the `--set`.
+#[test]
+fn validate_set_scales_every_scenario() {
+    let d = dir("set");
+    std::fs::write(d.join("s.toml"), SCENARIO).unwrap();
+    let out = reclaimsim_in(
+        &[
+            "validate", "s.toml", "-q", "--set", "scale=2", "--json", "v.json",
+        ],
+        &d,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("v.json")).unwrap()).unwrap();
+    let runs = v["scenarios"][0]["variants"].as_array().unwrap();
+    assert!(!runs.is_empty());
+    for r in runs {
+        assert_eq!(r["scale"], 2.0, "{r}");
+    }
+    let out = reclaimsim_in(&["validate", "s.toml", "--set", "scale=-1"], &d);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--set scale: -1: must be a positive"), "{stderr}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -16,15 +16,15 @@ pub(crate) const SEED_SCENARIOS: &str = "scenarios/seeds";
 /// its expectations compare, once each, in file order; with `--sensitivity`, then each
 /// scenario's variants again at every point of its plan. `seeds` is `--seed` and
 /// `--seeds`: with N > 1 seeds the variants also run on the next N-1 seeds, for the
-/// spread of each change.
+/// spread of each change; `sets` (`--set`) apply to every scenario.
 pub(crate) fn validate(
     files: &[PathBuf],
-    (seed, seeds): (Option<u64>, u64),
+    (seed, seeds, sets): (Option<u64>, u64, &[String]),
     json: Option<&Path>,
     sa: &SensitivityArgs,
     flags: &RunFlags,
 ) -> Result<(), Failure> {
-    let loaded = load_expecting(files, seed)?;
+    let loaded = load_expecting(files, seed, sets)?;
     check_json_path(json)?;
     let plans = loaded
         .iter()
@@ -37,7 +37,7 @@ pub(crate) fn validate(
         set_duration: false,
     };
     let mut runs = run_variants(&expected_jobs(&loaded), &settings)?.into_iter();
-    let reseeded = reseed(&loaded, seeds)?;
+    let reseeded = reseed(&loaded, seeds, sets)?;
     let mut extra = run_variants(&expected_jobs(&reseeded), &settings)?.into_iter();
     let mut reseeded = reseeded.iter();
     let mut scenarios = Vec::new();
@@ -121,13 +121,17 @@ fn add_seed(
 
 /// Each scenario again on the N-1 seeds after its own (`--seeds N`), in order: the
 /// scenario's, then the next scenario's.
-fn reseed(loaded: &[LoadedScenario], seeds: u64) -> Result<Vec<LoadedScenario>, Failure> {
+fn reseed(
+    loaded: &[LoadedScenario],
+    seeds: u64,
+    sets: &[String],
+) -> Result<Vec<LoadedScenario>, Failure> {
     let mut out = Vec::new();
     for l in loaded {
         for k in 1..seeds {
             let seed = Some(l.base.seed.wrapping_add(k));
             out.push(
-                scenario::load(&l.path, &[], seed).map_err(|e| Failure::Input(e.to_string()))?,
+                scenario::load(&l.path, sets, seed).map_err(|e| Failure::Input(e.to_string()))?,
             );
         }
     }
@@ -139,6 +143,7 @@ fn reseed(loaded: &[LoadedScenario], seeds: u64) -> Result<Vec<LoadedScenario>, 
 pub(crate) fn load_expecting(
     files: &[PathBuf],
     seed: Option<u64>,
+    sets: &[String],
 ) -> Result<Vec<LoadedScenario>, Failure> {
     let files = if files.is_empty() {
         seed_scenarios()?
@@ -147,7 +152,7 @@ pub(crate) fn load_expecting(
     };
     let mut loaded = Vec::new();
     for f in &files {
-        loaded.push(scenario::load(f, &[], seed).map_err(|e| Failure::Input(e.to_string()))?);
+        loaded.push(scenario::load(f, sets, seed).map_err(|e| Failure::Input(e.to_string()))?);
     }
     for l in loaded.iter().filter(|l| l.expects.is_empty()) {
         eprintln!("{}: no [[expect]], nothing to validate", l.path.display());
