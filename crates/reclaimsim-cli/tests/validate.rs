@@ -293,6 +293,9 @@ fn validate_set_scales_every_scenario() {
     let out = reclaimsim_in(&["validate", "s.toml", "--set", "scale=-1"], &d);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--set scale: -1: must be a positive"), "{stderr}");
+    assert!(
+        stderr.contains("--set scale: -1: must be a positive"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
