@@ -135,6 +135,16 @@ fn machine_too_big() {
     assert!(e.message.contains("host memory"), "{e}");
 }
 
+/// A workload too big for this host is blamed, not the machine's memory (issue 22).
+#[test]
+fn workload_too_big_for_the_host() {
+    let text = edit("size = \"8MiB\"", "size = \"1000TiB\"");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "size = ", "workload[0].anon.size");
+    assert!(e.message.contains("workload \"a\"'s 1000.0 TiB"), "{e}");
+    assert!(e.message.contains("host memory"), "{e}");
+}
+
 #[test]
 fn cpu_out_of_range() {
     let text = edit("memcg = \"/a\"", "memcg = \"/a\"\ncpus = [0, 5]");

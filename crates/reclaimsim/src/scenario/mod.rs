@@ -12,10 +12,10 @@ pub mod profile;
 mod scale;
 
 use crate::kernel::config::MemcgReclaim;
-use crate::scenario::config::{MachineConfig, Scenario};
+use crate::scenario::config::{MachineConfig, Scenario, WorkloadConfig};
 use crate::scenario::expect::Expectation;
 use crate::sim::topology::Topology;
-use crate::units::human_bytes;
+use crate::units::{human_bytes, PAGE_SIZE};
 use crate::workload::{Workload, WorkloadOptions};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -1141,11 +1141,11 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
     check_machine(s)?;
     let need = estimate_host_bytes(s);
     if let Some(available) = available.filter(|&a| need > a) {
+        let (path, what) = host_culprit(s);
         return fail(
-            at("machine.memory"),
+            path,
             format!(
-                "simulating {} needs about {} of host memory, more than the {} this host has available",
-                human_bytes(s.machine.memory.0),
+                "simulating {what} needs about {} of host memory, more than the {} this host has available",
                 human_bytes(need),
                 human_bytes(available)
             ),
@@ -1751,20 +1751,58 @@ pub fn estimate_host_bytes(scenario: &Scenario) -> u64 {
     let frames = scenario.machine.memory.pages();
     let swap = scenario.machine.swap.as_ref().map_or(0, |s| s.size.pages());
     let lruvecs = (scenario.memcgs.len() as u64 + 1) * scenario.machine.nodes as u64;
-    let mut virt = 0u64;
-    for w in &scenario.workloads {
-        if let Ok(Ok(g)) = w.options().map(|o| o.build(scenario.seed)) {
-            let l = g.layout();
-            virt += l.files.iter().map(|f| f.pages * 8).sum::<u64>();
-            for r in l.processes.iter().flat_map(|p| &p.regions) {
-                virt += 4 * match *r {
-                    crate::workload::RegionSpec::Anon { pages } => pages,
-                    crate::workload::RegionSpec::File { file } => l.files[file].pages,
-                };
-            }
+    let virt: u64 = (scenario.workloads.iter())
+        .map(|w| workload_host_bytes(scenario, w).0)
+        .sum();
+    frames * 29 + swap * 14 + lruvecs * 8192 + virt
+}
+
+/// Host bytes workload `w`'s page tables and page-cache slots need (its share of
+/// `estimate_host_bytes`), and the bytes it maps (anon regions and files).
+fn workload_host_bytes(scenario: &Scenario, w: &WorkloadConfig) -> (u64, u64) {
+    let (mut host, mut mapped) = (0u64, 0u64);
+    if let Ok(Ok(g)) = w.options().map(|o| o.build(scenario.seed)) {
+        let l = g.layout();
+        host += l.files.iter().map(|f| f.pages * 8).sum::<u64>();
+        mapped += l.files.iter().map(|f| f.pages).sum::<u64>();
+        for r in l.processes.iter().flat_map(|p| &p.regions) {
+            host += 4 * match *r {
+                crate::workload::RegionSpec::Anon { pages } => {
+                    mapped += pages;
+                    pages
+                }
+                crate::workload::RegionSpec::File { file } => l.files[file].pages,
+            };
         }
     }
-    frames * 29 + swap * 14 + lruvecs * 8192 + virt
+    (host, mapped * PAGE_SIZE)
+}
+
+/// The field behind most of `estimate_host_bytes`, and what it asks to simulate: the
+/// machine's memory or swap, or a workload's memory (its `size` where that alone sets
+/// it: anon, dd, page_fault3).
+fn host_culprit(s: &Scenario) -> (Vec<Seg>, String) {
+    let memory = (s.machine.memory.pages() * 29, at("machine.memory"));
+    let mut best = (memory.0, memory.1, human_bytes(s.machine.memory.0));
+    if let Some(swap) = &s.machine.swap {
+        let what = format!("{} of swap", human_bytes(swap.size.0));
+        if swap.size.pages() * 14 > best.0 {
+            best = (swap.size.pages() * 14, at("machine.swap.size"), what);
+        }
+    }
+    for (i, w) in s.workloads.iter().enumerate() {
+        let (host, mapped) = workload_host_bytes(s, w);
+        if host > best.0 {
+            let table = w.options().map_or("", |o| kind(&o));
+            let field = match table {
+                "anon" | "dd" | "page_fault3" => format!("{table}.size"),
+                _ => table.to_string(),
+            };
+            let what = format!("workload \"{}\"'s {}", w.name, human_bytes(mapped));
+            best = (host, elem("workload", i, &field), what);
+        }
+    }
+    (best.1, best.2)
 }
 
 #[cfg(test)]
