@@ -1174,7 +1174,7 @@ fn check_machine(s: &Scenario) -> Result<(), Problem> {
         return fail(
             at("machine.memory"),
             format!(
-                "{} is out of range: 16 MiB up to 1 PiB",
+                "{} is out of range: at least 16 MiB, less than 1 PiB",
                 human_bytes(memory)
             ),
         );
