@@ -107,7 +107,7 @@ pub fn load_jobfile(
     seed: Option<u64>,
 ) -> Result<LoadedScenario, ScenarioError> {
     crate::units::parse_size(memory).map_err(|message| ScenarioError {
-        file: "--memory".into(),
+        file: format!("--memory {memory}"),
         line: None,
         field: String::new(),
         message,
@@ -125,9 +125,32 @@ pub fn load_jobfile(
         quote(&jobfile.to_string_lossy())
     );
     // A name without a directory: the job file's path is taken as given.
-    let mut loaded = parse(&text, "reclaimsim-fio", sets, seed)?;
+    let mut loaded =
+        parse(&text, FIO_COMMAND, sets, seed).map_err(|e| blame_fio_command(e, jobfile, memory))?;
     loaded.path = jobfile.to_path_buf();
     Ok(loaded)
+}
+
+/// The name of the scenario text `load_jobfile` writes: no file, so not for errors.
+const FIO_COMMAND: &str = "reclaimsim-fio";
+
+/// An error `load_jobfile`'s scenario text has is about what the command line gave:
+/// `machine.memory` about `--memory SIZE`, the rest about the job file.
+fn blame_fio_command(mut e: ScenarioError, jobfile: &Path, memory: &str) -> ScenarioError {
+    let named_by = format!(" (the fio job file named by {FIO_COMMAND})");
+    if let Some(message) = e.message.strip_suffix(&named_by) {
+        e.message = message.to_string();
+    }
+    if e.file != FIO_COMMAND || e.from_set {
+        return e;
+    }
+    e.file = match e.field.as_str() {
+        "machine.memory" => format!("--memory {memory}"),
+        _ => jobfile.display().to_string(),
+    };
+    e.line = None;
+    e.field = String::new();
+    e
 }
 
 /// Merge and check a scenario given as text; `file_name` is what errors call it.
