@@ -112,6 +112,21 @@ pub(crate) fn check_out(flag: &str, path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The option `--LONG` as `args` (the command line) spell it, `-SHORT` or `--LONG`, for
+/// errors to name it as typed.
+pub(crate) fn typed_flag(args: impl Iterator<Item = String>, long: &str, short: char) -> String {
+    let (short, long) = (format!("-{short}"), format!("--{long}"));
+    for a in args.take_while(|a| a != "--") {
+        if a == long || a.starts_with(&format!("{long}=")) {
+            break;
+        }
+        if a.starts_with(&short) {
+            return short;
+        }
+    }
+    long
+}
+
 /// Write `--html`'s report, whole or not at all.
 pub(crate) fn write_html(c: &Common, page: impl FnOnce() -> String) -> Result<(), Failure> {
     match &c.html {
@@ -232,4 +247,19 @@ pub(crate) fn run_variant(
         )),
         e => Failure::Run(format!("variant {name}: {e}")),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::typed_flag;
+
+    #[test]
+    fn a_flag_is_named_as_typed() {
+        let typed = |args: &[&str]| typed_flag(args.iter().map(|a| a.to_string()), "out", 'o');
+        assert_eq!(typed(&["report", "r.json", "-o", "x.html"]), "-o");
+        assert_eq!(typed(&["report", "-ox.html", "r.json"]), "-o");
+        assert_eq!(typed(&["report", "r.json", "--out", "x.html"]), "--out");
+        assert_eq!(typed(&["report", "--out=-o.html", "r.json"]), "--out");
+        assert_eq!(typed(&["report", "--", "-o"]), "--out");
+    }
 }

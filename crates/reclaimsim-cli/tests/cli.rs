@@ -270,6 +270,30 @@ fn fio_runs_a_job_file_and_locates_its_errors() {
     assert!(stderr.starts_with("error: bad.fio:3: verify: "), "{stderr}");
     let out = common::reclaimsim_in(&["fio", "two.fio", "--memory", "lots"], &d);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --memory: "));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --memory lots: "));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// `fio`'s errors name what the command line gave, not the scenario text it writes:
+/// `--memory 0` as typed, an empty job file as empty (issue 22).
+#[test]
+fn fio_errors_name_the_flag_and_the_job_file() {
+    let d = dir("fio-flags");
+    std::fs::write(d.join("j.fio"), "[j]\nsize=8m\nrw=read\n").unwrap();
+    std::fs::write(d.join("empty.fio"), "").unwrap();
+    for (args, want) in [
+        (
+            ["fio", "j.fio", "--memory", "0"],
+            "error: --memory 0: 0 B is out of range: at least 16 MiB, less than 1 PiB\n",
+        ),
+        (
+            ["fio", "empty.fio", "--memory", "64MiB"],
+            "error: empty.fio:1: the job file is empty (it needs a [job] section)\n",
+        ),
+    ] {
+        let out = common::reclaimsim_in(&args, &d);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), want, "{args:?}");
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -148,6 +148,8 @@ fn report_of_bad_input_exits_2_with_a_located_message_and_writes_nothing() {
         nodir.to_str().unwrap(),
     ]);
     assert_eq!(r.status.code(), Some(2));
+    let want = format!("error: -o {}: not a file", nodir.display());
+    assert!(String::from_utf8_lossy(&r.stderr).starts_with(&want));
     assert!(!out_html.exists(), "nothing written");
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -71,3 +71,12 @@ def test_sweep_checks_every_point_before_running() -> None:
         reclaimsim.sweep(TINY, grid={})
     with pytest.raises(ValueError, match="backend"):
         reclaimsim.sweep(TINY, grid={"seed": [1]}, backend="spark")
+
+
+def test_a_bad_grid_value_names_its_key_and_index() -> None:
+    with pytest.raises(reclaimsim.ScenarioError) as e:
+        reclaimsim.sweep(TINY, grid={"machine.memory": ["64MiB", "96MiB", "8XB"]})
+    assert str(e.value).startswith('grid["machine.memory"][2] = "8XB": '), str(e.value)
+    assert e.value.from_set and e.value.field == "machine.memory"
+    with pytest.raises(ValueError, match=r'^grid\[\("kernel.swappiness", "seed"\)\]\[1\] = -5: '):
+        reclaimsim.sweep(TINY, grid={("kernel.swappiness", "seed"): [10, -5]})

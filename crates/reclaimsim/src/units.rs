@@ -8,7 +8,8 @@ use std::fmt;
 pub const PAGE_SIZE: u64 = 4096;
 
 /// A size in bytes. Accepts an integer (bytes) or a string with a binary suffix
-/// (`k`/`KiB`, `m`/`MiB`, `g`/`GiB`, `t`/`TiB`; fio and memtier use single letters).
+/// (`k`/`KiB`, `m`/`MiB`, `g`/`GiB`, `t`/`TiB`, `p`/`PiB`; fio and memtier use single
+/// letters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct ByteSize(pub u64);
 
@@ -33,9 +34,10 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
+        "p" | "pb" | "pib" => 1 << 50,
         _ => {
             return Err(format!(
-                "`{s}` has an unknown size unit `{unit}` (use KiB, MiB, GiB, TiB)"
+                "`{s}` has an unknown size unit `{unit}` (use KiB, MiB, GiB, TiB, PiB)"
             ))
         }
     };
@@ -164,6 +166,8 @@ mod tests {
         assert_eq!(parse_size("4GiB").unwrap(), 4 << 30);
         assert_eq!(parse_size("960m").unwrap(), 960 << 20);
         assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("1PiB").unwrap(), parse_size("1024TiB").unwrap());
+        assert!(parse_size("1EiB").unwrap_err().contains("TiB, PiB)"));
         assert!(parse_size("-1").is_err());
         assert!(parse_size("3 parsecs").is_err());
     }

@@ -135,6 +135,32 @@ fn machine_too_big() {
     assert!(e.message.contains("host memory"), "{e}");
 }
 
+/// A workload too big for this host is blamed, not the machine's memory (issue 22).
+#[test]
+fn workload_too_big_for_the_host() {
+    let text = edit("size = \"8MiB\"", "size = \"1000TiB\"");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "size = ", "workload[0].anon.size");
+    assert!(e.message.contains("workload \"a\"'s 1000.0 TiB"), "{e}");
+    assert!(e.message.contains("host memory"), "{e}");
+}
+
+/// The memory range's message states the limit `1PiB` and `1024TiB` are refused at.
+#[test]
+fn machine_memory_range_states_the_limit_it_refuses_at() {
+    for (memory, shown) in [
+        ("1024TiB", "1.0 PiB"),
+        ("1PiB", "1.0 PiB"),
+        ("1MiB", "1.0 MiB"),
+    ] {
+        let text = edit("memory = \"64MiB\"", &format!("memory = \"{memory}\""));
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "memory = ", "machine.memory");
+        let want = format!("{shown} is out of range: at least 16 MiB, less than 1 PiB");
+        assert_eq!(e.message, want, "{e}");
+    }
+}
+
 #[test]
 fn cpu_out_of_range() {
     let text = edit("memcg = \"/a\"", "memcg = \"/a\"\ncpus = [0, 5]");

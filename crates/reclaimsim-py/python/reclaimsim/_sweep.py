@@ -26,28 +26,48 @@ Grid = Mapping[Union[str, Sequence[str]], Sequence[Any]]
 Task = tuple[str, str, list[str], Optional[int], str, bool]
 
 
-def _points(grid: Grid) -> list[tuple[str, dict[str, str]]]:
-    """Each point's label and its key -> value (as set takes it), in grid order."""
+def _show(x: Any) -> str:
+    """A grid key or value as a message shows it: strings quoted, tuples of them too."""
+    if isinstance(x, tuple):
+        return "(" + ", ".join(_show(k) for k in x) + ")"
+    return json.dumps(x) if isinstance(x, str) else repr(x)
+
+
+def _points(grid: Grid) -> list[tuple[str, dict[str, str], dict[str, str]]]:
+    """Each point's label, its key -> value (as set takes it) and key -> where in the grid
+    that value is (``grid["machine.memory"][2] = "8XB"``), in grid order."""
     if not isinstance(grid, Mapping) or not grid:
         raise ScenarioError("grid: expected a non-empty dict of key -> values", field="grid",
                             detail="expected a non-empty dict of key -> values")
     axes = []
-    for keys, values in grid.items():
-        keys = (keys,) if isinstance(keys, str) else tuple(keys)
+    for entry, values in grid.items():
+        keys = (entry,) if isinstance(entry, str) else tuple(entry)
         if isinstance(values, (str, bytes)) or not list(values):
             detail = "expected a non-empty list of values"
             raise ScenarioError(f"grid {', '.join(keys)}: {detail}", field=", ".join(keys),
                                 detail=detail, from_set=True)
-        axes.append([(keys, literal(v)) for v in values])
+        axes.append([(keys, literal(v), f"grid[{_show(entry)}][{i}] = {_show(v)}")
+                     for i, v in enumerate(values)])
     points = []
     for combo in itertools.product(*axes):
-        assigned = {k: v for keys, v in combo for k in keys}
+        assigned = {k: v for keys, v, _ in combo for k in keys}
         if len(combo) == 1:
             label = combo[0][1]
         else:
-            label = ", ".join(f"{'+'.join(keys)}={v}" for keys, v in combo)
-        points.append((label, assigned))
+            label = ", ".join(f"{'+'.join(keys)}={v}" for keys, v, _ in combo)
+        points.append((label, assigned, {k: at for keys, _, at in combo for k in keys}))
     return points
+
+
+def _grid_error(e: ScenarioError, origin: dict[str, str]) -> ScenarioError:
+    """A point's error about a key the grid sets, naming the grid's key and value (the
+    ones of ``origin``, key -> where in the grid) instead of ``--set KEY``."""
+    keys = e.field.split(", ") if e.from_set else []
+    at = list(dict.fromkeys(origin[k] for k in keys if k in origin))
+    if not at:
+        return e
+    return ScenarioError(f"{'; '.join(at)}: {e.detail}", file=e.file, line=e.line,
+                         field=e.field, detail=e.detail, from_set=True)
 
 
 def _run_task(task: Task) -> dict[str, Any]:
@@ -132,9 +152,12 @@ def run_sweep(
     keys = [k for entry in grid for k in ((entry,) if isinstance(entry, str) else entry)]
     # Every point is loaded (and checked) before anything runs.
     plans = []
-    for label, assigned in points:
+    for label, assigned, origin in points:
         point_sets = base_sets + [f"{k}={v}" for k, v in assigned.items()]
-        name, point_seed, variants = _core.inspect(text, file, point_sets, seed)
+        try:
+            name, point_seed, variants = _core.inspect(text, file, point_sets, seed)
+        except ScenarioError as e:
+            raise _grid_error(e, origin) from None
         plans.append((label, assigned, point_sets, name, point_seed, variants))
     tasks: list[Task] = [
         (text, file, point_sets, seed, variant, check)

@@ -12,10 +12,10 @@ pub mod profile;
 mod scale;
 
 use crate::kernel::config::MemcgReclaim;
-use crate::scenario::config::{MachineConfig, Scenario};
+use crate::scenario::config::{MachineConfig, Scenario, WorkloadConfig};
 use crate::scenario::expect::Expectation;
 use crate::sim::topology::Topology;
-use crate::units::human_bytes;
+use crate::units::{human_bytes, PAGE_SIZE};
 use crate::workload::{Workload, WorkloadOptions};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -107,7 +107,7 @@ pub fn load_jobfile(
     seed: Option<u64>,
 ) -> Result<LoadedScenario, ScenarioError> {
     crate::units::parse_size(memory).map_err(|message| ScenarioError {
-        file: "--memory".into(),
+        file: format!("--memory {memory}"),
         line: None,
         field: String::new(),
         message,
@@ -125,9 +125,32 @@ pub fn load_jobfile(
         quote(&jobfile.to_string_lossy())
     );
     // A name without a directory: the job file's path is taken as given.
-    let mut loaded = parse(&text, "reclaimsim-fio", sets, seed)?;
+    let mut loaded =
+        parse(&text, FIO_COMMAND, sets, seed).map_err(|e| blame_fio_command(e, jobfile, memory))?;
     loaded.path = jobfile.to_path_buf();
     Ok(loaded)
+}
+
+/// The name of the scenario text `load_jobfile` writes: no file, so not for errors.
+const FIO_COMMAND: &str = "reclaimsim-fio";
+
+/// An error `load_jobfile`'s scenario text has is about what the command line gave:
+/// `machine.memory` about `--memory SIZE`, the rest about the job file.
+fn blame_fio_command(mut e: ScenarioError, jobfile: &Path, memory: &str) -> ScenarioError {
+    let named_by = format!(" (the fio job file named by {FIO_COMMAND})");
+    if let Some(message) = e.message.strip_suffix(&named_by) {
+        e.message = message.to_string();
+    }
+    if e.file != FIO_COMMAND || e.from_set {
+        return e;
+    }
+    e.file = match e.field.as_str() {
+        "machine.memory" => format!("--memory {memory}"),
+        _ => jobfile.display().to_string(),
+    };
+    e.line = None;
+    e.field = String::new();
+    e
 }
 
 /// Merge and check a scenario given as text; `file_name` is what errors call it.
@@ -1141,11 +1164,11 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
     check_machine(s)?;
     let need = estimate_host_bytes(s);
     if let Some(available) = available.filter(|&a| need > a) {
+        let (path, what) = host_culprit(s);
         return fail(
-            at("machine.memory"),
+            path,
             format!(
-                "simulating {} needs about {} of host memory, more than the {} this host has available",
-                human_bytes(s.machine.memory.0),
+                "simulating {what} needs about {} of host memory, more than the {} this host has available",
                 human_bytes(need),
                 human_bytes(available)
             ),
@@ -1174,7 +1197,7 @@ fn check_machine(s: &Scenario) -> Result<(), Problem> {
         return fail(
             at("machine.memory"),
             format!(
-                "{} is out of range: 16 MiB up to 1 PiB",
+                "{} is out of range: at least 16 MiB, less than 1 PiB",
                 human_bytes(memory)
             ),
         );
@@ -1751,20 +1774,58 @@ pub fn estimate_host_bytes(scenario: &Scenario) -> u64 {
     let frames = scenario.machine.memory.pages();
     let swap = scenario.machine.swap.as_ref().map_or(0, |s| s.size.pages());
     let lruvecs = (scenario.memcgs.len() as u64 + 1) * scenario.machine.nodes as u64;
-    let mut virt = 0u64;
-    for w in &scenario.workloads {
-        if let Ok(Ok(g)) = w.options().map(|o| o.build(scenario.seed)) {
-            let l = g.layout();
-            virt += l.files.iter().map(|f| f.pages * 8).sum::<u64>();
-            for r in l.processes.iter().flat_map(|p| &p.regions) {
-                virt += 4 * match *r {
-                    crate::workload::RegionSpec::Anon { pages } => pages,
-                    crate::workload::RegionSpec::File { file } => l.files[file].pages,
-                };
-            }
+    let virt: u64 = (scenario.workloads.iter())
+        .map(|w| workload_host_bytes(scenario, w).0)
+        .sum();
+    frames * 29 + swap * 14 + lruvecs * 8192 + virt
+}
+
+/// Host bytes workload `w`'s page tables and page-cache slots need (its share of
+/// `estimate_host_bytes`), and the bytes it maps (anon regions and files).
+fn workload_host_bytes(scenario: &Scenario, w: &WorkloadConfig) -> (u64, u64) {
+    let (mut host, mut mapped) = (0u64, 0u64);
+    if let Ok(Ok(g)) = w.options().map(|o| o.build(scenario.seed)) {
+        let l = g.layout();
+        host += l.files.iter().map(|f| f.pages * 8).sum::<u64>();
+        mapped += l.files.iter().map(|f| f.pages).sum::<u64>();
+        for r in l.processes.iter().flat_map(|p| &p.regions) {
+            host += 4 * match *r {
+                crate::workload::RegionSpec::Anon { pages } => {
+                    mapped += pages;
+                    pages
+                }
+                crate::workload::RegionSpec::File { file } => l.files[file].pages,
+            };
         }
     }
-    frames * 29 + swap * 14 + lruvecs * 8192 + virt
+    (host, mapped * PAGE_SIZE)
+}
+
+/// The field behind most of `estimate_host_bytes`, and what it asks to simulate: the
+/// machine's memory or swap, or a workload's memory (its `size` where that alone sets
+/// it: anon, dd, page_fault3).
+fn host_culprit(s: &Scenario) -> (Vec<Seg>, String) {
+    let memory = (s.machine.memory.pages() * 29, at("machine.memory"));
+    let mut best = (memory.0, memory.1, human_bytes(s.machine.memory.0));
+    if let Some(swap) = &s.machine.swap {
+        let what = format!("{} of swap", human_bytes(swap.size.0));
+        if swap.size.pages() * 14 > best.0 {
+            best = (swap.size.pages() * 14, at("machine.swap.size"), what);
+        }
+    }
+    for (i, w) in s.workloads.iter().enumerate() {
+        let (host, mapped) = workload_host_bytes(s, w);
+        if host > best.0 {
+            let table = w.options().map_or("", |o| kind(&o));
+            let field = match table {
+                "anon" | "dd" | "page_fault3" => format!("{table}.size"),
+                _ => table.to_string(),
+            };
+            let what = format!("workload \"{}\"'s {}", w.name, human_bytes(mapped));
+            best = (host, elem("workload", i, &field), what);
+        }
+    }
+    (best.1, best.2)
 }
 
 #[cfg(test)]

@@ -201,6 +201,14 @@ pub fn parse(text: &str) -> Result<Vec<Job>, JobFileError> {
         };
         section.set(key, value, line).map_err(|m| err(key, m))?;
     }
+    let blank = |l: &str| l.trim().is_empty() || l.trim().starts_with([';', '#']);
+    if text.lines().all(blank) {
+        return Err(JobFileError {
+            line: 1,
+            option: String::new(),
+            message: "the job file is empty (it needs a [job] section)".into(),
+        });
+    }
     if sections.is_empty() {
         return Err(JobFileError {
             line: 1,
@@ -301,6 +309,12 @@ thinktime=20
             err("[global]\nsize=1m\n").message,
             "no job section (only [global])"
         );
+        for empty in ["", "\n; a comment\n\n"] {
+            assert_eq!(
+                err(empty).message,
+                "the job file is empty (it needs a [job] section)"
+            );
+        }
         assert_eq!(err("[a]\nsize=1m\n[a]\n").line, 3);
     }
 }

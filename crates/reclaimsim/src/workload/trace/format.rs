@@ -294,6 +294,9 @@ fn resolve_columns(
         let header = r
             .byte_headers()
             .map_err(|e| format!("cannot read the header: {e}"))?;
+        if header.is_empty() {
+            return Err("the file is empty".into());
+        }
         let find = |name: &str| {
             header
                 .iter()

@@ -206,6 +206,10 @@ fn bad_traces_are_located_errors() {
     );
     let e = error("n.csv", b"time,key\n1,2\n", "");
     assert!(e.contains("no obj_id column"), "{e}");
+    let e = error("empty.csv", b"", "");
+    assert!(e.ends_with("empty.csv: the file is empty"), "{e}");
+    let e = error("blank.csv", b"\n# nothing\n", "");
+    assert!(e.ends_with("blank.csv: the file is empty"), "{e}");
     assert!(error("x.dat", b"", "").starts_with("trace.format: cannot tell the format"));
     assert!(error("e.bin", b"", "").ends_with("e.bin: no requests"));
     assert!(error("o.txt", b"1\n", "time_col = 1").contains("csv options"));
