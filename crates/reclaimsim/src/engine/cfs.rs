@@ -85,6 +85,21 @@ pub(crate) struct Cpu {
     pub idle_balance_at: u64,
 }
 
+impl Cpu {
+    /// An idle CPU whose domains are all due for balancing, except the levels the
+    /// topology leaves out (`Domain::levels`), which never are.
+    pub(crate) fn new(t: &crate::sim::topology::Topology) -> Cpu {
+        let mut next_balance = [u64::MAX; 3];
+        for (i, _) in Domain::levels(t) {
+            next_balance[i] = 0;
+        }
+        Cpu {
+            next_balance,
+            ..Cpu::default()
+        }
+    }
+}
+
 /// busy_factor of 6.1's sd_init: a busy CPU balances a domain 16 times less often than
 /// its interval when idle (sd->min_interval, the domain's weight in milliseconds).
 const BUSY_FACTOR: u64 = 16;
@@ -490,8 +505,8 @@ impl Engine {
         if self.cpus[cpu].next_balance.iter().all(|&at| now < at) {
             return;
         }
-        let levels: Vec<(usize, Domain)> = Domain::levels(&self.k.topology).collect();
-        for (i, d) in levels {
+        // A level the topology leaves out is never due (`Cpu::new`).
+        for (i, d) in Domain::ALL.into_iter().enumerate() {
             if now < self.cpus[cpu].next_balance[i] {
                 continue;
             }

@@ -564,13 +564,14 @@ impl Engine {
             .collect();
         k.sched
             .set_smt(siblings, k.costs.smt_compute, k.costs.smt_memory);
+        let run_queues = vec![cfs::Cpu::new(&k.topology); cpus as usize];
         let mut e = Engine {
             k,
             p,
             kswapd,
             tasks,
             wls,
-            cpus: vec![cfs::Cpu::default(); cpus as usize],
+            cpus: run_queues,
             cpusets,
             tunables: cfs::Tunables::for_cpus(cpus),
             nohz_next: 0,

@@ -1771,13 +1771,33 @@ fn wait_cycle(s: &Scenario, built: &[Box<dyn Workload>]) -> Option<(usize, &'sta
 /// the swap map (10 B/slot, and 4 B for each slot given back), page tables (4 B per mapped page), page-cache slots
 /// (8 B/page) and MGLRU's Bloom filters (8 KiB per lruvec).
 pub fn estimate_host_bytes(scenario: &Scenario) -> u64 {
-    let frames = scenario.machine.memory.pages();
-    let swap = scenario.machine.swap.as_ref().map_or(0, |s| s.size.pages());
     let lruvecs = (scenario.memcgs.len() as u64 + 1) * scenario.machine.nodes as u64;
-    let virt: u64 = (scenario.workloads.iter())
-        .map(|w| workload_host_bytes(scenario, w).0)
-        .sum();
-    frames * 29 + swap * 14 + lruvecs * 8192 + virt
+    let parts: u64 = host_parts(scenario).iter().map(|p| p.0).sum();
+    parts + lruvecs * 8192
+}
+
+/// The parts of `estimate_host_bytes` that grow with the scenario, each with the field
+/// that sets it and what it asks to simulate: the machine's frames, its swap slots, and
+/// each workload's page tables and page-cache slots (the field its `size` where that
+/// alone sets it: anon, dd, page_fault3; else its table).
+fn host_parts(s: &Scenario) -> Vec<(u64, Vec<Seg>, String)> {
+    let memory = human_bytes(s.machine.memory.0);
+    let mut parts = vec![(s.machine.memory.pages() * 29, at("machine.memory"), memory)];
+    if let Some(swap) = &s.machine.swap {
+        let what = format!("{} of swap", human_bytes(swap.size.0));
+        parts.push((swap.size.pages() * 14, at("machine.swap.size"), what));
+    }
+    for (i, w) in s.workloads.iter().enumerate() {
+        let (host, mapped) = workload_host_bytes(s, w);
+        let table = w.options().map_or("", |o| kind(&o));
+        let field = match table {
+            "anon" | "dd" | "page_fault3" => format!("{table}.size"),
+            _ => table.to_string(),
+        };
+        let what = format!("workload \"{}\"'s {}", w.name, human_bytes(mapped));
+        parts.push((host, elem("workload", i, &field), what));
+    }
+    parts
 }
 
 /// Host bytes workload `w`'s page tables and page-cache slots need (its share of
@@ -1801,31 +1821,13 @@ fn workload_host_bytes(scenario: &Scenario, w: &WorkloadConfig) -> (u64, u64) {
     (host, mapped * PAGE_SIZE)
 }
 
-/// The field behind most of `estimate_host_bytes`, and what it asks to simulate: the
-/// machine's memory or swap, or a workload's memory (its `size` where that alone sets
-/// it: anon, dd, page_fault3).
+/// The largest part of `estimate_host_bytes` (the first of equals): its field and what
+/// it asks to simulate.
 fn host_culprit(s: &Scenario) -> (Vec<Seg>, String) {
-    let memory = (s.machine.memory.pages() * 29, at("machine.memory"));
-    let mut best = (memory.0, memory.1, human_bytes(s.machine.memory.0));
-    if let Some(swap) = &s.machine.swap {
-        let what = format!("{} of swap", human_bytes(swap.size.0));
-        if swap.size.pages() * 14 > best.0 {
-            best = (swap.size.pages() * 14, at("machine.swap.size"), what);
-        }
-    }
-    for (i, w) in s.workloads.iter().enumerate() {
-        let (host, mapped) = workload_host_bytes(s, w);
-        if host > best.0 {
-            let table = w.options().map_or("", |o| kind(&o));
-            let field = match table {
-                "anon" | "dd" | "page_fault3" => format!("{table}.size"),
-                _ => table.to_string(),
-            };
-            let what = format!("workload \"{}\"'s {}", w.name, human_bytes(mapped));
-            best = (host, elem("workload", i, &field), what);
-        }
-    }
-    (best.1, best.2)
+    let largest = (host_parts(s).into_iter())
+        .reduce(|a, b| if b.0 > a.0 { b } else { a })
+        .expect("the machine's memory is always a part");
+    (largest.1, largest.2)
 }
 
 #[cfg(test)]

@@ -201,19 +201,16 @@ pub fn parse(text: &str) -> Result<Vec<Job>, JobFileError> {
         };
         section.set(key, value, line).map_err(|m| err(key, m))?;
     }
-    let blank = |l: &str| l.trim().is_empty() || l.trim().starts_with([';', '#']);
-    if text.lines().all(blank) {
-        return Err(JobFileError {
-            line: 1,
-            option: String::new(),
-            message: "the job file is empty (it needs a [job] section)".into(),
-        });
-    }
     if sections.is_empty() {
+        let blank = |l: &str| l.trim().is_empty() || l.trim().starts_with([';', '#']);
+        let message = match text.lines().all(blank) {
+            true => "the job file is empty (it needs a [job] section)",
+            false => "no job section (only [global])",
+        };
         return Err(JobFileError {
             line: 1,
             option: String::new(),
-            message: "no job section (only [global])".into(),
+            message: message.into(),
         });
     }
     sections.into_iter().map(check).collect()
