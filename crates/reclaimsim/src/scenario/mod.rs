@@ -137,10 +137,6 @@ const FIO_COMMAND: &str = "reclaimsim-fio";
 /// An error `load_jobfile`'s scenario text has is about what the command line gave:
 /// `machine.memory` about `--memory SIZE`, the rest about the job file.
 fn blame_fio_command(mut e: ScenarioError, jobfile: &Path, memory: &str) -> ScenarioError {
-    let named_by = format!(" (the fio job file named by {FIO_COMMAND})");
-    if let Some(message) = e.message.strip_suffix(&named_by) {
-        e.message = message.to_string();
-    }
     if e.file != FIO_COMMAND || e.from_set {
         return e;
     }
@@ -532,15 +528,16 @@ fn read_jobfile(
         let message = format!("cannot read fio job file {}: {e}", path.display());
         src.error(&origin, show(field), &message)
     })?;
+    // `reclaimsim fio JOBFILE` names the job file on its command line, not in a file.
+    let by = match named_by(&origin, src) {
+        by if by == FIO_COMMAND => String::new(),
+        by => format!(" (the fio job file named by {by})"),
+    };
     crate::workload::jobfile::parse(&text).map_err(|e| ScenarioError {
         file: path.display().to_string(),
         line: Some(e.line),
         field: e.option,
-        message: format!(
-            "{} (the fio job file named by {})",
-            e.message,
-            named_by(&origin, src)
-        ),
+        message: format!("{}{by}", e.message),
         from_set: false,
     })
 }
