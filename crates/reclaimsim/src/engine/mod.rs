@@ -883,27 +883,7 @@ impl Engine {
                     write,
                 } => {
                     let m = mm.expect("a memory touch needs a process");
-                    let vma = &mut k.mms[m as usize].vmas[region as usize];
-                    let pte = &mut vma.ptes[page as usize];
-                    if pte.pfn().is_some() {
-                        if write && !pte.dirty() && matches!(vma.kind, VmaKind::File { .. }) {
-                            // A clean shared file PTE is write-protected (folio_mkclean).
-                            let vpn = vma.start + page;
-                            fault::do_wp_page(k, m, vpn);
-                            continue;
-                        }
-                        // The hardware sets the accessed (and dirty) bit.
-                        pte.mkyoung();
-                        if write {
-                            pte.mkdirty();
-                        }
-                        k.spend(k.costs.access_hit, Cat::Other);
-                    } else if pte.is_zero() && !write {
-                        k.spend(k.costs.access_hit, Cat::Other);
-                    } else {
-                        let vpn = vma.start + page;
-                        fault::handle_mm_fault(k, p, m, vpn, write)?;
-                    }
+                    fault::access_page(k, p, m, region as usize, page, write)?
                 }
                 Touch::Read { file, index } => {
                     fault::filemap_read(k, p, memcg, w.file_base + file, index)?

@@ -241,6 +241,43 @@ pub fn out_of_memory(k: &mut Kernel, p: &mut dyn Policy, scope: Option<MemcgId>)
     true
 }
 
+/// Models one load or store of a program to page `page` of VMA `region` of `mm`: a
+/// present PTE gets its accessed (and, on a store, dirty) bit from the MMU, a clean
+/// shared file PTE takes a write-protect fault (do_wp_page), anything else a page
+/// fault (handle_mm_fault). The PTE is shared state (reclaim clears the accessed bit and
+/// unmaps), so the access first meets the other tasks at its virtual time: a reclaimer
+/// earlier in virtual time never sees a reference made after it.
+pub fn access_page(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    mm: u32,
+    region: usize,
+    page: u64,
+    write: bool,
+) -> Result<(), Killed> {
+    k.sync();
+    let vma = &mut k.mms[mm as usize].vmas[region];
+    let vpn = vma.start + page;
+    let pte = &mut vma.ptes[page as usize];
+    if pte.pfn().is_some() {
+        if write && !pte.dirty() && matches!(vma.kind, VmaKind::File { .. }) {
+            // A clean shared file PTE is write-protected (folio_mkclean).
+            do_wp_page(k, mm, vpn);
+            return Ok(());
+        }
+        pte.mkyoung();
+        if write {
+            pte.mkdirty();
+        }
+        k.spend(k.costs.access_hit, Cat::Other);
+    } else if pte.is_zero() && !write {
+        k.spend(k.costs.access_hit, Cat::Other);
+    } else {
+        handle_mm_fault(k, p, mm, vpn, write)?;
+    }
+    Ok(())
+}
+
 /// Models do_anonymous_page / do_swap_page / filemap_fault for a touch of `vpn` whose
 /// PTE is not present (or is the zero page and this is a write).
 pub fn handle_mm_fault(
@@ -321,6 +358,8 @@ fn pte_changed(k: &mut Kernel, mm: u32, v: usize, idx: usize, orig: Pte) -> bool
 /// folio (folio_mark_dirty) and let balance_dirty_pages_ratelimited() kick background
 /// writeback.
 fn dirty_shared_page(k: &mut Kernel, pfn: Pfn) {
+    // The folio's flags and the dirty counts are shared with reclaim and the flusher.
+    k.sync();
     if crate::kernel::writeback::folio_mark_dirty(k, pfn) {
         crate::kernel::writeback::balance_dirty_pages_ratelimited(k);
     }
@@ -577,6 +616,8 @@ fn find_or_read_page(
     via: Via,
 ) -> Result<Pfn, Killed> {
     k.spend(k.costs.xarray, Cat::Other);
+    // The lookup reads the mapping's xarray, which reclaim and other readers change.
+    k.sync();
     let slot = k.files[file as usize].slots[index as usize];
     if let Some(pfn) = slot.as_page() {
         return Ok(pfn);

@@ -550,4 +550,58 @@ mod tests {
         assert_eq!(ends, vec![900, 400]);
         assert_eq!(k.vm.get(Vm::Pgfault), 2);
     }
+
+    #[test]
+    fn a_reference_reaches_a_reclaimer_only_at_its_virtual_time() {
+        use crate::kernel::lru::classic::Classic;
+        use crate::kernel::mm::{Mm, VmaKind};
+        use crate::kernel::{fault, rmap};
+        let mut k = Kernel::new(&machine());
+        let mut mm = Mm::default();
+        let v = mm.add_vma(1, VmaKind::Anon);
+        let vpn = mm.vmas[v].start;
+        k.mms.push(mm);
+        let mut p = Classic::new(&k);
+        fault::handle_mm_fault(&mut k, &mut p, 0, vpn, true).expect("memory for one page");
+        let pfn = k.mms[0].vmas[v].ptes[0].pfn().expect("faulted in");
+        k.mms[0].vmas[v].ptes[0].mkold();
+        // A touches the page at 10 us. B, a reclaimer, checks its references from 0.5 us
+        // and from 20 us: only the second sees the touch, although A's task ran first.
+        let a: Body = Box::new(move |k| {
+            k.spend(10_000, Cat::Other);
+            let mut p = Classic::new(k);
+            fault::access_page(k, &mut p, 0, v, 0, false).expect("a hit");
+        });
+        let b: Body = Box::new(move |k| {
+            k.spend(500, Cat::Other);
+            assert_eq!(rmap::folio_referenced(k, pfn, None, None), 0, "seen before");
+            k.spend(20_000 - k.cur.clock, Cat::Other);
+            assert_eq!(rmap::folio_referenced(k, pfn, None, None), 1, "missed after");
+        });
+        run_tasks(&mut k, vec![(0, a), (0, b)]);
+    }
+
+    #[test]
+    fn an_aging_round_without_walks_completes_once() {
+        use crate::kernel::lru::mglru::Mglru;
+        let mut cfg = machine();
+        cfg.kernel.lru_gen_walks = false;
+        let mut k = Kernel::new(&cfg);
+        let mut m = Box::new(Mglru::new(&k));
+        let max_seq = m.lrugen[0].max_seq;
+        let mp: *mut Mglru = &mut *m;
+        // A and B both try to complete the round for max_seq; A checks first (at 100)
+        // but B reaches mm_list->lock first (at 50): only B's round may age.
+        let aged = |at: u64| -> Body {
+            Box::new(move |k| {
+                k.spend(at, Cat::Other);
+                // SAFETY: `m` outlives the tasks; one task runs at a time.
+                let m = unsafe { &mut *mp };
+                assert!(m.try_to_inc_max_seq(k, 0, max_seq, true, false, false));
+            })
+        };
+        run_tasks(&mut k, vec![(0, aged(100)), (0, aged(50))]);
+        assert_eq!(m.lrugen[0].max_seq, max_seq + 1, "one generation added");
+        assert_eq!(k.vm.get(Vm::LruGenAging), 1, "one inc_max_seq");
+    }
 }

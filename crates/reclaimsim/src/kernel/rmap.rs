@@ -141,6 +141,8 @@ pub fn folio_referenced(
             }
         }
         k.spend(k.costs.pvmw_descent, Cat::RmapWalk);
+        // page_vma_mapped_walk() reads the PTE under its lock at this time.
+        k.sync();
         let pte = k.mms[mm as usize].vmas[v].ptes[i];
         if let Some(f) = look_around
             .as_mut()
@@ -171,6 +173,7 @@ pub fn try_to_unmap(k: &mut Kernel, pfn: Pfn) {
     let mut maps = Mappings::of(k, pfn);
     while let Some((mm, v, i)) = maps.next(k) {
         k.spend(k.costs.pvmw_descent + k.costs.unmap, Cat::Unmap);
+        k.sync();
         let m = &mut k.mms[mm as usize];
         let pte = &mut m.vmas[v].ptes[i];
         if pte.pfn() != Some(pfn) {

@@ -223,10 +223,14 @@ impl Mglru {
         let success = if max_seq <= st.seq {
             false
         } else if !self.walks {
-            // iterate_mm_list_nowalk(): the round completes without walking any mm,
-            // unless walkers are inside it.
-            st.seq += u64::from(st.nr_walkers == 0);
-            st.nr_walkers == 0
+            // iterate_mm_list_nowalk(), under mm_list->lock: the round completes
+            // without walking any mm, unless walkers are inside it or another task
+            // completed it while this one came to the lock.
+            k.sync();
+            let st = &mut self.mm_state[lv];
+            let ours = max_seq > st.seq && st.nr_walkers == 0;
+            st.seq += u64::from(ours);
+            ours
         } else {
             self.alloc_mm_walk();
             let mut walk = self.walk.take().expect("just allocated");
@@ -381,6 +385,9 @@ impl Mglru {
         walk: &mut MmWalk,
     ) -> bool {
         k.spend(k.costs.lock_acquire, Cat::PteScan);
+        // The PTE table is read under its lock at this time, not ahead of the tasks
+        // that set its accessed bits.
+        k.sync();
         let (memcg, node) = (k.lruvecs[lv].memcg, k.lruvecs[lv].node as usize);
         let new_gen = lru_gen_from_seq(walk.max_seq);
         let (mut total, mut young) = (0, 0);
