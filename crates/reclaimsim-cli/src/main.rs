@@ -2,6 +2,8 @@
 //! options in `cli.rs`, what they share in `common.rs`.
 
 mod cli;
+#[cfg(test)]
+mod clidoc;
 mod commands;
 mod common;
 mod guard;

@@ -2,25 +2,26 @@
 //! `[[event]]` command); the results layer (`crate::results`) hands them out as they are.
 
 use crate::kernel::lru::mglru::debugfs::LruGenGen;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The lru_gen view of one lruvec (a memcg on a node): its generations, oldest first.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct LruGenView {
     pub node: u32,
     pub gens: Vec<LruGenGen>,
 }
 
 /// An `[[event]]` command and how it ended ("ok" or the errno name).
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct EventResult {
     pub time_s: f64,
     pub command: String,
     pub result: String,
 }
 
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct Sample {
     pub time_s: f64,
     pub free_pages: u64,
@@ -32,14 +33,14 @@ pub struct Sample {
 }
 
 /// What the scheduler did (`engine::cfs`): each CPU's use and each task's placement.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct SchedUse {
     pub cpus: Vec<CpuUse>,
     pub tasks: Vec<TaskUse>,
 }
 
 /// One CPU over the run.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct CpuUse {
     pub cpu: u32,
     /// The share of the run's virtual time it ran tasks.
@@ -49,7 +50,7 @@ pub struct CpuUse {
 }
 
 /// One task over the run.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct TaskUse {
     /// `workload/N` (thread N), `workload/clientN`, `kswapdN`, `flusher`, `eventN`.
     pub task: String,

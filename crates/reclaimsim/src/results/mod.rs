@@ -2,6 +2,7 @@
 
 pub use crate::engine::{CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse};
 pub use crate::kernel::lru::mglru::debugfs::{LruGenGen, LruGenState, MmWalkStats};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -9,7 +10,7 @@ mod gather;
 pub mod metrics;
 pub use gather::run;
 
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct RunResult {
     pub scenario: String,
     /// The scenario's description (what it shows, and the figures it is compared with).
@@ -22,7 +23,7 @@ pub struct RunResult {
     pub sensitivity: Option<Sensitivity>,
 }
 
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct VariantResult {
     pub name: String,
     /// The scenario's `scale` for this variant; `None` (absent from the JSON) when it is
@@ -65,7 +66,7 @@ pub struct VariantResult {
 
 /// Allocation stalls: how many direct reclaim calls (try_to_free_pages) there were and
 /// the distribution of the virtual time each took.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct AllocStall {
     pub calls: u64,
     pub latency_ns: Latency,
@@ -80,7 +81,7 @@ impl From<&crate::kernel::stats::Histogram> for AllocStall {
     }
 }
 
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct MemcgResult {
     #[serde(rename = "memory.stat")]
     pub stat: BTreeMap<String, u64>,
@@ -88,7 +89,7 @@ pub struct MemcgResult {
     pub events: BTreeMap<String, u64>,
 }
 
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct WorkloadResult {
     pub ops: u64,
     pub ops_per_sec: f64,
@@ -98,7 +99,7 @@ pub struct WorkloadResult {
     pub latency_ns: Latency,
 }
 
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct Latency {
     pub p50: u64,
     pub p99: u64,
@@ -115,7 +116,7 @@ impl From<&crate::kernel::stats::Histogram> for Latency {
     }
 }
 
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct LockResult {
     pub instances: u64,
     pub acquisitions: u64,
@@ -135,7 +136,7 @@ pub struct LockResult {
     pub sites: BTreeMap<String, LockSiteResult>,
 }
 
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct LockSiteResult {
     pub acquisitions: u64,
     pub wait_ns: u64,
@@ -143,7 +144,7 @@ pub struct LockSiteResult {
 }
 
 /// Virtual CPU time by category, as a perf profile would attribute cycles.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct Profile {
     pub total_ns: u64,
     /// Category name -> nanoseconds. Categories: rmap_walk, pte_scan (look-around and
@@ -151,7 +152,7 @@ pub struct Profile {
     pub categories: BTreeMap<String, u64>,
 }
 
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct OomKill {
     pub time_s: f64,
     /// "global" or the memcg path whose limit was hit.
@@ -170,7 +171,7 @@ impl VariantResult {
 }
 
 /// A headline's band over a plan's points.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, PartialEq)]
 pub struct Band {
     pub headline: String,
     /// At the scenario's own costs (a fraction: 0.082 is +8.2%); null without a value.
@@ -185,7 +186,7 @@ pub struct Band {
 }
 
 /// A cost's one-at-a-time effect on a headline.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, PartialEq)]
 pub struct Driver {
     pub cost: String,
     pub at_low: Option<f64>,
@@ -195,7 +196,7 @@ pub struct Driver {
 }
 
 /// The sensitivity of every headline of a compare (or of a scenario's expectations).
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, PartialEq, Default)]
 pub struct Sensitivity {
     /// The costs varied, each with the range it was varied over in the first variant.
     pub costs: BTreeMap<String, [u64; 2]>,

@@ -12,6 +12,7 @@ use super::gen::*;
 use super::Mglru;
 use crate::kernel::vmscan::ScanControl;
 use crate::kernel::Kernel;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A generation named by a command.
@@ -236,7 +237,7 @@ impl Mglru {
 }
 
 /// One generation as /sys/kernel/debug/lru_gen prints it.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct LruGenGen {
     pub seq: u64,
     /// Milliseconds since the generation was born (virtual time).
@@ -249,7 +250,7 @@ pub struct LruGenGen {
 /// The MGLRU state of one lruvec (struct lru_gen_struct and its mm walk state).
 /// Per-type arrays are [anon, file]; per-tier arrays are tiers 0..=3, except
 /// `protected`, tiers 1..=3 (tier 0 is never protected).
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct LruGenState {
     pub node: u32,
     pub max_seq: u64,
@@ -266,7 +267,7 @@ pub struct LruGenState {
 }
 
 /// The page-table walk's mm_state: the last completed round and the 6.1 mm stats.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct MmWalkStats {
     pub seq: u64,
     pub leaf_total: u64,

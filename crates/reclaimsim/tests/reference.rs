@@ -1,0 +1,342 @@
+//! The reference pages that the code defines: docs/reference/results-schema.json, the
+//! JSON Schema of the results (`run --json`, `compare --json`) derived from the
+//! `results` types, must be what the types give (`RECLAIMSIM_BLESS=1` rewrites it), and a
+//! real run's JSON must validate against it; docs/reference/scenario.md must have an
+//! entry for every key the scenario parser accepts, and no entry for a key it does not.
+
+use reclaimsim::engine::RunOptions;
+use reclaimsim::results::{RunResult, VariantResult};
+use reclaimsim::scenario;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+const SCHEMA: &str = "docs/reference/results-schema.json";
+
+const REGENERATE_SCHEMA: &str =
+    "RECLAIMSIM_BLESS=1 cargo test --profile checked -p reclaimsim --test reference results_schema";
+
+/// The results' JSON Schema as the types give it, pretty-printed, ending in a newline.
+fn results_schema() -> String {
+    let schema = schemars::schema_for!(RunResult);
+    serde_json::to_string_pretty(&schema).unwrap() + "\n"
+}
+
+#[test]
+fn results_schema_is_current() {
+    let path = workspace().join(SCHEMA);
+    let want = results_schema();
+    if std::env::var_os("RECLAIMSIM_BLESS").is_some_and(|v| v == "1") {
+        fs::write(&path, &want).unwrap();
+        return;
+    }
+    let have = fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "{SCHEMA} is not the schema the results types give; regenerate it: {REGENERATE_SCHEMA}"
+    );
+}
+
+/// A small MGLRU run that fills every part of the results: two memcgs, an anon and an fio
+/// workload, a debugfs event, the time series with its lru_gen views.
+const SMALL_RUN: &str = r#"
+name = "schema"
+description = "every part of the results"
+duration = "300ms"
+sample_interval = "100ms"
+
+[machine]
+memory = "64MiB"
+cpus = 2
+swap = { device = "zram", size = "64MiB" }
+
+[kernel]
+policy = "mglru"
+
+[[memcg]]
+path = "/a"
+max = "24MiB"
+
+[[memcg]]
+path = "/b"
+
+[[event]]
+at = "150ms"
+command = "+ /a 0 max"
+
+[[workload]]
+name = "anon"
+memcg = "/a"
+[workload.anon]
+size = "32MiB"
+passes = 2
+
+[[workload]]
+name = "fio"
+memcg = "/b"
+[workload.fio]
+rw = "randread"
+size = "48MiB"
+time_based = true
+runtime = "300ms"
+"#;
+
+/// `schema` with `additionalProperties: false` on every object that lists its
+/// properties, so that a key the schema does not name fails validation too.
+fn closed(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+                map.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            map.values_mut().for_each(closed);
+        }
+        Value::Array(items) => items.iter_mut().for_each(closed),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_runs_json_validates_against_the_committed_schema() {
+    let text = fs::read_to_string(workspace().join(SCHEMA)).expect(SCHEMA);
+    let mut schema: Value = serde_json::from_str(&text).unwrap();
+    closed(&mut schema);
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let loaded = scenario::parse(SMALL_RUN, "schema.toml", &[], None).unwrap();
+    let variant: VariantResult =
+        reclaimsim::results::run(&loaded.base, "base", RunOptions::default()).unwrap();
+    assert!(!variant.lru_gen.is_empty() && !variant.events.is_empty());
+    assert!(variant.timeseries.iter().any(|s| s.lru_gen.is_some()));
+    let result = RunResult {
+        scenario: loaded.base.name.clone(),
+        description: loaded.base.description.clone(),
+        seed: loaded.base.seed,
+        variants: vec![variant],
+        sensitivity: None,
+    };
+    let json = serde_json::to_value(&result).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "a run's JSON does not validate against {SCHEMA}:\n{}",
+        errors.join("\n")
+    );
+}
+
+/// The key no table has, put in each table to make the parser list the keys it accepts.
+const PROBE: &str = "zz_probe";
+
+/// A valid scenario around `{P}`, where the probe goes: each table whose keys the parser
+/// checks, as the reference names it ("" for the top level). Not here: `[costs]`, whose
+/// keys are the cost table's fields, each with its entry in profiles/default.toml (which
+/// `every_shipped_profile_is_complete_with_sources_and_ranges` checks), a phase's `mix`
+/// (the same keys as `workload.anon.mix`), and the tables whose keys are names
+/// (`[variants]`, `trace.tenants`).
+const PROBES: [(&str, &str); 20] = [
+    ("", "{P}\n[machine]\nmemory = \"64MiB\"\n"),
+    ("machine", "[machine]\nmemory = \"64MiB\"\n{P}\n"),
+    (
+        "machine.swap",
+        "[machine]\nmemory = \"64MiB\"\n[machine.swap]\ndevice = \"zram\"\nsize = \"1MiB\"\n{P}\n",
+    ),
+    ("kernel", "[machine]\nmemory = \"64MiB\"\n[kernel]\n{P}\n"),
+    (
+        "event",
+        "[machine]\nmemory = \"64MiB\"\n[kernel]\npolicy = \"mglru\"\n[[event]]\nat = \"1ms\"\ncommand = \"+ / 0 max\"\n{P}\n",
+    ),
+    ("memcg", "[machine]\nmemory = \"64MiB\"\n[[memcg]]\npath = \"/a\"\n{P}\n"),
+    ("workload", "[machine]\nmemory = \"64MiB\"\n[[workload]]\nname = \"w\"\n{P}\nanon = { size = \"1MiB\" }\n"),
+    ("workload.fio", "{W}[workload.fio]\nsize = \"1MiB\"\n{P}\n"),
+    ("workload.fio.phase", "{W}[workload.fio]\nsize = \"1MiB\"\n[[workload.fio.phase]]\n{P}\n"),
+    ("workload.memcached", "{W}[workload.memcached]\n{P}\n[[workload.memcached.phase]]\n"),
+    ("workload.memcached.phase", "{W}[workload.memcached]\n[[workload.memcached.phase]]\n{P}\n"),
+    ("workload.dd", "{W}[workload.dd]\nsize = \"1MiB\"\n{P}\n"),
+    ("workload.dd.phase", "{W}[workload.dd]\nsize = \"1MiB\"\n[[workload.dd.phase]]\n{P}\n"),
+    ("workload.page_fault3", "{W}[workload.page_fault3]\nruntime = \"1ms\"\n{P}\n"),
+    (
+        "workload.page_fault3.phase",
+        "{W}[workload.page_fault3]\nruntime = \"1ms\"\n[[workload.page_fault3.phase]]\n{P}\n",
+    ),
+    ("workload.anon", "{W}[workload.anon]\nsize = \"1MiB\"\n{P}\n"),
+    ("workload.anon.phase", "{W}[workload.anon]\nsize = \"1MiB\"\n[[workload.anon.phase]]\n{P}\n"),
+    ("workload.anon.mix", "{W}[workload.anon]\nsize = \"1MiB\"\n[[workload.anon.mix]]\nweight = 1\n{P}\n"),
+    ("workload.trace", "{W}[workload.trace]\npath = \"t.csv\"\n{P}\n"),
+    (
+        "expect",
+        "[machine]\nmemory = \"64MiB\"\n[variants.a]\n[variants.b]\n[[expect]]\nmetric = \"page_accesses\"\nfrom = \"a\"\nto = \"b\"\nchange = \"+1%\"\n{P}\n",
+    ),
+];
+
+/// The head of a scenario whose one workload's table follows.
+const WORKLOAD_HEAD: &str = "[machine]\nmemory = \"64MiB\"\n[[workload]]\nname = \"w\"\n";
+
+/// An idle workload, for the probes of tables outside `[[workload]]`.
+const IDLE: &str = "[[workload]]\nname = \"idle\"\nanon = { size = \"4KiB\" }\n";
+
+/// The probe scenario of a template with `line` where the probe goes.
+fn probe_scenario(template: &str, line: &str) -> String {
+    let body = template.replace("{W}", WORKLOAD_HEAD).replace("{P}", line);
+    let idle = if body.contains("[[workload]]") {
+        ""
+    } else {
+        IDLE
+    };
+    format!("name = \"probe\"\n{body}{idle}")
+}
+
+/// The keys serde names after "expected" in an unknown-field error: `expected one of
+/// `a`, `b``, `expected `a` or `b``, `expected `a``.
+fn expected_keys(message: &str) -> Option<BTreeSet<String>> {
+    let (_, list) = message.split_once("unknown field")?;
+    let (_, list) = list.split_once("expected")?;
+    Some(
+        list.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// The field an error names, with array indexes dropped (`workload[0].fio.x` ->
+/// `workload.fio.x`).
+fn unindexed(field: &str) -> String {
+    let mut out = String::new();
+    let mut skip = false;
+    for c in field.chars() {
+        match c {
+            '[' => skip = true,
+            ']' => skip = false,
+            c if !skip => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Each table's keys as the parser accepts them: serde's list of the struct's fields
+/// (aliases included), from the error a probe key gets.
+fn accepted_keys() -> BTreeMap<&'static str, BTreeSet<String>> {
+    let mut out = BTreeMap::new();
+    for (table, template) in PROBES {
+        let text = probe_scenario(template, &format!("{PROBE} = 1"));
+        let e = scenario::parse(&text, "probe.toml", &[], None)
+            .err()
+            .unwrap_or_else(|| panic!("{table}: the probe key was accepted:\n{text}"));
+        let want = if table.is_empty() {
+            PROBE.to_string()
+        } else {
+            format!("{table}.{PROBE}")
+        };
+        assert_eq!(unindexed(&e.field), want, "{table}: {e}\n{text}");
+        let keys = expected_keys(&e.to_string())
+            .unwrap_or_else(|| panic!("{table}: not serde's unknown-field error: {e}"));
+        out.insert(table, keys);
+    }
+    out
+}
+
+const SCENARIO_MD: &str = "docs/reference/scenario.md";
+
+/// The entries of scenario.md's "Every key": per table (its `### ` heading's first code
+/// span, "" for the top level), the names in each row's first cell (a key and its
+/// aliases) with the row's line.
+fn reference_entries() -> BTreeMap<String, Vec<(usize, Vec<String>)>> {
+    let text = fs::read_to_string(workspace().join(SCENARIO_MD)).expect(SCENARIO_MD);
+    let mut out: BTreeMap<String, Vec<(usize, Vec<String>)>> = BTreeMap::new();
+    let mut table: Option<String> = None;
+    let mut inside = false;
+    for (n, line) in text.lines().enumerate() {
+        if let Some(h) = line.strip_prefix("## ") {
+            inside = h.trim() == "Every key";
+            table = None;
+        } else if let Some(h) = line.strip_prefix("### ").filter(|_| inside) {
+            let name = h.split('`').nth(1).unwrap_or("").to_string();
+            out.entry(name.clone()).or_default();
+            table = Some(name);
+        } else if let (Some(t), Some(row)) = (&table, line.strip_prefix("| `")) {
+            let cell = row.split('|').next().unwrap_or("");
+            let names = format!("`{cell}")
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect();
+            out.get_mut(t).unwrap().push((n + 1, names));
+        }
+    }
+    out
+}
+
+/// Whether the parser reads `key` in `table` although serde does not list it (keys read
+/// before serde: `variants`, `expect`, `instances`, `cpus_per_instance`, `jobfile`): a
+/// value it cannot take gets an error other than an unknown key.
+fn read_before_serde(template: &str, table: &str, key: &str) -> bool {
+    let text = probe_scenario(template, &format!("{key} = {{ {PROBE} = 1 }}"));
+    match scenario::parse(&text, "probe.toml", &[], None) {
+        Ok(_) => true,
+        Err(e) => {
+            let field = [table, key].join(".");
+            let field = field.trim_start_matches('.');
+            !(e.message.contains("unknown field") && unindexed(&e.field) == field)
+        }
+    }
+}
+
+#[test]
+fn every_scenario_key_has_a_reference_entry() {
+    let accepted = accepted_keys();
+    let entries = reference_entries();
+    let mut bad = Vec::new();
+    for (table, template) in PROBES {
+        let shown = if table.is_empty() {
+            "the top level"
+        } else {
+            table
+        };
+        let Some(rows) = entries.get(table) else {
+            bad.push(format!("{SCENARIO_MD}: no `### ` section for {shown}"));
+            continue;
+        };
+        let documented: BTreeSet<&String> = rows.iter().flat_map(|(_, n)| n).collect();
+        for key in &accepted[table] {
+            if !documented.contains(key) {
+                bad.push(format!(
+                    "{shown}: the parser accepts `{key}`, which has no entry"
+                ));
+            }
+        }
+        for (line, names) in rows {
+            for name in names {
+                if !accepted[table].contains(name) && !read_before_serde(template, table, name) {
+                    bad.push(format!(
+                        "{SCENARIO_MD}:{line}: {shown}: an entry for `{name}`, which the parser does not accept"
+                    ));
+                }
+            }
+        }
+    }
+    for table in entries.keys() {
+        if !PROBES.iter().any(|(t, _)| t == table) {
+            bad.push(format!(
+                "{SCENARIO_MD}: a section for `{table}`, a table this test does not know (add it to PROBES)"
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "the scenario reference's entries:\n{}",
+        bad.join("\n")
+    );
+}
