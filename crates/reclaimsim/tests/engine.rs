@@ -523,3 +523,32 @@ runtime = "400ms"
         "touches: long {long}, short {short}"
     );
 }
+
+/// A run that `duration` cuts short while its only thread sleeps past the cut ends at
+/// the duration, and its time series reaches that end (not the thread's wake-up, nor its
+/// last touch).
+#[test]
+fn a_duration_cut_while_tasks_sleep_ends_at_the_duration() {
+    let r = run_checked(
+        r#"
+name = "sleeper"
+duration = "100ms"
+sample_interval = "10ms"
+[machine]
+memory = "64MiB"
+cpus = 1
+[[workload]]
+name = "a"
+cpus = [0]
+[workload.anon]
+size = "1MiB"
+[[workload.anon.phase]]
+sleep_until = "1s"
+"#,
+    );
+    assert_eq!(r.virtual_time_s, 0.1);
+    let last = r.timeseries.last().expect("samples").time_s;
+    assert!((last - 0.1).abs() < 1e-9, "last sample at {last} s");
+    assert_eq!(r.timeseries.len(), 11, "0, 10, ..., 100 ms");
+    assert!(r.sched.cpus[0].busy_fraction < 0.1);
+}

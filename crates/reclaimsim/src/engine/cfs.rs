@@ -582,11 +582,12 @@ impl Engine {
 impl Engine {
     /// What the scheduler did, for the results.
     pub(crate) fn sched_use(&self) -> super::SchedUse {
-        let now = self.now().max(1) as f64;
+        let end = self.run_end().max(1);
         let cpus = (self.cpus.iter().enumerate())
             .map(|(i, c)| super::CpuUse {
                 cpu: i as u32,
-                busy_fraction: c.busy_ns as f64 / now,
+                // A step that began before a `duration` cut may end after it.
+                busy_fraction: c.busy_ns.min(end) as f64 / end as f64,
                 context_switches: c.switches,
             })
             .collect();

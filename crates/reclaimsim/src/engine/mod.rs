@@ -207,6 +207,8 @@ pub(crate) struct Engine {
     /// to balance (`cfs`, nohz.next_balance).
     nohz_next: u64,
     end_ns: Option<u64>,
+    /// Whether `end_ns` cut the run short (a task was still due at or after it).
+    capped: bool,
     steps: u64,
     pub(crate) samples: Vec<Sample>,
     sample_every: Option<u64>,
@@ -284,6 +286,7 @@ fn drive(
             break;
         };
         if e.end_ns.is_some_and(|end| clock >= end) {
+            e.capped = true;
             break;
         }
         if !e.tasks[id].on_cpu && !e.admit(id, clock) {
@@ -325,8 +328,12 @@ fn drive(
     if e.end_ns.is_none() {
         e.check_no_deadlock()?;
     }
-    // Writes whose completion falls inside the run complete.
+    // Writes whose completion falls inside the run complete; a run the duration cut
+    // short while its tasks slept is sampled up to its end.
     let end = e.end_ns.unwrap_or_else(|| e.now());
+    if e.capped {
+        e.take_samples(end);
+    }
     crate::kernel::writeback::complete_until(&mut e.k, e.p.as_mut(), end);
     if opts.check {
         e.check()?;
@@ -576,6 +583,7 @@ impl Engine {
             tunables: cfs::Tunables::for_cpus(cpus),
             nohz_next: 0,
             end_ns: s.duration.map(|d| d.0),
+            capped: false,
             steps: 0,
             samples: Vec::new(),
             sample_every: s.sample_interval.map(|d| d.0.max(1)),
@@ -1094,6 +1102,15 @@ impl Engine {
             time_s: self.now() as f64 / 1e9,
             what,
         })
+    }
+
+    /// Where the run ended: its `duration` when that cut it short (tasks asleep past
+    /// it included), else the last task's clock (`now`).
+    pub(crate) fn run_end(&self) -> u64 {
+        match self.end_ns {
+            Some(end) if self.capped => end,
+            _ => self.now(),
+        }
     }
 
     pub(crate) fn now(&self) -> u64 {

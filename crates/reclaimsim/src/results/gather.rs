@@ -44,7 +44,7 @@ impl Engine {
             name: variant.to_string(),
             // Set by `run`, which has the scenario.
             scale: None,
-            virtual_time_s: self.now() as f64 / 1e9,
+            virtual_time_s: self.run_end() as f64 / 1e9,
             wall_s: 0.0,
             vmstat: vmstat(k),
             memcgs: (0..k.memcgs.cgs.len())
@@ -62,7 +62,7 @@ impl Engine {
             page_accesses: self.accesses,
             model_bytes: k.host_bytes() + self.p.host_bytes(),
             timeseries: self.samples.clone(),
-            lru_gen: self.lru_gen_states(self.now()),
+            lru_gen: self.lru_gen_states(self.run_end()),
             events: self.event_results.clone(),
             alloc_stall: AllocStall::from(&k.alloc_stall),
             sched: self.sched_use(),
