@@ -133,7 +133,7 @@ fn memory(vs: &[VariantResult]) -> Section {
     if vs.iter().all(|v| v.timeseries.is_empty()) {
         return Section::empty(
             heading,
-            "No samples: set sample_interval in the scenario to record them.",
+            "No samples in these results.",
         );
     }
     let free = vs

@@ -152,9 +152,9 @@ class RunResult:
 
     @functools.cached_property
     def timeseries(self) -> pd.DataFrame:
-        """Samples over virtual time (the scenario's ``sample_interval``), one row per
-        (variant, sample, memcg): free pages (machine-wide) and the memcg's four LRU
-        lists in pages."""
+        """Samples over virtual time (every ``sample_interval``, or without it 100 to 200
+        over the run), one row per (variant, sample, memcg): free pages (machine-wide) and
+        the memcg's four LRU lists in pages."""
         records = [
             {"variant": v["name"], "time_s": s["time_s"], "memcg": path,
              "free_pages": s["free_pages"], **dict(zip(LRU_LISTS, lru))}
