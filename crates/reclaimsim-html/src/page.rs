@@ -48,6 +48,7 @@ pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap}.note{color:#555}\
 .fig{height:380px;min-width:0}.fig.wide{grid-column:1/-1}\
 table.summary{border-collapse:collapse;font-variant-numeric:tabular-nums}\
 .summary th,.summary td{padding:.25em .7em;border-bottom:1px solid #ddd;text-align:right}\
+.summary td{white-space:nowrap}\
 .summary tr>:first-child{text-align:left}";
 
 impl Page {
