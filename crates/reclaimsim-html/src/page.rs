@@ -46,9 +46,9 @@ h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.5em;border-bottom:1px solid #
 pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap}.note{color:#555}\
 .grid{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:8px}\
 .fig{height:380px;min-width:0}.fig.wide{grid-column:1/-1}\
-table.summary{border-collapse:collapse;font-variant-numeric:tabular-nums}\
-.summary th,.summary td{padding:.25em .7em;border-bottom:1px solid #ddd;text-align:right}\
-.summary td{white-space:nowrap}\
+table.summary{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:.95em}\
+.summary th,.summary td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:right}\
+.summary td{white-space:nowrap}.summary td:nth-child(2){white-space:normal;color:#555}\
 .summary tr>:first-child{text-align:left}";
 
 impl Page {
