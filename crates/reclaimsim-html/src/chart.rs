@@ -4,7 +4,9 @@
 
 use crate::page::Figure;
 use plotly::common::{Marker, Mode, Orientation, TextPosition, Title};
-use plotly::layout::{Axis, AxisRange, AxisType, BarMode, Legend, Margin};
+use plotly::layout::{
+    Axis, AxisRange, AxisType, BarMode, Legend, Margin, UniformText, UniformTextMode,
+};
 use plotly::{Bar, Layout, Plot, Scatter};
 
 /// Plotly's default colour sequence.
@@ -69,6 +71,9 @@ fn layout(title: &str, x_title: &str, y_title: &str, y_log: bool) -> Layout {
         .margin(Margin::new().top(60).bottom(40).left(70).right(20))
 }
 
+/// The smallest font (px) a bar's label is drawn at; a smaller one is hidden.
+pub const LABEL_MIN_PX: usize = 9;
+
 /// Bars per category, one bar per series in each group, the series' text on its bars.
 pub fn grouped_bars(
     title: &str,
@@ -87,7 +92,17 @@ pub fn grouped_bars(
             .clip_on_axis(false);
         plot.add_trace(bar);
     }
-    plot.set_layout(layout(title, "", y_title, y_log).bar_mode(BarMode::Group));
+    // Plotly shrinks a label to its bar's width, so that labels of narrow bars side by
+    // side never overlap, and draws a chart's labels at one size; one that would be
+    // smaller than LABEL_MIN_PX is hidden (the bar's hover still shows it).
+    let text = UniformText::new()
+        .mode(UniformTextMode::Hide)
+        .min_size(LABEL_MIN_PX);
+    plot.set_layout(
+        layout(title, "", y_title, y_log)
+            .bar_mode(BarMode::Group)
+            .uniform_text(text),
+    );
     Figure { plot, wide: false }
 }
 

@@ -35,8 +35,9 @@ pub struct Page {
     pub facts: Vec<String>,
     /// The scenario's description, shown preformatted.
     pub description: String,
-    /// The headline changes, a line each, shown before the charts.
-    pub summary: Vec<String>,
+    /// The headline changes, a table shown before the charts: its first row is the
+    /// header, each row's first cell names it (empty: no summary).
+    pub summary: Vec<Vec<String>>,
     pub sections: Vec<Section>,
 }
 
@@ -44,7 +45,11 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#2
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.5em;border-bottom:1px solid #ccc}\
 pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap}.note{color:#555}\
 .grid{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:8px}\
-.fig{height:380px;min-width:0}.fig.wide{grid-column:1/-1}";
+.fig{height:380px;min-width:0}.fig.wide{grid-column:1/-1}\
+table.summary{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:.95em}\
+.summary th,.summary td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:right}\
+.summary td{white-space:nowrap}.summary td:nth-child(2){white-space:normal;color:#555}\
+.summary tr>:first-child{text-align:left}";
 
 impl Page {
     /// The number of charts on the page.
@@ -69,13 +74,7 @@ impl Page {
         if !self.description.is_empty() {
             out += &format!("<pre>{}</pre>\n", escape(&self.description));
         }
-        if !self.summary.is_empty() {
-            out += "<h2>Summary</h2>\n<ul class=\"summary\">\n";
-            for line in &self.summary {
-                out += &format!("<li>{}</li>\n", escape(line));
-            }
-            out += "</ul>\n";
-        }
+        out += &summary_table(&self.summary);
         let mut n = 0;
         for s in &self.sections {
             out += &format!("<h2>{}</h2>\n", escape(&s.heading));
@@ -96,6 +95,24 @@ impl Page {
         }
         out + "</body>\n</html>\n"
     }
+}
+
+/// The summary as a table under its heading: the first row in `<th>`, and each row's
+/// first cell; nothing for no rows.
+fn summary_table(rows: &[Vec<String>]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = "<h2>Summary</h2>\n<table class=\"summary\">\n".to_string();
+    for (r, row) in rows.iter().enumerate() {
+        out += "<tr>";
+        for (c, cell) in row.iter().enumerate() {
+            let tag = if r == 0 || c == 0 { "th" } else { "td" };
+            out += &format!("<{tag}>{}</{tag}>", escape(cell));
+        }
+        out += "</tr>\n";
+    }
+    out + "</table>\n"
 }
 
 /// plotly.js as the `plotly` crate embeds it, in a `<script>` element. The crate's
@@ -135,7 +152,10 @@ mod tests {
             title: "a<b".into(),
             facts: vec!["seed 1".into()],
             description: "x & y".into(),
-            summary: vec!["b against a: +1.0%".into()],
+            summary: vec![
+                vec!["".into(), "a".into(), "b".into()],
+                vec!["x<y".into(), "1".into(), "2 (2.00x)".into()],
+            ],
             sections: vec![Section {
                 heading: "h".into(),
                 note: Some("n".into()),
@@ -149,8 +169,9 @@ mod tests {
         assert!(html.contains("<title>a&lt;b</title>"));
         assert!(html.contains("<pre>x &amp; y</pre>"));
         let summary = html
-            .find("<li>b against a: +1.0%</li>")
-            .expect("the summary");
+            .find("<tr><th>x&lt;y</th><td>1</td><td>2 (2.00x)</td></tr>")
+            .expect("the summary's row");
+        assert!(html.contains("<tr><th></th><th>a</th><th>b</th></tr>"));
         assert!(
             summary < html.find("id=\"plot-0\"").unwrap(),
             "before the charts"

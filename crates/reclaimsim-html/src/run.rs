@@ -45,51 +45,62 @@ pub fn page(r: &RunResult) -> Page {
     }
 }
 
-/// The headline figures: for one variant, each workload's throughput and the reclaim
-/// counters; for several, each later variant's change of them against the first.
-fn summary(vs: &[VariantResult]) -> Vec<String> {
-    let Some(base) = vs.first() else {
+/// The headline figures, as the text `compare` table leads with them: a row per
+/// workload's throughput and per registry metric of `SUMMARY_METRICS` (its title and
+/// unit), a column per variant, each later variant's cell with its change against the
+/// first. The first row is the header.
+fn summary(vs: &[VariantResult]) -> Vec<Vec<String>> {
+    if vs.is_empty() {
         return Vec::new();
-    };
-    let figures = |v: &VariantResult| -> Vec<(String, f64)> {
-        let mut out: Vec<(String, f64)> = (v.workloads.iter())
-            .map(|(w, r)| (format!("{w} ops/s"), r.ops_per_sec))
-            .collect();
-        for m in metrics::METRICS {
-            if SUMMARY_METRICS.contains(&m.key) {
-                out.push((m.key.to_string(), (m.value)(v)));
-            }
-        }
-        out
-    };
-    if vs.len() == 1 {
-        let parts: Vec<String> = (figures(base).into_iter())
-            .map(|(k, x)| format!("{k} {}", short_number(x)))
-            .collect();
-        return vec![format!("{}: {}", base.name, parts.join("; "))];
     }
-    let before = figures(base);
-    (vs.iter().skip(1))
-        .map(|v| {
-            let parts: Vec<String> = (figures(v).into_iter().zip(&before))
-                .filter(|((_, x), (_, b))| *x != 0.0 || *b != 0.0)
-                .map(|((k, x), (_, b))| format!("{k} {}", change(*b, x)))
-                .collect();
-            format!("{} against {}: {}", v.name, base.name, parts.join("; "))
+    let mut rows: Vec<(String, String, Vec<f64>)> = workloads(vs)
+        .into_iter()
+        .map(|w| {
+            let y = vs
+                .iter()
+                .map(|v| v.workloads.get(&w).map_or(0.0, |r| r.ops_per_sec));
+            (format!("{w} throughput"), "ops/s".to_string(), y.collect())
         })
-        .collect()
+        .collect();
+    for m in metrics::METRICS
+        .iter()
+        .filter(|m| SUMMARY_METRICS.contains(&m.key))
+    {
+        let (unit, scale) = m.shown;
+        let y = vs.iter().map(|v| (m.value)(v) * scale).collect();
+        rows.push((m.title.to_string(), unit.to_string(), y));
+    }
+    let mut header = vec!["".to_string(), "unit".to_string()];
+    header.extend(vs.iter().map(|v| v.name.clone()));
+    let body = rows.into_iter().map(|(title, unit, y)| {
+        let cells = y.iter().enumerate().map(|(i, x)| match i {
+            0 => short_number(*x),
+            _ => format!("{} ({})", short_number(*x), change(y[0], *x)),
+        });
+        [title, unit].into_iter().chain(cells).collect()
+    });
+    std::iter::once(header).chain(body).collect()
 }
 
 /// The registry's metrics the summary gives beside each workload's throughput.
-const SUMMARY_METRICS: [&str; 5] = ["pgscan", "pswpin", "refaults", "alloc_stalls", "kswapd_ns"];
+const SUMMARY_METRICS: [&str; 6] = [
+    "pgscan",
+    "pgsteal",
+    "pswpin",
+    "refaults",
+    "alloc_stalls",
+    "kswapd_ns",
+];
 
-/// 1234567 as `1.23M`, 5300 as `5.30k`.
+/// 1234567 as `1.23M`, 5300 as `5.30k`, 89.26 as `89.3`: three significant digits.
 fn short_number(x: f64) -> String {
     match x.abs() {
         a if a >= 1e9 => format!("{:.2}G", x / 1e9),
         a if a >= 1e6 => format!("{:.2}M", x / 1e6),
         a if a >= 1e3 => format!("{:.2}k", x / 1e3),
-        _ => format!("{x:.0}"),
+        a if a >= 100.0 || a == 0.0 => format!("{x:.0}"),
+        a if a >= 10.0 => format!("{x:.1}"),
+        _ => format!("{x:.2}"),
     }
 }
 
@@ -131,10 +142,7 @@ fn capped<T: Clone>(all: &[T], what: &str) -> (Vec<T>, Option<String>) {
 fn memory(vs: &[VariantResult]) -> Section {
     let heading = "Memory over time".to_string();
     if vs.iter().all(|v| v.timeseries.is_empty()) {
-        return Section::empty(
-            heading,
-            "No samples: set sample_interval in the scenario to record them.",
-        );
+        return Section::empty(heading, "No samples in these results.");
     }
     let free = vs
         .iter()
@@ -577,5 +585,154 @@ fn scheduling(vs: &[VariantResult]) -> Section {
         heading,
         note: None,
         figures,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reclaimsim::results::{LockResult, LockSiteResult, Sample, WorkloadResult};
+    use serde_json::Value;
+
+    /// A variant whose samples end at `end_s`, whose kswapd ran, and whose lru_lock
+    /// sites `s0`..`s9` waited `wait_ms * (i + 1)` ms each.
+    fn variant(name: &str, end_s: f64, ops: f64, wait_ms: u64) -> VariantResult {
+        let mut v = VariantResult {
+            name: name.into(),
+            ..Default::default()
+        };
+        v.timeseries = (0..=10)
+            .map(|i| Sample {
+                time_s: end_s * i as f64 / 10.0,
+                free_pages: 1000 - 50 * i,
+                lru: [("/a".to_string(), [1, 2, 3, 4])].into(),
+                lru_gen: None,
+            })
+            .collect();
+        let w = WorkloadResult {
+            ops_per_sec: ops,
+            ..Default::default()
+        };
+        v.workloads.insert("fio".into(), w);
+        v.vmstat = [
+            ("pgscan_kswapd".to_string(), 100),
+            ("pgscan_direct".into(), 50),
+        ]
+        .into();
+        v.kswapd_profile.total_ns = 4_000_000;
+        for (i, c) in ["io", "list_ops", "lock_wait", "rmap_walk"]
+            .iter()
+            .enumerate()
+        {
+            v.kswapd_profile
+                .categories
+                .insert(c.to_string(), 1_000_000 * (i as u64 % 2 + 1));
+        }
+        let sites = (0..10u64).map(|i| {
+            let site = LockSiteResult {
+                acquisitions: 1,
+                wait_ns: wait_ms * (i + 1) * 1_000_000,
+                ..Default::default()
+            };
+            (format!("s{i}"), site)
+        });
+        let lock = LockResult {
+            sites: sites.collect(),
+            ..Default::default()
+        };
+        v.locks.insert("lru_lock".into(), lock);
+        v
+    }
+
+    fn json(f: &Figure) -> Value {
+        serde_json::from_str(&f.plot.to_json()).unwrap()
+    }
+
+    fn two() -> Vec<VariantResult> {
+        vec![
+            variant("base", 0.5, 1000.0, 1),
+            variant("new", 0.8, 1500.0, 2),
+        ]
+    }
+
+    #[test]
+    fn memory_panels_share_the_longest_runs_time_range() {
+        let section = memory(&two());
+        assert_eq!(
+            section.figures.len(),
+            3,
+            "free memory, /a's lists in each variant"
+        );
+        for f in &section.figures {
+            let range = &json(f)["layout"]["xaxis"]["range"];
+            assert_eq!(range, &serde_json::json!([0.0, 0.8]), "{range}");
+        }
+    }
+
+    #[test]
+    fn lock_wait_shows_the_sites_that_waited_most_sorted_on_a_log_axis() {
+        let section = locks(&two());
+        assert_eq!(section.figures.len(), 1);
+        let j = json(&section.figures[0]);
+        assert_eq!(j["layout"]["yaxis"]["type"], "log");
+        let x: Vec<&str> = (j["data"][0]["x"].as_array().unwrap().iter())
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        let want: Vec<String> = (2..10).rev().map(|i| format!("lru_lock/s{i}")).collect();
+        assert_eq!(x, want, "the 8 most, most first");
+        let text = j["data"][0]["text"].as_array();
+        assert!(text.is_none_or(|t| t.is_empty()), "no labels to collide");
+        assert!(section.note.unwrap().contains("8 of 10 sites"));
+    }
+
+    #[test]
+    fn bar_labels_never_overlap() {
+        let section = throughput(&two());
+        let j = json(&section.figures[0]);
+        assert_eq!(j["data"][1]["text"], serde_json::json!(["+50.0%"]));
+        let text = &j["layout"]["uniformtext"];
+        assert_eq!(text["mode"], "hide");
+        assert_eq!(text["minsize"], chart::LABEL_MIN_PX);
+    }
+
+    #[test]
+    fn profile_categories_use_no_variant_colour() {
+        let vs = two();
+        let section = kswapd(&vs);
+        let j = json(&section.figures[0]);
+        let traces = j["data"].as_array().unwrap();
+        assert_eq!(traces.len(), 4, "a trace per category");
+        let variant_colours: Vec<&str> = (0..10).map(chart::color).collect();
+        let mut seen = BTreeSet::new();
+        for t in traces {
+            let c = t["marker"]["color"].as_str().unwrap();
+            assert!(!variant_colours.contains(&c), "{c} is a variant's colour");
+            assert!(seen.insert(c), "{c} twice");
+        }
+    }
+
+    #[test]
+    fn summary_leads_with_throughput_and_the_registrys_counters() {
+        let rows = summary(&two());
+        assert_eq!(rows[0], ["", "unit", "base", "new"]);
+        assert_eq!(
+            rows[1],
+            ["fio throughput", "ops/s", "1.00k", "1.50k (+50.0%)"]
+        );
+        let scanned = (rows.iter())
+            .find(|r| r[0] == "Pages scanned")
+            .expect("pgscan's row");
+        assert_eq!(scanned[2..], ["150", "150 (+0.0%)"]);
+        let page = page(&RunResult {
+            scenario: "s".into(),
+            variants: two(),
+            ..Default::default()
+        })
+        .render();
+        let table = page.find("<table class=\"summary\">").unwrap();
+        assert!(
+            table < page.find("id=\"plot-0\"").unwrap(),
+            "before the charts"
+        );
     }
 }

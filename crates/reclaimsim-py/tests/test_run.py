@@ -96,6 +96,22 @@ def test_path_text_and_dict_give_the_same_results(tmp_path: pathlib.Path) -> Non
     assert list(swapped.vmstat.columns) == ["mglru", "classic"]
 
 
+def test_variants_keep_the_scenario_order_through_unstack() -> None:
+    # The scenario lists mglru before classic: frames keep that order, not the alphabet's.
+    d = tomllib.loads(TINY)
+    d["variants"] = {"mglru": d["variants"]["mglru"], "classic": d["variants"]["classic"]}
+    r = reclaimsim.compare(d, set={"duration": "50ms"})
+    order = ["mglru", "classic"]
+    assert list(r.workloads["ops"].unstack("variant").columns) == order
+    assert list(r.workloads.sort_index().index.get_level_values("variant").unique()) == order
+    assert list(r.locks["wait_ns"].unstack(0).columns) == order
+    assert list(r.memory_stat["pgscan_kswapd"].unstack("variant").columns) == order
+    assert list(r.alloc_stall.sort_index().index) == order
+    ts = r.timeseries.groupby("variant", observed=True)["free_pages"].min()
+    assert list(ts.index) == order
+    assert r.workloads.loc[("classic", "fio"), "ops"] > 0, "labels still select"
+
+
 def test_variant_and_set() -> None:
     both = reclaimsim.compare(TINY)
     one = reclaimsim.run(TINY, variant="mglru")

@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import subprocess
+import tomllib
 
 import pytest
 import reclaimsim
@@ -45,6 +46,17 @@ def test_local_sweep_document_and_frames() -> None:
     got = [dict(v, wall_s=0.0) for v in s.result("96MiB").raw["variants"]]
     want = [dict(v, wall_s=0.0) for v in point.raw["variants"]]
     assert got == want
+
+
+def test_points_keep_the_grid_and_scenario_order() -> None:
+    d = tomllib.loads(TINY)
+    d["variants"] = {"mglru": d["variants"]["mglru"], "classic": d["variants"]["classic"]}
+    s = reclaimsim.sweep(d, grid={"machine.memory": ["96MiB", "128MiB"]},
+                         set={"duration": "50ms"})
+    wide = s.points["pgscan"].unstack("variant")
+    assert list(wide.columns) == ["mglru", "classic"]
+    assert list(wide.index) == ["96MiB", "128MiB"]
+    assert list(s.frame("workloads")["ops"].unstack("variant").columns) == ["mglru", "classic"]
 
 
 def test_product_and_coupled_grids() -> None:

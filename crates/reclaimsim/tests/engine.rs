@@ -130,6 +130,34 @@ fn same_scenario_and_seed_give_identical_results() {
     assert_eq!(json(&d), json(&d2));
 }
 
+/// Without `sample_interval` the time series follows the run's length: 100 to 200
+/// samples, evenly spaced from 0 over the whole run; with it, the interval is as given.
+/// Either way the samples change no counter.
+#[test]
+fn time_series_follows_the_run_without_sample_interval() {
+    let given = run_with(None, false);
+    let auto = run_checked(&SMALL_DEMO.replace("sample_interval = \"50ms\"\n", ""));
+    let dt = |r: &VariantResult| r.timeseries[1].time_s - r.timeseries[0].time_s;
+    assert!((dt(&given) - 0.05).abs() < 1e-9, "{}", dt(&given));
+    let n = auto.timeseries.len();
+    assert!((101..=200).contains(&n), "{n} samples");
+    let step = dt(&auto);
+    for (i, s) in auto.timeseries.iter().enumerate() {
+        assert!((s.time_s - i as f64 * step).abs() < 1e-9, "sample {i} at {}", s.time_s);
+    }
+    let end = auto.virtual_time_s;
+    let last = auto.timeseries[n - 1].time_s;
+    assert!(last <= end && end - last < step, "last at {last} of {end}");
+    // More samples than the 50 ms interval gives, and the same counters.
+    assert!(n > given.timeseries.len());
+    let counters = |r: &VariantResult| {
+        let mut r = r.without_wall_time();
+        r.timeseries.clear();
+        serde_json::to_string(&r).unwrap()
+    };
+    assert_eq!(counters(&given), counters(&auto));
+}
+
 // ---------------------------------------------------------------------------------------
 // OOM
 // ---------------------------------------------------------------------------------------

@@ -15,9 +15,13 @@ from . import _core
 LRU_LISTS = ["inactive_anon", "active_anon", "inactive_file", "active_file"]
 
 
-def _frame(records: list[dict[str, Any]], columns: list[str], index: list[str]) -> pd.DataFrame:
-    """A frame of records with these columns (also when there are none), indexed."""
+def _frame(records: list[dict[str, Any]], columns: list[str], index: list[str],
+           variants: list[str]) -> pd.DataFrame:
+    """A frame of records with these columns (also when there are none), indexed. Its
+    ``variant`` column is an ordered categorical in the scenario's order (``variants``),
+    so that sorting, ``groupby`` and ``unstack`` keep that order, not the alphabet's."""
     df = pd.DataFrame.from_records(records, columns=columns)
+    df["variant"] = pd.Categorical(df["variant"], categories=variants, ordered=True)
     return df.set_index(index) if index else df
 
 
@@ -77,7 +81,7 @@ class RunResult:
             for path, m in v["memcgs"].items()
         ]
         keys = sorted({k for r in records for k in r} - {"variant", "memcg"})
-        df = _frame(records, ["variant", "memcg", *keys], ["variant", "memcg"])
+        df = _frame(records, ["variant", "memcg", *keys], ["variant", "memcg"], self.variants)
         return df.fillna(0).astype("int64")
 
     @functools.cached_property
@@ -112,7 +116,7 @@ class RunResult:
         ]
         cols = ["variant", "workload", "ops", "ops_per_sec", "mib_per_sec", "measured_s",
                 "p50_ns", "p99_ns", "max_ns"]
-        return _frame(records, cols, ["variant", "workload"])
+        return _frame(records, cols, ["variant", "workload"], self.variants)
 
     @functools.cached_property
     def locks(self) -> pd.DataFrame:
@@ -124,7 +128,8 @@ class RunResult:
             for v in self.raw["variants"]
             for name, lock in v["locks"].items()
         ]
-        return _frame(records, ["variant", "lock", *cols], ["variant", "lock"])
+        return _frame(records, ["variant", "lock", *cols], ["variant", "lock"],
+                      self.variants)
 
     @functools.cached_property
     def lock_sites(self) -> pd.DataFrame:
@@ -137,7 +142,7 @@ class RunResult:
             for site, s in lock["sites"].items()
         ]
         cols = ["variant", "lock", "site", "acquisitions", "wait_ns", "hold_ns"]
-        return _frame(records, cols, ["variant", "lock", "site"])
+        return _frame(records, cols, ["variant", "lock", "site"], self.variants)
 
     @functools.cached_property
     def kswapd_profile(self) -> pd.DataFrame:
@@ -147,9 +152,9 @@ class RunResult:
 
     @functools.cached_property
     def timeseries(self) -> pd.DataFrame:
-        """Samples over virtual time (the scenario's ``sample_interval``), one row per
-        (variant, sample, memcg): free pages (machine-wide) and the memcg's four LRU
-        lists in pages."""
+        """Samples over virtual time (every ``sample_interval``, or without it 100 to 200
+        over the run), one row per (variant, sample, memcg): free pages (machine-wide) and
+        the memcg's four LRU lists in pages."""
         records = [
             {"variant": v["name"], "time_s": s["time_s"], "memcg": path,
              "free_pages": s["free_pages"], **dict(zip(LRU_LISTS, lru))}
@@ -157,7 +162,8 @@ class RunResult:
             for s in v["timeseries"]
             for path, lru in s["lru"].items()
         ]
-        return _frame(records, ["variant", "time_s", "memcg", "free_pages", *LRU_LISTS], [])
+        cols = ["variant", "time_s", "memcg", "free_pages", *LRU_LISTS]
+        return _frame(records, cols, [], self.variants)
 
     @functools.cached_property
     def free_pages(self) -> pd.DataFrame:
@@ -167,7 +173,7 @@ class RunResult:
             for v in self.raw["variants"]
             for s in v["timeseries"]
         ]
-        df = _frame(records, ["variant", "time_s", "free_pages"], [])
+        df = _frame(records, ["variant", "time_s", "free_pages"], [], self.variants)
         wide = df.pivot(index="time_s", columns="variant", values="free_pages")
         return wide.reindex(columns=[v for v in self.variants if v in wide.columns])
 
@@ -188,7 +194,7 @@ class RunResult:
         ]
         cols = ["variant", "memcg", "node", "seq", "age_ms", "anon", "file", "max_seq",
                 "min_seq_anon", "min_seq_file"]
-        return _frame(records, cols, ["variant", "memcg", "node", "seq"])
+        return _frame(records, cols, ["variant", "memcg", "node", "seq"], self.variants)
 
     @functools.cached_property
     def lru_gen_timeseries(self) -> pd.DataFrame:
@@ -205,7 +211,7 @@ class RunResult:
             for g in view["gens"]
         ]
         cols = ["variant", "time_s", "memcg", "node", "seq", "age_ms", "anon", "file"]
-        return _frame(records, cols, [])
+        return _frame(records, cols, [], self.variants)
 
     @functools.cached_property
     def alloc_stall(self) -> pd.DataFrame:
@@ -216,13 +222,14 @@ class RunResult:
              **{f"{q}_ns": v["alloc_stall"]["latency_ns"][q] for q in ("p50", "p99", "max")}}
             for v in self.raw["variants"]
         ]
-        return _frame(records, ["variant", "calls", "p50_ns", "p99_ns", "max_ns"], ["variant"])
+        cols = ["variant", "calls", "p50_ns", "p99_ns", "max_ns"]
+        return _frame(records, cols, ["variant"], self.variants)
 
     @functools.cached_property
     def oom_kills(self) -> pd.DataFrame:
         """OOM kills: virtual time, scope (``global`` or the memcg) and victim."""
         records = [{"variant": v["name"], **k} for v in self.raw["variants"] for k in v["oom_kills"]]
-        return _frame(records, ["variant", "time_s", "scope", "victim"], [])
+        return _frame(records, ["variant", "time_s", "scope", "victim"], [], self.variants)
 
     def to_json(self, path: Union[str, "os.PathLike[str]", None] = None) -> str:
         """The results document as JSON (``reclaimsim report`` reads it); written to

@@ -213,7 +213,9 @@ class SweepResult:
         """One row per (value, variant), a column per metric of the library's registry
         (``reclaimsim.metric_info()``: throughput summed over workloads in ops/s and MiB/s,
         lock spin share, allocation stalls, pgscan, pgsteal, pswpin, refaults, kswapd CPU
-        ns and virtual seconds), computed by the library as its reports compute them."""
+        ns and virtual seconds), computed by the library as its reports compute them.
+        Values keep the grid's order and variants the scenario's (ordered categoricals),
+        also through ``unstack``."""
         records = []
         for p in self.raw["points"]:
             for v in p["variants"]:
@@ -221,7 +223,11 @@ class SweepResult:
                     "value": p["value"], "variant": v["name"],
                     **dict(_core.variant_metrics(json.dumps(v))),
                 })
-        return pd.DataFrame.from_records(records).set_index(["value", "variant"])
+        df = pd.DataFrame.from_records(records)
+        variants = list(dict.fromkeys(df["variant"]))
+        df["value"] = pd.Categorical(df["value"], categories=self.values, ordered=True)
+        df["variant"] = pd.Categorical(df["variant"], categories=variants, ordered=True)
+        return df.set_index(["value", "variant"])
 
     def frame(self, name: str) -> pd.DataFrame:
         """A :class:`RunResult` frame (``"workloads"``, ``"vmstat"``, ...) of every point,

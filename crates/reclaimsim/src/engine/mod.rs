@@ -73,6 +73,12 @@ pub struct Progress {
 /// Steps between invariant checks under `check`.
 const CHECK_EVERY: u64 = 4096;
 
+/// With no `sample_interval`, the time series starts at this interval (100 µs) and
+/// doubles whenever it reaches `2 * AUTO_SAMPLES` samples (`Engine::thin_samples`): a
+/// run ends with 100 to 200 samples whatever its length (fewer if it lasts under 10 ms).
+const AUTO_FIRST_INTERVAL_NS: u64 = 100_000;
+const AUTO_SAMPLES: usize = 100;
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum State {
     #[default]
@@ -211,7 +217,11 @@ pub(crate) struct Engine {
     capped: bool,
     steps: u64,
     pub(crate) samples: Vec<Sample>,
-    sample_every: Option<u64>,
+    /// The time series' interval (ns): the scenario's `sample_interval`, or
+    /// `AUTO_FIRST_INTERVAL_NS` doubled as the run goes on (`thin_samples`).
+    sample_every: u64,
+    /// No `sample_interval` given: keep between `AUTO_SAMPLES` and twice as many samples.
+    sample_auto: bool,
     next_sample: u64,
     pub(crate) accesses: u64,
     /// The `[[event]]` commands (as written, parsed) and how they ended.
@@ -586,7 +596,10 @@ impl Engine {
             capped: false,
             steps: 0,
             samples: Vec::new(),
-            sample_every: s.sample_interval.map(|d| d.0.max(1)),
+            sample_every: s
+                .sample_interval
+                .map_or(AUTO_FIRST_INTERVAL_NS, |d| d.0.max(1)),
+            sample_auto: s.sample_interval.is_none(),
             next_sample: 0,
             accesses: 0,
             events,
@@ -1125,12 +1138,9 @@ impl Engine {
     }
 
     fn take_samples(&mut self, clock: u64) {
-        let Some(every) = self.sample_every else {
-            return;
-        };
         while self.next_sample <= clock {
             let t = self.next_sample;
-            self.next_sample += every;
+            self.next_sample += self.sample_every;
             let mut lru = BTreeMap::new();
             for (m, cg) in self.k.memcgs.cgs.iter().enumerate() {
                 let mut v = [0u64; 4];
@@ -1164,6 +1174,22 @@ impl Engine {
                 lru,
                 lru_gen,
             });
+            if self.sample_auto && self.samples.len() > 2 * AUTO_SAMPLES {
+                self.thin_samples();
+            }
         }
+    }
+
+    /// Every other sample dropped and the interval doubled, so that a run of any length
+    /// ends with `AUTO_SAMPLES` to twice as many, evenly spaced: with 2N+1 samples at
+    /// 0, d, .., 2N*d, those at 0, 2d, .., 2N*d are kept and the next is at (2N+2)*d.
+    fn thin_samples(&mut self) {
+        let mut keep = false;
+        self.samples.retain(|_| {
+            keep = !keep;
+            keep
+        });
+        self.sample_every *= 2;
+        self.next_sample = self.next_sample.next_multiple_of(self.sample_every);
     }
 }

@@ -42,7 +42,8 @@ pub struct Scenario {
     pub scale_exempt: Vec<String>,
     /// Stop the run at this virtual time even if workloads are still running.
     pub duration: Option<Duration>,
-    /// How often the time series (free pages, lru sizes, lru_gen view) is sampled.
+    /// How often the time series (free pages, lru sizes, lru_gen view) is sampled;
+    /// without it the engine picks an interval after the run's length (100 to 200 samples).
     pub sample_interval: Option<Duration>,
     pub machine: MachineConfig,
     #[serde(default)]
