@@ -387,7 +387,7 @@ impl Mglru {
         k.spend(k.costs.lock_acquire, Cat::PteScan);
         // The PTE table is read under its lock at this time, not ahead of the tasks
         // that set its accessed bits.
-        k.sync();
+        self.sync_walking(k, walk);
         let (memcg, node) = (k.lruvecs[lv].memcg, k.lruvecs[lv].node as usize);
         let new_gen = lru_gen_from_seq(walk.max_seq);
         let (mut total, mut young) = (0, 0);
@@ -423,6 +423,15 @@ impl Mglru {
             }
         }
         suitable_to_scan(total, young)
+    }
+
+    /// A sync point inside a walk: while other tasks run, the walk goes back where a
+    /// task switch parks it, so the checker counts its deferred sizes.
+    fn sync_walking(&mut self, k: &mut Kernel, walk: &mut MmWalk) {
+        debug_assert!(self.walk.is_none());
+        self.walk = Some(std::mem::take(walk));
+        k.sync();
+        *walk = self.walk.take().expect("the running task's walk");
     }
 
     /// Models reset_batch_size() under the lru lock: apply the walk's deferred sizes.
