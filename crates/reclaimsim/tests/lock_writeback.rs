@@ -431,12 +431,24 @@ fn readtwice_spins_more_on_the_node_lock() {
         "node {node:?} lruvec {lruvec:?}"
     );
     // A batch mixes the node lock's domains only when its reader moved to the other
-    // node's CPUs (the dd are unpinned) and re-read pages cached on the first.
+    // node's CPUs (the dd are unpinned) and re-read pages cached on the first. (How
+    // often that happens against the per-memcg locks' relocks depends on which readers
+    // the balancer moves, so the counts themselves are not compared.)
+    let topo = reclaimsim::sim::topology::Topology {
+        sockets: 2,
+        cores_per_socket: 4,
+        threads_per_core: 2,
+        nodes: 2,
+    };
+    let crossed = by_name["node-lock"].sched.tasks.iter().any(|t| {
+        let sockets: std::collections::BTreeSet<u32> =
+            t.cpus.iter().map(|&c| topo.socket_of(c)).collect();
+        t.task.starts_with("dd") && sockets.len() > 1
+    });
     assert!(
-        node.relocks < lruvec.relocks,
-        "node: one lock domain per node; node {} lruvec {}",
-        node.relocks,
-        lruvec.relocks
+        node.relocks == 0 || crossed,
+        "node: {} relocks with no reader on both sockets",
+        node.relocks
     );
     assert!(
         lruvec.relocks > 0,
