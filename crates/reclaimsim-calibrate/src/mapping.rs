@@ -295,7 +295,7 @@ mod tests {
         let e = &p.costs["zram_compress"];
         assert_eq!(
             (e.value, e.range, e.default),
-            (1000, Some([920, 1680]), Some(4500))
+            (1000, Some([920, 1680]), Some(1800))
         );
         assert!(e
             .method

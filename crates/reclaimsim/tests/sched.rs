@@ -59,7 +59,9 @@ fn tasks<'a>(r: &'a VariantResult, prefix: &str) -> Vec<&'a TaskUse> {
         .collect()
 }
 
-/// Four CPU-bound threads on two CPUs: CFS gives each half of a CPU over a second.
+/// Four CPU-bound threads on two CPUs: CFS gives each half of a CPU over a second, to
+/// within what the balancer leaves: a 3-1 split lasts until the busy CPU's next
+/// periodic balance (2 CPUs x busy_factor 16 = 32 ms), so a share may be off by ~2%.
 #[test]
 fn four_cpu_bound_threads_on_two_cpus_each_get_half() {
     let text = format!(
@@ -71,7 +73,7 @@ fn four_cpu_bound_threads_on_two_cpus_each_get_half() {
     assert_eq!(hog.len(), 4);
     for t in hog {
         assert!(
-            (t.cpu_s - 0.5).abs() < 0.005,
+            (t.cpu_s - 0.5).abs() < 0.02,
             "{} ran {:.4} s of 1 s on 2 CPUs shared by 4",
             t.task,
             t.cpu_s

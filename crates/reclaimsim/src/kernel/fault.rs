@@ -358,8 +358,6 @@ fn pte_changed(k: &mut Kernel, mm: u32, v: usize, idx: usize, orig: Pte) -> bool
 /// folio (folio_mark_dirty) and let balance_dirty_pages_ratelimited() kick background
 /// writeback.
 fn dirty_shared_page(k: &mut Kernel, pfn: Pfn) {
-    // The folio's flags and the dirty counts are shared with reclaim and the flusher.
-    k.sync();
     if crate::kernel::writeback::folio_mark_dirty(k, pfn) {
         crate::kernel::writeback::balance_dirty_pages_ratelimited(k);
     }
@@ -694,6 +692,9 @@ pub fn generic_perform_write(
     k.spend(k.costs.read_syscall, Cat::Other);
     let pfn = find_or_read_page(k, p, memcg, file, index, Via::Write)?;
     k.spend(k.costs.page_copy, Cat::Io);
+    // write_end dirties the folio at this time: its flags and the dirty counts are
+    // shared with reclaim and the flusher.
+    k.sync();
     dirty_shared_page(k, pfn);
     Ok(())
 }
