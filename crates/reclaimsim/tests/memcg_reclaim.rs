@@ -99,7 +99,8 @@ fn run(text: &str, sets: &[&str], check: bool) -> VariantResult {
 }
 
 fn vm(r: &VariantResult, name: &str) -> u64 {
-    r.vmstat[name]
+    r.counter(name)
+        .unwrap_or_else(|| panic!("no counter {name}"))
 }
 
 fn stat(r: &VariantResult, memcg: &str, key: &str) -> u64 {

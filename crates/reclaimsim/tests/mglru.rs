@@ -40,7 +40,8 @@ fn run_file(name: &str, sets: &[&str]) -> Vec<VariantResult> {
 }
 
 fn vm(r: &VariantResult, name: &str) -> u64 {
-    r.vmstat[name]
+    r.counter(name)
+        .unwrap_or_else(|| panic!("no counter {name}"))
 }
 
 fn share(r: &VariantResult, cat: &str) -> f64 {
@@ -123,7 +124,7 @@ fn mixed_anon_and_file_reclaim_keeps_every_invariant() {
         );
         assert_eq!(st.gens.len() as u64, gens);
         let pages: u64 = st.gens.iter().map(|g| g.anon + g.file).sum();
-        let usage = r.memcgs[memcg].stat["usage"] / 4096;
+        let usage = r.memcgs[memcg].current / 4096;
         assert!(
             pages <= usage && pages + 256 >= usage,
             "{memcg}: {pages} on lists, {usage} charged"

@@ -143,11 +143,15 @@ fn print_table(
     }
 }
 
-/// A run's misses, and the pages it touched: pages brought in from the device or swap
-/// (pgpgin counts KiB) plus first touches of anonymous pages.
+/// A run's misses, and the pages it touched: pages read from the device (pgpgin counts
+/// KiB) or from swap (pswpin: 6.1's zram and brd swap-ins skip submit_bio, so pgpgin
+/// leaves them out) plus first touches of anonymous pages.
 fn misses(r: &VariantResult, anon_pages: u64) -> (u64, u64) {
-    let pgpgin = r.vmstat.get("pgpgin").copied().unwrap_or(0);
-    (pgpgin / 4 + anon_pages, r.page_accesses)
+    let get = |k: &str| r.vmstat.get(k).copied().unwrap_or(0);
+    (
+        get("pgpgin") / 4 + get("pswpin") + anon_pages,
+        r.page_accesses,
+    )
 }
 
 /// The scenario that replays the trace in a memcg of `cache` bytes on a machine with

@@ -74,9 +74,15 @@ class RunResult:
         """/proc/vmstat counters: one row per counter, one column per variant."""
         return _wide(self.raw["variants"], lambda v: v["vmstat"], "counter")
 
+    @functools.cached_property
+    def model_counters(self) -> pd.DataFrame:
+        """The model's own global counters (lru_gen_*, the throttles): one row per counter,
+        one column per variant."""
+        return _wide(self.raw["variants"], lambda v: v.get("model_counters", {}), "counter")
+
     def _memcg_frame(self, part: str) -> pd.DataFrame:
         records = [
-            {"variant": v["name"], "memcg": path, **m[part]}
+            {"variant": v["name"], "memcg": path, **m.get(part, {})}
             for v in self.raw["variants"]
             for path, m in v["memcgs"].items()
         ]
@@ -89,6 +95,13 @@ class RunResult:
         """Each memcg's memory.stat (hierarchical, as cgroup v2): rows (variant, memcg),
         one column per counter."""
         return self._memcg_frame("memory.stat")
+
+    @functools.cached_property
+    def memcg_model_counters(self) -> pd.DataFrame:
+        """Each memcg's counts outside memory.stat (hierarchical): counters 6.1 keeps only
+        globally as the model attributes them (pswpin, pswpout, ...) and the model's own
+        (lru_gen_aging, ...): rows (variant, memcg), one column per counter."""
+        return self._memcg_frame("model_counters")
 
     @functools.cached_property
     def memory_events(self) -> pd.DataFrame:

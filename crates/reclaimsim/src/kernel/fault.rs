@@ -519,7 +519,8 @@ fn swapin_skip_swapcache(
 
 /// Models swap_readpage() of one page from zram or brd, which complete in the caller's
 /// context (zram's decompression, brd's copy), and pswpin; then do_swap_page() counts the
-/// major fault ("had to read the page from swap area").
+/// major fault ("had to read the page from swap area"). 6.1 reads through the device's
+/// ->rw_page (bdev_read_page), which skips submit_bio(): pswpin (global only), no pgpgin.
 fn swap_readpage(k: &mut Kernel, memcg: MemcgId) {
     match k.swap.as_ref().unwrap().device {
         crate::kernel::config::SwapDevice::Zram => {
@@ -527,8 +528,8 @@ fn swap_readpage(k: &mut Kernel, memcg: MemcgId) {
         }
         crate::kernel::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
     }
+    // Per memcg too: the model's attribution, shown outside memory.stat.
     k.count(Vm::Pswpin, memcg, 1);
-    k.vm.add(Vm::Pgpgin, 4);
     k.count(Vm::Pgmajfault, memcg, 1);
 }
 

@@ -77,6 +77,52 @@ counters! {
     LruGenAvoidSwapping => "lru_gen_avoid_swapping",
 }
 
+/// The counters before this index are kernel counters (/proc/vmstat's names); from it on
+/// they are the model's own (the throttles, balance_dirty_pages' pauses, MGLRU's
+/// lru_gen_*), which the results keep apart from vmstat and memory.stat.
+pub const NR_KERNEL_VM: usize = Vm::DirtyThrottle as usize;
+
+/// memory.stat's workingset entries, in the order of 6.1's memory_stats[] (where they
+/// follow the LRU sizes; workingset_nodereclaim is not modelled).
+pub const MEMCG_WORKINGSET: [Vm; 6] = [
+    Vm::WorkingsetRefaultAnon,
+    Vm::WorkingsetRefaultFile,
+    Vm::WorkingsetActivateAnon,
+    Vm::WorkingsetActivateFile,
+    Vm::WorkingsetRestoreAnon,
+    Vm::WorkingsetRestoreFile,
+];
+
+/// memory.stat's events after its `pgscan` and `pgsteal` sums, in the order of 6.1's
+/// memcg_vm_event_stat[] (pgpgin and pgpgout, which 6.1 keeps there, it does not print;
+/// pglazyfree, pglazyfreed, zswpin, zswpout and the THP events are not modelled).
+pub const MEMCG_VM_EVENTS: [Vm; 9] = [
+    Vm::PgscanKswapd,
+    Vm::PgscanDirect,
+    Vm::PgstealKswapd,
+    Vm::PgstealDirect,
+    Vm::Pgfault,
+    Vm::Pgmajfault,
+    Vm::Pgrefill,
+    Vm::Pgactivate,
+    Vm::Pgdeactivate,
+];
+
+/// Kernel counters 6.1 keeps only globally (count_vm_event, or node state that
+/// memory.stat does not print) that the model also attributes to the memcg it counted
+/// them for; the results show that attribution outside memory.stat.
+pub const MEMCG_GLOBAL_ONLY: [Vm; 9] = [
+    Vm::Pswpin,
+    Vm::Pswpout,
+    Vm::PgscanAnon,
+    Vm::PgscanFile,
+    Vm::PgstealAnon,
+    Vm::PgstealFile,
+    Vm::Pgrotated,
+    Vm::NrDirtied,
+    Vm::NrWritten,
+];
+
 #[derive(Clone, Debug)]
 pub struct VmStat(pub [u64; NR_VM]);
 

@@ -360,7 +360,9 @@ pub fn lru_scan_touch(k: &mut Kernel, prefetched: bool) {
 /// Models pageout(): writes a dirty folio. A swap-cache folio goes to zram or brd, which
 /// complete in the submitter's context, so it comes back clean at once; a page-cache
 /// folio gets PG_reclaim and an asynchronous write (ext4 on brd completes through its
-/// end_io work), so it comes back with PG_writeback.
+/// end_io work), so it comes back with PG_writeback. 6.1's __swap_writepage() hands the
+/// page to zram's or brd's ->rw_page (bdev_write_page), which skips submit_bio(): the
+/// write counts pswpout (count_swpout_vm_event, global only) but no pgpgout.
 fn pageout(k: &mut Kernel, pfn: Pfn) {
     let f = k.folios[pfn as usize];
     k.vm.add(Vm::NrVmscanWrite, 1);
@@ -374,8 +376,8 @@ fn pageout(k: &mut Kernel, pfn: Pfn) {
         }
         _ => k.spend(k.costs.page_copy, Cat::Io),
     }
+    // Per memcg too: the model's attribution, shown outside memory.stat.
     k.count(Vm::Pswpout, f.memcg, 1);
-    k.vm.add(Vm::Pgpgout, 4);
     k.folios[pfn as usize].clear(pg::DIRTY | pg::RECLAIM);
 }
 

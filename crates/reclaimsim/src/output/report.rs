@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 use std::path::Path;
 
-/// The vmstat counters shown first, in this order (when present).
+/// The vmstat counters shown first, in this order (when present), then the model's own
+/// `lru_gen_*` counters (from `model_counters`).
 const VMSTAT: &[&str] = &[
     "pgscan_kswapd",
     "pgscan_direct",
@@ -88,7 +89,10 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
     if !names.is_empty() {
         let mut t = Grid::new(&["vmstat", ""]);
         for name in names {
-            t.row(vec![name.to_string(), v.vmstat[name].to_string()]);
+            t.row(vec![
+                name.to_string(),
+                v.counter(name).unwrap_or(0).to_string(),
+            ]);
         }
         section(&mut out, &t.render());
     }
@@ -306,9 +310,7 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
     });
     workload_rows(&mut rows, verbose);
     for name in vmstat_names(vs, verbose) {
-        rows.count(name.to_string(), &|v| {
-            v.vmstat.get(name).copied().unwrap_or(0) as f64
-        });
+        rows.count(name.to_string(), &|v| v.counter(name).unwrap_or(0) as f64);
     }
     if vs.iter().any(|v| v.alloc_stall.calls > 0) {
         rows.count("alloc stalls".into(), &|v| v.alloc_stall.calls as f64);
@@ -392,7 +394,7 @@ fn memcg_rows(rows: &mut Rows, verbose: bool) {
             (v.memcgs.get(path))
                 .and_then(|m| match c {
                     Some(c) => memcg_stat(m, c),
-                    None => m.stat.get(key).copied(),
+                    None => m.get(key),
                 })
                 .unwrap_or(0) as f64
         };
@@ -533,16 +535,15 @@ fn vmstat_names(vs: &[VariantResult], verbose: bool) -> Vec<&str> {
     // The model's MGLRU counters only where they counted something.
     let present = |k: &str| {
         vs.iter().any(|v| {
-            v.vmstat
-                .get(k)
-                .is_some_and(|&n| n > 0 || !k.starts_with("lru_gen"))
+            v.counter(k)
+                .is_some_and(|n| n > 0 || !k.starts_with("lru_gen"))
         })
     };
     let mut names: Vec<&str> = VMSTAT.iter().copied().filter(|k| present(k)).collect();
     if verbose {
         let rest: BTreeSet<&str> = vs
             .iter()
-            .flat_map(|v| v.vmstat.keys())
+            .flat_map(|v| v.vmstat.keys().chain(v.model_counters.keys()))
             .map(String::as_str)
             .filter(|k| !VMSTAT.contains(k))
             .collect();
@@ -597,11 +598,8 @@ fn pgsteal_col() -> usize {
 /// Column `c` of `MEMCG_STAT` for one memcg.
 fn memcg_stat(m: &MemcgResult, c: usize) -> Option<u64> {
     let (key, parts) = MEMCG_STAT[c];
-    m.stat.get(key).copied().or_else(|| {
-        let present: Vec<u64> = parts
-            .iter()
-            .filter_map(|p| m.stat.get(*p).copied())
-            .collect();
+    m.get(key).or_else(|| {
+        let present: Vec<u64> = parts.iter().filter_map(|p| m.get(p)).collect();
         (!present.is_empty()).then(|| present.iter().sum())
     })
 }
@@ -820,7 +818,7 @@ mod tests {
                 let mut m = MemcgResult::default();
                 m.stat.insert("pgsteal_kswapd".into(), steal);
                 m.stat.insert("pgsteal_direct".into(), 0);
-                m.stat.insert("lru_gen_aging".into(), 3);
+                m.model_counters.insert("lru_gen_aging".into(), 3);
                 v.memcgs.insert(path.into(), m);
             }
             v.alloc_stall = crate::results::AllocStall {

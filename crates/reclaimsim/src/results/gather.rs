@@ -6,7 +6,8 @@ use super::*;
 use crate::engine::{Engine, Finished, RunOptions, SimError, Wl};
 use crate::kernel::folio::lru;
 use crate::kernel::memcg::MemcgId;
-use crate::kernel::stats::{CAT_NAMES, VM_NAMES};
+use crate::kernel::stats::{Vm, CAT_NAMES, MEMCG_GLOBAL_ONLY, MEMCG_VM_EVENTS};
+use crate::kernel::stats::{MEMCG_WORKINGSET, NR_KERNEL_VM, VM_NAMES};
 use crate::kernel::Kernel;
 use crate::scenario::config::Scenario;
 use std::collections::BTreeMap;
@@ -47,6 +48,10 @@ impl Engine {
             virtual_time_s: self.run_end() as f64 / 1e9,
             wall_s: 0.0,
             vmstat: vmstat(k),
+            model_counters: (VM_NAMES.iter().zip(k.vm.0.iter()))
+                .skip(NR_KERNEL_VM)
+                .map(|(n, v)| (n.to_string(), *v))
+                .collect(),
             memcgs: (0..k.memcgs.cgs.len())
                 .map(|m| memcg(k, m as MemcgId))
                 .collect(),
@@ -70,9 +75,11 @@ impl Engine {
     }
 }
 
-/// /proc/vmstat: the event counters, free, dirty and writeback pages, LRU list sizes.
+/// /proc/vmstat: the kernel's event counters, free, dirty and writeback pages, LRU list
+/// sizes.
 fn vmstat(k: &Kernel) -> BTreeMap<String, u64> {
     let mut vmstat: BTreeMap<String, u64> = (VM_NAMES.iter().zip(k.vm.0.iter()))
+        .take(NR_KERNEL_VM)
         .map(|(n, v)| (n.to_string(), *v))
         .collect();
     vmstat.insert("nr_free_pages".into(), k.free_pages());
@@ -87,19 +94,23 @@ fn vmstat(k: &Kernel) -> BTreeMap<String, u64> {
     vmstat
 }
 
-/// Memcg `m`'s path with its memory.stat (hierarchical, as cgroup v2 shows it; sizes in
-/// bytes) and memory.events.
+/// Memcg `m`'s path with its memory.stat (hierarchical, as cgroup v2 shows it, with the
+/// keys 6.1 prints that the model keeps; sizes in bytes), memory.events, memory.current,
+/// memory.swap.current and the model's own per-memcg counts.
 fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
     let cg = &k.memcgs.cgs[m as usize];
     let sub = k.memcgs.iter(m);
-    let mut stat: BTreeMap<String, u64> = BTreeMap::new();
-    for (i, name) in VM_NAMES.iter().enumerate() {
-        let n = sub
-            .iter()
+    let raw = |i: usize| -> u64 {
+        sub.iter()
             .map(|&c| k.memcgs.cgs[c as usize].stat.0[i])
-            .sum();
-        stat.insert(name.to_string(), n);
-    }
+            .sum()
+    };
+    let count = |c: Vm| raw(c as usize);
+    let named = |c: Vm| (VM_NAMES[c as usize].to_string(), count(c));
+    let mut stat: BTreeMap<String, u64> = BTreeMap::new();
+    let gauge = |v: &[u64]| sub.iter().map(|&c| v[c as usize]).sum::<u64>() * 4096;
+    stat.insert("file_dirty".into(), gauge(&k.wb.memcg_dirty));
+    stat.insert("file_writeback".into(), gauge(&k.wb.memcg_writeback));
     for (i, name) in lru::NAMES.iter().enumerate() {
         let pages: u64 = (sub.iter())
             .flat_map(|&c| (0..k.nr_nodes()).map(move |n| (c, n)))
@@ -107,11 +118,20 @@ fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
             .sum();
         stat.insert(name.to_string(), pages * 4096);
     }
-    stat.insert("usage".into(), cg.usage * 4096);
-    let gauge = |v: &[u64]| sub.iter().map(|&c| v[c as usize]).sum::<u64>() * 4096;
-    stat.insert("file_dirty".into(), gauge(&k.wb.memcg_dirty));
-    stat.insert("file_writeback".into(), gauge(&k.wb.memcg_writeback));
-    stat.insert("swap".into(), cg.swap_usage * 4096);
+    stat.extend(MEMCG_WORKINGSET.map(named));
+    // 6.1's memory_stat_format() sums kswapd's and direct reclaim's.
+    stat.insert(
+        "pgscan".into(),
+        count(Vm::PgscanKswapd) + count(Vm::PgscanDirect),
+    );
+    stat.insert(
+        "pgsteal".into(),
+        count(Vm::PgstealKswapd) + count(Vm::PgstealDirect),
+    );
+    stat.extend(MEMCG_VM_EVENTS.map(named));
+    let model_counters = (MEMCG_GLOBAL_ONLY.into_iter().map(named))
+        .chain((NR_KERNEL_VM..VM_NAMES.len()).map(|i| (VM_NAMES[i].to_string(), raw(i))))
+        .collect();
     let ev = &cg.events;
     let events = [
         ("low", ev.low),
@@ -123,7 +143,14 @@ fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
     .into_iter()
     .map(|(n, v)| (n.to_string(), v))
     .collect();
-    (cg.path.clone(), MemcgResult { stat, events })
+    let result = MemcgResult {
+        stat,
+        events,
+        current: cg.usage * 4096,
+        swap_current: cg.swap_usage * 4096,
+        model_counters,
+    };
+    (cg.path.clone(), result)
 }
 
 /// Per workload, or per `workload:phase` when it has several (phases without operations

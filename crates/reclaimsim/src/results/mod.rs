@@ -33,8 +33,14 @@ pub struct VariantResult {
     pub virtual_time_s: f64,
     /// Host wall time; the only field that differs between two runs of one scenario.
     pub wall_s: f64,
-    /// Global counters named as /proc/vmstat names them.
+    /// Global counters named as /proc/vmstat names them: the kernel's counters only.
     pub vmstat: BTreeMap<String, u64>,
+    /// The model's own global counters, which no kernel keeps: the reclaim throttles'
+    /// counts and sleep times (`throttle_<reason>`, `throttle_<reason>_ns`),
+    /// balance_dirty_pages' pauses, MGLRU's `lru_gen_aging`, `lru_gen_aging_skipped`,
+    /// `lru_gen_abort_scan`, `lru_gen_avoid_swapping`.
+    #[serde(default)]
+    pub model_counters: BTreeMap<String, u64>,
     /// Per memcg path: "memory.stat" and "memory.events" maps (hierarchical, as cgroup v2).
     pub memcgs: BTreeMap<String, MemcgResult>,
     /// Per workload (or `workload:phase` for multi-phase workloads).
@@ -83,10 +89,80 @@ impl From<&crate::kernel::stats::Histogram> for AllocStall {
 
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct MemcgResult {
+    /// memory.stat as 6.1 prints it (hierarchical; sizes in bytes), the keys the model
+    /// keeps: `file_dirty`, `file_writeback`, the LRU sizes, the `workingset_*`
+    /// entries, then `pgscan` and `pgsteal` (kswapd plus direct) and the events of
+    /// memcg_vm_event_stat[]. `MEMORY_STAT_KEYS` lists them in 6.1's order.
     #[serde(rename = "memory.stat")]
     pub stat: BTreeMap<String, u64>,
     #[serde(rename = "memory.events")]
     pub events: BTreeMap<String, u64>,
+    /// memory.current: the memcg's charged memory, in bytes.
+    #[serde(rename = "memory.current", default)]
+    pub current: u64,
+    /// memory.swap.current: the swap slots charged to the memcg, in bytes.
+    #[serde(rename = "memory.swap.current", default)]
+    pub swap_current: u64,
+    /// The model's per-memcg counts that 6.1's memory.stat does not have (hierarchical):
+    /// kernel counters 6.1 keeps only globally, as the model attributes them to memcgs
+    /// (`pswpin`, `pswpout`, `pgscan_anon`, `pgscan_file`, `pgsteal_anon`,
+    /// `pgsteal_file`, `pgrotated`, `nr_dirtied`, `nr_written`), and the model's own
+    /// counters (`lru_gen_aging`, `lru_gen_abort_scan`, ...).
+    #[serde(default)]
+    pub model_counters: BTreeMap<String, u64>,
+}
+
+/// memory.stat's keys that the results carry, in the order 6.1's memory_stat_format()
+/// prints them (memory_stats[], then the pgscan and pgsteal sums, then
+/// memcg_vm_event_stat[]).
+pub const MEMORY_STAT_KEYS: [&str; 24] = [
+    "file_dirty",
+    "file_writeback",
+    "inactive_anon",
+    "active_anon",
+    "inactive_file",
+    "active_file",
+    "unevictable",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "workingset_activate_anon",
+    "workingset_activate_file",
+    "workingset_restore_anon",
+    "workingset_restore_file",
+    "pgscan",
+    "pgsteal",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "pgfault",
+    "pgmajfault",
+    "pgrefill",
+    "pgactivate",
+    "pgdeactivate",
+];
+
+impl MemcgResult {
+    /// A value by name: a memory.stat key, else one of `model_counters`; `usage` and
+    /// `swap` (the tables' column names) are memory.current and memory.swap.current.
+    pub fn get(&self, key: &str) -> Option<u64> {
+        match key {
+            "usage" => Some(self.current),
+            "swap" => Some(self.swap_current),
+            _ => (self.stat.get(key))
+                .or_else(|| self.model_counters.get(key))
+                .copied(),
+        }
+    }
+}
+
+impl VariantResult {
+    /// A global counter by name: a vmstat key, else one of `model_counters`.
+    pub fn counter(&self, key: &str) -> Option<u64> {
+        (self.vmstat.get(key))
+            .or_else(|| self.model_counters.get(key))
+            .copied()
+    }
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]

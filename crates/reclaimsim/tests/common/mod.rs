@@ -242,14 +242,14 @@ pub fn run_checked(text: &str) -> VariantResult {
     .unwrap_or_else(|e| panic!("run failed: {e}"))
 }
 
-/// A memcg's hierarchical memory.stat entry.
+/// A memcg's hierarchical memory.stat entry, else its model counter of that name (`usage`
+/// is memory.current, `swap` memory.swap.current).
 pub fn memcg_stat(r: &VariantResult, memcg: &str, key: &str) -> u64 {
-    *r.memcgs
+    r.memcgs
         .get(memcg)
         .unwrap_or_else(|| panic!("no memcg {memcg} in results"))
-        .stat
         .get(key)
-        .unwrap_or_else(|| panic!("no memory.stat {key}"))
+        .unwrap_or_else(|| panic!("no memory.stat or model counter {key}"))
 }
 
 /// A memcg's memory.events entry.
@@ -264,7 +264,6 @@ pub fn memcg_event(r: &VariantResult, memcg: &str, key: &str) -> u64 {
 
 /// A global /proc/vmstat entry.
 pub fn vmstat(r: &VariantResult, key: &str) -> u64 {
-    *r.vmstat
-        .get(key)
-        .unwrap_or_else(|| panic!("no vmstat {key}"))
+    r.counter(key)
+        .unwrap_or_else(|| panic!("no vmstat or model counter {key}"))
 }

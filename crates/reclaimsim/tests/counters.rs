@@ -1,0 +1,168 @@
+//! The counters where Linux 6.1 counts them (docs/model.md section 16): swap I/O to zram
+//! and brd goes through the device's ->rw_page, not submit_bio(), so it adds pswpin and
+//! pswpout but no pgpgin or pgpgout; MGLRU's lru_gen_refault() counts a refault only
+//! when the shadow's generation is still min_seq; memory.stat holds the keys 6.1 prints
+//! and the model's own counters sit in `model_counters`.
+
+mod common;
+
+use common::{memcg_stat, run_checked, vmstat};
+use reclaimsim::kernel::batch;
+use reclaimsim::kernel::fault;
+use reclaimsim::kernel::folio::pg;
+use reclaimsim::kernel::lru::mglru::gen::LRU_REFS_WIDTH;
+use reclaimsim::kernel::lru::mglru::Mglru;
+use reclaimsim::kernel::lru::Policy;
+use reclaimsim::kernel::pagecache::File;
+use reclaimsim::kernel::stats::Vm;
+use reclaimsim::kernel::workingset::{Shadow, EVICTION_MASK};
+use reclaimsim::kernel::{Exec, Kernel};
+use reclaimsim::results::MEMORY_STAT_KEYS;
+use reclaimsim::scenario;
+
+/// Anon memory twice the machine's, read back twice, in memcg /a, on swap `device`.
+fn swapping(policy: &str, device: &str) -> String {
+    format!(
+        r#"
+name = "swapping"
+[machine]
+memory = "16MiB"
+cpus = 2
+swap = {{ device = "{device}", size = "128MiB" }}
+[kernel]
+policy = "{policy}"
+[[memcg]]
+path = "/a"
+[[workload]]
+name = "reader"
+memcg = "/a"
+[workload.anon]
+size = "32MiB"
+populate = true
+write = false
+pattern = "seq"
+passes = 3
+"#
+    )
+}
+
+#[test]
+fn swap_to_zram_or_brd_adds_pswpout_and_pswpin_but_no_pgpgout_or_pgpgin() {
+    for policy in ["classic", "mglru"] {
+        for device in ["zram", "ramdisk"] {
+            let r = run_checked(&swapping(policy, device));
+            let at = format!("{policy} {device}");
+            assert!(vmstat(&r, "pswpout") > 4096, "{at}");
+            assert!(vmstat(&r, "pswpin") > 4096, "{at}");
+            // Anon only: no file I/O goes through submit_bio() either.
+            assert_eq!(vmstat(&r, "pgpgout"), 0, "{at}");
+            assert_eq!(vmstat(&r, "pgpgin"), 0, "{at}");
+        }
+    }
+}
+
+#[test]
+fn memory_stat_holds_what_6_1_prints_and_the_rest_is_apart() {
+    let r = run_checked(&swapping("mglru", "zram"));
+    for (path, m) in &r.memcgs {
+        let keys: Vec<&str> = m.stat.keys().map(String::as_str).collect();
+        let mut want = MEMORY_STAT_KEYS.to_vec();
+        want.sort_unstable();
+        assert_eq!(keys, want, "{path}");
+        let get = |k: &str| m.stat[k];
+        assert_eq!(get("pgscan"), get("pgscan_kswapd") + get("pgscan_direct"));
+        assert_eq!(
+            get("pgsteal"),
+            get("pgsteal_kswapd") + get("pgsteal_direct")
+        );
+    }
+    // pswpout is a global event in 6.1; the model's attribution to /a is outside
+    // memory.stat, as are its own MGLRU counters.
+    let a = &r.memcgs["/a"];
+    assert!(memcg_stat(&r, "/a", "pgsteal") > 0);
+    assert!(a.model_counters["pswpout"] > 0);
+    assert!(a.model_counters["lru_gen_aging"] > 0);
+    assert!(a.current > 0 && a.swap_current > 0);
+    assert!(!r.vmstat.contains_key("lru_gen_aging"));
+    assert!(r.model_counters["lru_gen_aging"] > 0);
+    assert!(r.vmstat["pswpout"] > 0);
+}
+
+/// An MGLRU machine with one page of a file read into memcg /t, on the LRU.
+fn mglru_with_a_page() -> (Kernel, Mglru, u32, usize) {
+    let text = r#"name = "refault"
+[machine]
+memory = "64MiB"
+cpus = 2
+[kernel]
+policy = "mglru"
+[[memcg]]
+path = "/t"
+[[workload]]
+name = "idle"
+[workload.anon]
+size = "4KiB"
+"#;
+    let s = scenario::parse(text, "test.toml", &[], None)
+        .unwrap_or_else(|e| panic!("bad test scenario: {e}"))
+        .base;
+    let mut k = Kernel::new(&s.kernel_setup());
+    let mut p = Mglru::new(&k);
+    k.cur = Exec::new(0, 0, false, None);
+    let memcg = k.memcgs.by_path("/t").unwrap();
+    k.files.push(File::new(1, false));
+    let file = (k.files.len() - 1) as u32;
+    fault::filemap_read(&mut k, &mut p, memcg, file, 0).expect("read");
+    batch::lru_add_drain(&mut k, &mut p);
+    let pfn = k.files[file as usize].slots[0].as_page().expect("page 0");
+    let lv = k.lruvec(memcg, 0);
+    (k, p, pfn, lv)
+}
+
+/// A shadow of the page's memcg and node with generation `seq` and `refs` accesses
+/// through file descriptors (refs - 1 in the token, as lru_gen_eviction() packs it).
+fn shadow(k: &Kernel, pfn: u32, seq: u64, refs: u64) -> u64 {
+    Shadow {
+        memcg: k.folios[pfn as usize].memcg,
+        node: 0,
+        eviction: ((seq << LRU_REFS_WIDTH) | refs.saturating_sub(1)) & EVICTION_MASK,
+        workingset: refs > 0,
+    }
+    .pack()
+}
+
+fn refaulted(p: &Mglru, lv: usize) -> u64 {
+    (p.lrugen[lv].refaulted.iter())
+        .flat_map(|h| h.iter().flat_map(|t| t.iter()))
+        .sum()
+}
+
+#[test]
+fn mglru_counts_a_refault_only_when_the_shadow_generation_is_min_seq() {
+    let (mut k, mut p, pfn, lv) = mglru_with_a_page();
+    let min_seq = p.lrugen[lv].min_seq[1];
+    // A generation that is not min_seq (older, wrapped): nothing, not even the PID
+    // controller's refaulted[].
+    let old = shadow(&k, pfn, min_seq.wrapping_sub(1), 1);
+    p.refault(&mut k, pfn, old, true);
+    assert_eq!(k.vm.get(Vm::WorkingsetRefaultFile), 0);
+    assert_eq!(k.vm.get(Vm::WorkingsetRestoreFile), 0);
+    assert_eq!(refaulted(&p, lv), 0);
+    assert!(!k.folios[pfn as usize].test(pg::WORKINGSET));
+    // min_seq's generation, outside a fault, below the top tier: a refault, no restore.
+    let s = shadow(&k, pfn, min_seq, 1);
+    p.refault(&mut k, pfn, s, false);
+    assert_eq!(k.vm.get(Vm::WorkingsetRefaultFile), 1);
+    assert_eq!(k.vm.get(Vm::WorkingsetRestoreFile), 0);
+    assert_eq!(refaulted(&p, lv), 1);
+    // In a fault: restore too. With refs at the top (1 << LRU_REFS_WIDTH): restore too.
+    let s = shadow(&k, pfn, min_seq, 1);
+    p.refault(&mut k, pfn, s, true);
+    let top = 1 << LRU_REFS_WIDTH;
+    let s = shadow(&k, pfn, min_seq, top);
+    p.refault(&mut k, pfn, s, false);
+    assert_eq!(k.vm.get(Vm::WorkingsetRefaultFile), 3);
+    assert_eq!(k.vm.get(Vm::WorkingsetRestoreFile), 2);
+    // workingset_activate is sort_folio()'s (a protected tier), never the refault's.
+    assert_eq!(k.vm.get(Vm::WorkingsetActivateFile), 0);
+}
