@@ -104,7 +104,7 @@ fn vm(r: &VariantResult, name: &str) -> u64 {
 }
 
 fn stat(r: &VariantResult, memcg: &str, key: &str) -> u64 {
-    r.memcgs[memcg].stat[key]
+    (r.memcgs[memcg].get(key)).unwrap_or_else(|| panic!("no {key} in {memcg}"))
 }
 
 #[test]
