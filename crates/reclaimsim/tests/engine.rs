@@ -143,7 +143,11 @@ fn time_series_follows_the_run_without_sample_interval() {
     assert!((101..=200).contains(&n), "{n} samples");
     let step = dt(&auto);
     for (i, s) in auto.timeseries.iter().enumerate() {
-        assert!((s.time_s - i as f64 * step).abs() < 1e-9, "sample {i} at {}", s.time_s);
+        assert!(
+            (s.time_s - i as f64 * step).abs() < 1e-9,
+            "sample {i} at {}",
+            s.time_s
+        );
     }
     let end = auto.virtual_time_s;
     let last = auto.timeseries[n - 1].time_s;

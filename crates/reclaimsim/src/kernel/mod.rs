@@ -576,7 +576,11 @@ mod tests {
             k.spend(500, Cat::Other);
             assert_eq!(rmap::folio_referenced(k, pfn, None, None), 0, "seen before");
             k.spend(20_000 - k.cur.clock, Cat::Other);
-            assert_eq!(rmap::folio_referenced(k, pfn, None, None), 1, "missed after");
+            assert_eq!(
+                rmap::folio_referenced(k, pfn, None, None),
+                1,
+                "missed after"
+            );
         });
         run_tasks(&mut k, vec![(0, a), (0, b)]);
     }
