@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{memcg_stat, run_checked, vmstat};
+use common::{memcg_stat, run_checked, swap_reread, vmstat};
 use reclaimsim::kernel::batch;
 use reclaimsim::kernel::fault;
 use reclaimsim::kernel::folio::pg;
@@ -20,37 +20,11 @@ use reclaimsim::kernel::{Exec, Kernel};
 use reclaimsim::results::MEMORY_STAT_KEYS;
 use reclaimsim::scenario;
 
-/// Anon memory twice the machine's, read back twice, in memcg /a, on swap `device`.
-fn swapping(policy: &str, device: &str) -> String {
-    format!(
-        r#"
-name = "swapping"
-[machine]
-memory = "16MiB"
-cpus = 2
-swap = {{ device = "{device}", size = "128MiB" }}
-[kernel]
-policy = "{policy}"
-[[memcg]]
-path = "/a"
-[[workload]]
-name = "reader"
-memcg = "/a"
-[workload.anon]
-size = "32MiB"
-populate = true
-write = false
-pattern = "seq"
-passes = 3
-"#
-    )
-}
-
 #[test]
 fn swap_to_zram_or_brd_adds_pswpout_and_pswpin_but_no_pgpgout_or_pgpgin() {
     for policy in ["classic", "mglru"] {
         for device in ["zram", "ramdisk"] {
-            let r = run_checked(&swapping(policy, device));
+            let r = run_checked(&swap_reread(policy, device, Some("/a")));
             let at = format!("{policy} {device}");
             assert!(vmstat(&r, "pswpout") > 4096, "{at}");
             assert!(vmstat(&r, "pswpin") > 4096, "{at}");
@@ -63,7 +37,7 @@ fn swap_to_zram_or_brd_adds_pswpout_and_pswpin_but_no_pgpgout_or_pgpgin() {
 
 #[test]
 fn memory_stat_holds_what_6_1_prints_and_the_rest_is_apart() {
-    let r = run_checked(&swapping("mglru", "zram"));
+    let r = run_checked(&swap_reread("mglru", "zram", Some("/a")));
     for (path, m) in &r.memcgs {
         let keys: Vec<&str> = m.stat.keys().map(String::as_str).collect();
         let mut want = MEMORY_STAT_KEYS.to_vec();

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{run_checked, vmstat, Sys};
+use common::{run_checked, swap_reread, vmstat, Sys};
 use reclaimsim::kernel::batch;
 use reclaimsim::kernel::folio::{pg, Pfn, NIL};
 use reclaimsim::kernel::lru::Policy;
@@ -275,35 +275,11 @@ fn a_swap_cache_hit_frees_the_slot_when_swap_is_over_half_full() {
     s.check();
 }
 
-/// A process reading back twice the memory it populated: the passes after the first
-/// swap pages in and evict them again.
-fn reread(policy: &str, device: &str) -> String {
-    format!(
-        r#"
-name = "reread"
-[machine]
-memory = "16MiB"
-cpus = 2
-swap = {{ device = "{device}", size = "128MiB" }}
-[kernel]
-policy = "{policy}"
-[[workload]]
-name = "reader"
-[workload.anon]
-size = "32MiB"
-populate = true
-write = false
-pattern = "seq"
-passes = 3
-"#
-    )
-}
-
 #[test]
 fn rereading_swapped_pages_writes_them_out_again() {
     for policy in ["classic", "mglru"] {
         for device in ["zram", "ramdisk"] {
-            let r = run_checked(&reread(policy, device));
+            let r = run_checked(&swap_reread(policy, device, None));
             let (pswpin, pswpout) = (vmstat(&r, "pswpin"), vmstat(&r, "pswpout"));
             assert!(pswpin > 4096, "{policy} {device}: pswpin {pswpin}");
             // Every page swapped in and evicted again is written again; with the swap

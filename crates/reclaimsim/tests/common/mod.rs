@@ -267,3 +267,35 @@ pub fn vmstat(r: &VariantResult, key: &str) -> u64 {
     r.counter(key)
         .unwrap_or_else(|| panic!("no vmstat or model counter {key}"))
 }
+
+/// A process populating anon memory twice the machine's and reading it back twice, on
+/// swap `device` (the passes after the first swap pages in and evict them again), in
+/// `memcg` when given.
+pub fn swap_reread(policy: &str, device: &str, memcg: Option<&str>) -> String {
+    let (cg, member) = match memcg {
+        Some(path) => (
+            format!("[[memcg]]\npath = \"{path}\"\n"),
+            format!("memcg = \"{path}\"\n"),
+        ),
+        None => (String::new(), String::new()),
+    };
+    format!(
+        r#"
+name = "reread"
+[machine]
+memory = "16MiB"
+cpus = 2
+swap = {{ device = "{device}", size = "128MiB" }}
+[kernel]
+policy = "{policy}"
+{cg}[[workload]]
+name = "reader"
+{member}[workload.anon]
+size = "32MiB"
+populate = true
+write = false
+pattern = "seq"
+passes = 3
+"#
+    )
+}
