@@ -372,6 +372,30 @@ fn prefetch_touches(k: &Kernel, mm: u32, touches: &[Touch]) {
     }
 }
 
+/// Host only: the PTE of the touch a few operations ahead of this one, and the swap-map
+/// entries of the one just after this, whose PTE an earlier step started loading. With
+/// one touch an operation, `prefetch_touches` alone finds nothing to overlap.
+fn prefetch_ahead(k: &Kernel, mm: u32, gen: &dyn Workload, thread: usize) {
+    let pte = |d| match gen.ahead(thread, d)? {
+        Touch::Mem { region, page, .. } => {
+            let vma = k.mms[mm as usize].vmas.get(region as usize)?;
+            vma.ptes.get(page as usize)
+        }
+        _ => None,
+    };
+    if let Some(p) = pte(PREFETCH_PTE_AHEAD) {
+        crate::kernel::mm::prefetch(p);
+    }
+    let (Some(swap), Some(slot)) = (&k.swap, pte(0).and_then(|p| p.swap_slot())) else {
+        return;
+    };
+    crate::kernel::mm::prefetch(&swap.slots[slot as usize]);
+    crate::kernel::mm::prefetch(&swap.memcg[slot as usize]);
+}
+
+/// How many touches ahead `prefetch_ahead` starts loading a PTE.
+const PREFETCH_PTE_AHEAD: usize = 2;
+
 /// The id of `set` (made ascending) in `cpusets`, added if new.
 fn cpuset_id(cpusets: &mut Vec<Vec<u32>>, mut set: Vec<u32>) -> u32 {
     set.sort_unstable();
@@ -839,6 +863,9 @@ impl Engine {
         touches.clear();
         let rel = clock - self.wls[wi].start_ns;
         let step = self.wls[wi].gen.next(t, rel, &mut touches);
+        if let Some(m) = mm {
+            prefetch_ahead(&self.k, m, self.wls[wi].gen.as_ref(), t);
+        }
         self.k.cur = crate::kernel::Exec::new(clock, cpu, false, mm);
         match step {
             Step::Op { phase, bytes } => {

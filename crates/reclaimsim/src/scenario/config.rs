@@ -40,6 +40,12 @@ pub struct Scenario {
     /// (`machine.swap.size`, `memcg."/a".max`, `workload.fio.fio.size`).
     #[serde(default)]
     pub scale_exempt: Vec<String>,
+    /// Durations `scale` multiplies too, by their `--set` paths
+    /// (`workload.fio.fio.runtime`): run lengths that are an amount of work at the
+    /// scenario's size (a window in which each memcg reads its limit a few times over, a
+    /// ramp that makes a number of passes over the files). Others stay as written.
+    #[serde(default)]
+    pub scale_durations: Vec<String>,
     /// Stop the run at this virtual time even if workloads are still running.
     pub duration: Option<Duration>,
     /// How often the time series (free pages, lru sizes, lru_gen view) is sampled;

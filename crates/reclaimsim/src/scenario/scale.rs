@@ -14,7 +14,7 @@
 
 use super::{at, fail, key, show, Problem, Seg};
 use crate::scenario::config::{Scenario, WorkloadConfig};
-use crate::units::{ByteSize, PAGE_SIZE};
+use crate::units::{ByteSize, Duration, PAGE_SIZE};
 
 /// A value `scale` multiplies.
 enum Size<'a> {
@@ -39,7 +39,159 @@ pub(super) fn apply(s: &mut Scenario) -> Result<(), Problem> {
     let exempt = std::mem::take(&mut s.scale_exempt);
     let result = scale_fields(fields(s), &exempt, k);
     s.scale_exempt = exempt;
+    result?;
+    let named = std::mem::take(&mut s.scale_durations);
+    let result = scale_durations(durations(s), &named, k);
+    s.scale_durations = named;
     result
+}
+
+/// Checks that each of `named` is one of `fields`, then multiplies those by `k` (to the
+/// nearest ns).
+fn scale_durations(
+    fields: Vec<(String, &mut Duration)>,
+    named: &[String],
+    k: f64,
+) -> Result<(), Problem> {
+    let written_as: Vec<Option<String>> = named.iter().map(|e| written(e)).collect();
+    for (i, entry) in named.iter().enumerate() {
+        if !fields
+            .iter()
+            .any(|(p, _)| written_as[i].as_ref() == Some(p))
+        {
+            let paths: Vec<&str> = fields.iter().map(|(p, _)| p.as_str()).collect();
+            return fail(
+                vec![key("scale_durations"), Seg::Index(i)],
+                format!(
+                    "{entry:?} is not a duration of this scenario that scale can multiply; \
+                     those are: {}",
+                    listed(&paths)
+                ),
+            );
+        }
+    }
+    if k == 1.0 {
+        return Ok(());
+    }
+    for (path, d) in fields {
+        if written_as.iter().any(|n| n.as_ref() == Some(&path)) {
+            d.0 = (d.0 as f64 * k).round() as u64;
+        }
+    }
+    Ok(())
+}
+
+/// The run lengths of `s` that `scale_durations` may name, each with its `--set` path:
+/// the run's `duration`, each workload's `start`, and its tables' ramps, runtimes,
+/// phase sleeps and delays. Per-operation times (fio's `thinktime`) are not among them.
+fn durations(s: &mut Scenario) -> Vec<(String, &mut Duration)> {
+    let mut out = Vec::new();
+    if let Some(d) = &mut s.duration {
+        out.push((path(&["duration"]), d));
+    }
+    for w in &mut s.workloads {
+        workload_durations(w, &mut out);
+    }
+    out
+}
+
+/// A workload's run lengths: one arm per workload table, as `workload_fields`.
+fn workload_durations<'a>(w: &'a mut WorkloadConfig, out: &mut Vec<(String, &'a mut Duration)>) {
+    let WorkloadConfig {
+        name,
+        fio,
+        memcached,
+        dd,
+        page_fault3,
+        anon,
+        // A trace's times are the trace's.
+        trace: _,
+        start,
+        memcg: _,
+        cpus: _,
+        client_cpus: _,
+        node: _,
+        pin: _,
+        after: _,
+        until: _,
+    } = w;
+    let at = |rest: &[&str]| path(&[&["workload", name.as_str()], rest].concat());
+    out.push((at(&["start"]), start));
+    if let Some(o) = fio {
+        out.extend(o.runtime.as_mut().map(|d| (at(&["fio", "runtime"]), d)));
+        out.push((at(&["fio", "ramp_time"]), &mut o.ramp_time));
+        for (i, p) in o.phase.iter_mut().enumerate() {
+            let n = phase_name(i, &p.name);
+            out.extend(phase_durations(
+                &at(&["fio", "phase", &n]),
+                &mut p.sleep_until,
+                p.runtime.as_mut(),
+            ));
+        }
+    }
+    if let Some(o) = memcached {
+        for (i, p) in o.phase.iter_mut().enumerate() {
+            // memtier's runs are all phases, named from phase0 (as `workload_fields`).
+            let n = p.name.clone().unwrap_or_else(|| format!("phase{i}"));
+            out.push((at(&["memcached", "phase", &n, "delay"]), &mut p.delay));
+            out.extend(
+                p.test_time
+                    .as_mut()
+                    .map(|d| (at(&["memcached", "phase", &n, "test-time"]), d)),
+            );
+        }
+    }
+    let repeats = [
+        dd.as_mut()
+            .map(|o| ("dd", o.runtime.as_mut(), &mut o.phase)),
+        page_fault3
+            .as_mut()
+            .map(|o| ("page_fault3", Some(&mut o.runtime), &mut o.phase)),
+    ];
+    for (table, runtime, phases) in repeats.into_iter().flatten() {
+        out.extend(runtime.map(|d| (at(&[table, "runtime"]), d)));
+        for (i, p) in phases.iter_mut().enumerate() {
+            let n = phase_name(i, &p.name);
+            out.extend(phase_durations(
+                &at(&[table, "phase", &n]),
+                &mut p.sleep_until,
+                p.runtime.as_mut(),
+            ));
+        }
+    }
+    if let Some(o) = anon {
+        out.extend(o.runtime.as_mut().map(|d| (at(&["anon", "runtime"]), d)));
+        for (i, p) in o.phase.iter_mut().enumerate() {
+            let n = phase_name(i, &p.name);
+            out.extend(phase_durations(
+                &at(&["anon", "phase", &n]),
+                &mut p.sleep_until,
+                None,
+            ));
+        }
+    }
+}
+
+/// A later phase's name as results give it: its own, or `phase<N>` counting from 1.
+fn phase_name(i: usize, name: &Option<String>) -> String {
+    name.clone().unwrap_or_else(|| format!("phase{}", i + 1))
+}
+
+/// A later phase's `sleep_until` and `runtime`, where given, under the phase's path.
+fn phase_durations<'a>(
+    phase: &str,
+    sleep_until: &'a mut Option<Duration>,
+    runtime: Option<&'a mut Duration>,
+) -> Vec<(String, &'a mut Duration)> {
+    [("sleep_until", sleep_until.as_mut()), ("runtime", runtime)]
+        .into_iter()
+        .filter_map(|(f, d)| Some((format!("{phase}.{}", key_text(f)), d?)))
+        .collect()
+}
+
+/// One more dotted part as `path` writes it.
+fn key_text(part: &str) -> String {
+    show(&[key(part)])
 }
 
 /// Checks that each of `exempt` names one of `fields`, then multiplies the others by `k`.
@@ -366,6 +518,60 @@ requests = 7
         assert_eq!(
             err.to_string().split(':').next(),
             Some("--set scale_exempt"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn named_durations_scale_and_the_others_stay() {
+        let text = ALL.replace(
+            "page_fault3 = { size = \"2MiB\", runtime = \"1s\" }",
+            "page_fault3 = { size = \"2MiB\", runtime = \"1s\" }\nstart = \"10ms\"",
+        ) + "[[workload]]\nname = \"f2\"\n[workload.fio]\nsize = \"1MiB\"\n\
+             time_based = true\nramp_time = \"300ms\"\nruntime = \"1s\"\n\
+             [[workload.fio.phase]]\nsleep_until = \"2s\"\nruntime = \"500ms\"\n";
+        let sets = [
+            r#"scale_durations=["workload.pf.page_fault3.runtime", "workload.f2.fio.ramp_time",
+                        "workload.f2.fio.phase.phase1.runtime", "workload.mc.memcached.phase.load.delay"]"#,
+        ];
+        let s = load(&text, &sets).unwrap().base;
+        let ms = 1_000_000;
+        let pf = &s.workloads[3];
+        assert_eq!(pf.page_fault3.as_ref().unwrap().runtime.0, 4000 * ms);
+        assert_eq!(pf.start.0, 10 * ms, "start is not named: it stays");
+        let f2 = s.workloads[5].fio.as_ref().unwrap();
+        assert_eq!(
+            (f2.ramp_time.0, f2.runtime.unwrap().0),
+            (1200 * ms, 1000 * ms)
+        );
+        let p = &f2.phase[0];
+        assert_eq!(
+            (p.sleep_until.unwrap().0, p.runtime.unwrap().0),
+            (2000 * ms, 2000 * ms)
+        );
+        // At scale 1 a named duration keeps its value.
+        let one = load(&text, &[sets[0], "scale=1"]).unwrap().base;
+        assert_eq!(one.workloads[5].fio.as_ref().unwrap().ramp_time.0, 300 * ms);
+    }
+
+    #[test]
+    fn a_bad_duration_entry_is_named() {
+        let text = ALL.replace(
+            "scale = 4\n",
+            "scale = 4\nscale_durations = [\"workload.pf.page_fault3.runtime\", \"workload.fio.fio.thinktime\"]\n",
+        );
+        let err = load(&text, &[]).unwrap_err();
+        assert_eq!(
+            (err.field.as_str(), err.line),
+            ("scale_durations[1]", Some(4)),
+            "{err}"
+        );
+        assert!(
+            err.message.starts_with("\"workload.fio.fio.thinktime\" is not a duration of this scenario that scale can multiply; those are: workload.anon.start, "),
+            "{err}"
+        );
+        assert!(
+            err.message.contains("workload.pf.page_fault3.runtime"),
             "{err}"
         );
     }

@@ -282,7 +282,14 @@ struct Worker {
     done: u64,
     /// The phase's sleep was looked at.
     slept: bool,
+    /// Touches of this phase already drawn, in order, from index `done` on: drawn a few
+    /// ahead so the engine can start loading their PTEs a step early (host speed only;
+    /// the draws are the same, in the same order).
+    ahead: std::collections::VecDeque<(u64, bool)>,
 }
+
+/// How many touches a worker draws ahead of the one it does.
+const AHEAD: usize = 4;
 
 /// The anon generator: worker `t` is thread `t`.
 pub struct Anon {
@@ -332,6 +339,7 @@ impl Anon {
                     phase: 0,
                     done: 0,
                     slept: false,
+                    ahead: Default::default(),
                 }
             })
             .collect();
@@ -357,6 +365,23 @@ impl Anon {
             .saturating_mul(pass)
             .min(spec.accesses.unwrap_or(u64::MAX))
     }
+}
+
+/// Touch `i` of phase `p` for worker `w`: its page (sequential from the worker's slice,
+/// or from the phase's sampler) and whether it writes.
+fn draw(w: &mut Worker, spec: &PhaseSpec, p: usize, i: u64) -> (u64, bool) {
+    let page = match &w.samplers[p] {
+        None => w.first + i % w.len,
+        Some(s) => s.sample(&mut w.rng),
+    };
+    // fio's get_rand_ddir: a draw in 1..=100 against rwmixread, if mixed.
+    let write = match spec.read_percent {
+        _ if spec.populate => true,
+        100 => false,
+        0 => true,
+        r => w.rng.gen_range(1..=100) > r,
+    };
+    (page, write)
 }
 
 impl Workload for Anon {
@@ -392,6 +417,15 @@ impl Workload for Anon {
         self.phases.get(phase)?.wait_for.as_deref()
     }
 
+    fn ahead(&self, thread: usize, d: usize) -> Option<Touch> {
+        let &(page, write) = self.workers[thread].ahead.get(d)?;
+        Some(Touch::Mem {
+            region: 0,
+            page,
+            write,
+        })
+    }
+
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step {
         if self.end_ns.is_some_and(|e| now_ns >= e) {
             return Step::Done;
@@ -415,22 +449,21 @@ impl Workload for Anon {
         }
         let n = self.per_op.min(limit - w.done);
         for i in w.done..w.done + n {
-            let page = match &w.samplers[p] {
-                None => w.first + i % w.len,
-                Some(s) => s.sample(&mut w.rng),
-            };
-            // fio's get_rand_ddir: a draw in 1..=100 against rwmixread, if mixed.
-            let write = match spec.read_percent {
-                _ if spec.populate => true,
-                100 => false,
-                0 => true,
-                r => w.rng.gen_range(1..=100) > r,
+            let (page, write) = match w.ahead.pop_front() {
+                Some(t) => t,
+                None => draw(w, spec, p, i),
             };
             out.push(Touch::Mem {
                 region: 0,
                 page,
                 write,
             });
+        }
+        // Never past the phase's end: the next phase draws from the same stream.
+        while w.ahead.len() < AHEAD && w.done + n + (w.ahead.len() as u64) < limit {
+            let i = w.done + n + w.ahead.len() as u64;
+            let t = draw(w, spec, p, i);
+            w.ahead.push_back(t);
         }
         w.done += n;
         Step::Op {

@@ -96,6 +96,12 @@ pub trait Workload {
     /// The next step of thread `thread` at virtual time `now_ns` (since the workload
     /// started); touches go to `out`, which the caller has cleared.
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step;
+    /// Host speed only: the touch `d` places after those the last `next` gave thread
+    /// `thread`, if the workload has drawn it already (the engine loads its PTE early).
+    /// Nothing a task observes may depend on it.
+    fn ahead(&self, _thread: usize, _d: usize) -> Option<Touch> {
+        None
+    }
     /// What phase `phase` waits for, after the barrier ending the phase before it: a
     /// workload or `workload:phase` that must have finished.
     fn waits_for(&self, _phase: usize) -> Option<&str> {
