@@ -54,11 +54,9 @@ fn scale_durations(
     k: f64,
 ) -> Result<(), Problem> {
     let written_as: Vec<Option<String>> = named.iter().map(|e| written(e)).collect();
+    let names = |n: &Option<String>, path: &str| n.as_deref().is_some_and(|n| matches(n, path));
     for (i, entry) in named.iter().enumerate() {
-        if !fields
-            .iter()
-            .any(|(p, _)| written_as[i].as_ref() == Some(p))
-        {
+        if !fields.iter().any(|(p, _)| names(&written_as[i], p)) {
             let paths: Vec<&str> = fields.iter().map(|(p, _)| p.as_str()).collect();
             return fail(
                 vec![key("scale_durations"), Seg::Index(i)],
@@ -74,11 +72,22 @@ fn scale_durations(
         return Ok(());
     }
     for (path, d) in fields {
-        if written_as.iter().any(|n| n.as_ref() == Some(&path)) {
+        if written_as.iter().any(|n| names(n, &path)) {
             d.0 = (d.0 as f64 * k).round() as u64;
         }
     }
     Ok(())
+}
+
+/// Whether `path` is the one `pattern` names, where a part `*` stands for any one name
+/// (`workload.*.dd.runtime`: every instance of an `instances` workload).
+fn matches(pattern: &str, path: &str) -> bool {
+    match pattern.split_once(&show(&[key("*")])) {
+        None => pattern == path,
+        Some((head, tail)) => {
+            path.len() > head.len() + tail.len() && path.starts_with(head) && path.ends_with(tail)
+        }
+    }
 }
 
 /// The run lengths of `s` that `scale_durations` may name, each with its `--set` path:
@@ -549,6 +558,12 @@ requests = 7
             (p.sleep_until.unwrap().0, p.runtime.unwrap().0),
             (2000 * ms, 2000 * ms)
         );
+        // `*` stands for any workload's name.
+        let all = load(&text, &["scale_durations=['workload.\"*\".start']"])
+            .unwrap()
+            .base;
+        let starts: Vec<u64> = all.workloads.iter().map(|w| w.start.0 / ms).collect();
+        assert_eq!(starts, [0, 0, 0, 40, 0, 0]);
         // At scale 1 a named duration keeps its value.
         let one = load(&text, &[sets[0], "scale=1"]).unwrap().base;
         assert_eq!(one.workloads[5].fio.as_ref().unwrap().ramp_time.0, 300 * ms);
