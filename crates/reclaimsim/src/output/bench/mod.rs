@@ -65,11 +65,16 @@ const fn case(name: &'static str, text: &'static str, per_policy: bool) -> Case 
     }
 }
 
-/// The cases, in the order they run. Seed 004's readtwice (104 CPUs, 104 memcgs) runs
-/// for 40 ms of virtual time rather than 200.
-const CASES: [Case; 6] = [
+/// The cases, in the order they run. `zipf-1` is `zipf` with one touch an operation,
+/// the default a user's scenario gets (each operation an engine step). Seed 004's
+/// readtwice (104 CPUs, 104 memcgs) runs for 40 ms of virtual time rather than 200.
+const CASES: [Case; 7] = [
     case("hit-heavy", HIT_HEAVY, false),
     case("zipf", include_str!("zipf.toml"), true),
+    Case {
+        sets: &["workload.anon.anon.ops_per_step=1"],
+        ..case("zipf-1", include_str!("zipf.toml"), true)
+    },
     case("uniform", include_str!("uniform.toml"), true),
     case("mixed-memcgs", include_str!("mixed-memcgs.toml"), true),
     Case {
@@ -201,7 +206,7 @@ mod tests {
     #[test]
     fn every_run_parses() {
         let runs = runs();
-        assert_eq!(runs.len(), 10);
+        assert_eq!(runs.len(), 12);
         for (name, text, sets) in &runs {
             scenario::parse(text, name, sets, None).unwrap();
         }
