@@ -1,10 +1,11 @@
 //! Per-CPU folio batches (mm/swap.c, struct cpu_fbatches): folios are queued per CPU and
-//! moved onto the LRU lists in batches under one lock hold. A folio in the lru_add batch
-//! is not on any list yet (no PG_lru), so reclaim cannot see it; the move batches hold a
+//! moved onto the LRU lists in batches under one lock hold. A folio in the lru_add batch is
+//! not on any list yet (no PG_lru), so reclaim cannot see it; the move batches hold a
 //! reference, and a folio isolated meanwhile is skipped at flush time. How it is skipped
 //! depends on the lock protocol (`lru_lock`): 5.11+ test-and-clears PG_lru before taking
-//! the lruvec lock (the isolation token; docs/model.md section 8), so the move functions must not test
-//! PG_lru again; <= 5.10 tested PageLRU under the node lock and left it set.
+//! the lruvec lock (the isolation token; docs/model/batches-locks.md), so the move
+//! functions must not test PG_lru again; <= 5.10 tested PageLRU under the node lock and
+//! left it set.
 
 use crate::kernel::config::LruLockKind;
 use crate::kernel::folio::{pg, Pfn};

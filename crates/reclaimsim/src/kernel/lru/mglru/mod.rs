@@ -1,8 +1,8 @@
 //! The multi-generational LRU as merged in Linux 6.1 (CONFIG_LRU_GEN: mm/vmscan.c,
-//! mm/workingset.c, include/linux/mm_inline.h; docs/model.md section 13).
+//! mm/workingset.c, include/linux/mm_inline.h; docs/model/mglru.md).
 //!
-//! How reclaim spreads over many memcgs is the scenario switch `memcg_reclaim` (docs/model.md
-//! section 14), orthogonal to the per-folio algorithm, which is 6.1's in all three:
+//! How reclaim spreads over many memcgs is the scenario switch `memcg_reclaim`
+//! (docs/model/mglru-memcgs.md), orthogonal to the per-folio algorithm, which is 6.1's in all three:
 //! - `none`, the series before "optimize multiple memcgs" (the seeds' "patch1-8"):
 //!   kswapd ages every memcg on each balance_pgdat iteration (`lru_gen_age_node`) and
 //!   `lru_gen_shrink_lruvec` scans each memcg in turn with no feedback and no backoff;
