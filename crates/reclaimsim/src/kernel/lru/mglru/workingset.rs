@@ -4,7 +4,6 @@
 
 use super::gen::*;
 use super::Mglru;
-use crate::kernel::debug::vm_bug_on;
 use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::stats::Vm;
 use crate::kernel::workingset::{Shadow, EVICTION_MASK};
@@ -58,12 +57,6 @@ impl Mglru {
         let t = f.lru_type();
         let g = &mut self.lrugen[k.lruvec(f.memcg, node)];
         let min_seq = g.min_seq[t];
-        // The token's seq was min_seq at eviction, and min_seq only grows. 6.1 compares
-        // masked seqs and has no check; the model's 38 bits never wrap.
-        vm_bug_on!(
-            s.eviction >> LRU_REFS_WIDTH > min_seq,
-            "token from the future"
-        );
         if s.eviction >> LRU_REFS_WIDTH != min_seq & (EVICTION_MASK >> LRU_REFS_WIDTH) {
             return;
         }
