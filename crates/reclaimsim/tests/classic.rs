@@ -1,7 +1,8 @@
-//! Mechanism tests of the classic LRU against the kernel (docs/model.md sections 8 and
-//! 12): get_scan_count modes and arithmetic, refault distance, per-CPU batch rules, the
-//! folio_mark_accessed state machine, and the invariant checker itself. Each test drives
-//! kernel functions directly on a small machine and runs the checker afterwards.
+//! Mechanism tests of the classic LRU against the kernel (docs/model/batches-locks.md and
+//! docs/model/classic-lru.md): get_scan_count modes and arithmetic, refault distance,
+//! per-CPU batch rules, the folio_mark_accessed state machine, and the invariant checker
+//! itself. Each test drives kernel functions directly on a small machine and runs the
+//! checker afterwards.
 
 mod common;
 
@@ -37,7 +38,7 @@ path = "/b"
 "#;
 
 // ---------------------------------------------------------------------------------------
-// get_scan_count (docs/model.md section 12)
+// get_scan_count (docs/model/classic-lru.md)
 // ---------------------------------------------------------------------------------------
 
 /// A machine for the pure get_scan_count arithmetic, with swap and the given swappiness,
@@ -320,7 +321,7 @@ fn scan_count_memory_low_and_min_scaling() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Refault distance (docs/model.md section 7)
+// Refault distance (docs/model/workingset.md)
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -488,7 +489,7 @@ fn refault_of_a_deactivated_page_restores_the_workingset() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Per-CPU batches (docs/model.md section 8)
+// Per-CPU batches (docs/model/batches-locks.md)
 // ---------------------------------------------------------------------------------------
 
 fn lru_add_flushes_at(pagevec: u32) {
@@ -746,7 +747,7 @@ fn batch_flush_relocks_per_lruvec_only_with_lruvec_locks() {
 }
 
 // ---------------------------------------------------------------------------------------
-// folio_mark_accessed (docs/model.md section 12)
+// folio_mark_accessed (docs/model/classic-lru.md)
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -806,7 +807,7 @@ fn mark_accessed_state_machine() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Reclaim drivers (docs/model.md section 9)
+// Reclaim drivers (docs/model/reclaim-drivers.md)
 // ---------------------------------------------------------------------------------------
 
 /// 200 anon pages of one process, 150 of them made active (as reclaim's activate path

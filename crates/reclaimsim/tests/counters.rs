@@ -1,4 +1,4 @@
-//! The counters where Linux 6.1 counts them (docs/model.md section 16): swap I/O to zram
+//! The counters where Linux 6.1 counts them (docs/model/statistics.md): swap I/O to zram
 //! and brd goes through the device's ->rw_page, not submit_bio(), so it adds pswpin and
 //! pswpout but no pgpgin or pgpgout; MGLRU's lru_gen_refault() counts a refault only
 //! when the shadow's generation is still min_seq; memory.stat holds the keys 6.1 prints

@@ -368,7 +368,7 @@ fn memcg_limit_reclaim_keeps_shrink_node_memcgs_under_the_memcg_lru() {
 }
 
 // v11 (the May 2022 posting, seed 000): patch 09/14 ("v11") against its patch1-8
-// baseline ("v11-patch1-8"), both in the posting's shapes (docs/model.md section 14).
+// baseline ("v11-patch1-8"), both in the posting's shapes (docs/model/mglru-memcgs.md).
 
 /// kswapd's scan_control at `priority` with patch 09's three flags as given.
 fn kswapd_sc(priority: i32, need_aging: bool, need_swapping: bool, avoid: bool) -> ScanControl {

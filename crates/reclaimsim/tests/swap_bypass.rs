@@ -1,4 +1,4 @@
-//! Swap-in around the swap cache (docs/model.md section 6): 6.1's do_swap_page skips the
+//! Swap-in around the swap cache (docs/model/page-cache-swap.md): 6.1's do_swap_page skips the
 //! swap cache for a SWP_SYNCHRONOUS_IO device (zram, brd) when the entry has one
 //! reference, so the swapped-in page holds no slot and its next eviction writes it again;
 //! a swap-cache hit frees the slot by should_try_to_free_swap's rules. Each test drives

@@ -1,12 +1,14 @@
 //! Per-CPU folio batches (mm/swap.c, struct cpu_fbatches): folios are queued per CPU and
-//! moved onto the LRU lists in batches under one lock hold. A folio in the lru_add batch
-//! is not on any list yet (no PG_lru), so reclaim cannot see it; the move batches hold a
+//! moved onto the LRU lists in batches under one lock hold. A folio in the lru_add batch is
+//! not on any list yet (no PG_lru), so reclaim cannot see it; the move batches hold a
 //! reference, and a folio isolated meanwhile is skipped at flush time. How it is skipped
 //! depends on the lock protocol (`lru_lock`): 5.11+ test-and-clears PG_lru before taking
-//! the lruvec lock (the isolation token; docs/model.md section 8), so the move functions must not test
-//! PG_lru again; <= 5.10 tested PageLRU under the node lock and left it set.
+//! the lruvec lock (the isolation token; docs/model/batches-locks.md), so the move
+//! functions must not test PG_lru again; <= 5.10 tested PageLRU under the node lock and
+//! left it set.
 
 use crate::kernel::config::LruLockKind;
+use crate::kernel::debug::vm_bug_on;
 use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::lru::Policy;
 use crate::kernel::stats::{Cat, Vm};
@@ -45,7 +47,17 @@ fn add(k: &mut Kernel, p: &mut dyn Policy, kind: BatchKind, pfn: Pfn) {
 /// folio added in a page fault gets PG_active, so it lands in the youngest generation.
 pub fn folio_add_lru(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn, in_fault: bool) {
     let f = &mut k.folios[pfn as usize];
-    debug_assert!(!f.test(pg::LRU | pg::IN_LRU_ADD));
+    // VM_BUG_ON_FOLIO(folio_test_active(folio) && folio_test_unevictable(folio), folio)
+    // and VM_BUG_ON_FOLIO(folio_test_lru(folio), folio) in folio_add_lru(); nor is it
+    // queued already (model-only: IN_LRU_ADD).
+    vm_bug_on!(
+        f.test(pg::ACTIVE) && f.test(pg::UNEVICTABLE),
+        "folio {pfn}: active and unevictable"
+    );
+    vm_bug_on!(
+        f.test(pg::LRU | pg::IN_LRU_ADD),
+        "folio {pfn} added to the LRU twice"
+    );
     if k.lru_gen_enabled && in_fault && !f.test(pg::UNEVICTABLE) {
         f.set(pg::ACTIVE);
     }

@@ -38,7 +38,7 @@ pub enum LruLockKind {
     LruvecV16,
 }
 
-/// How MGLRU reclaims from many memcgs under global pressure (docs/model.md section 14).
+/// How MGLRU reclaims from many memcgs under global pressure (docs/model/mglru-memcgs.md).
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MemcgReclaim {
     /// The MGLRU series before "optimize multiple memcgs" (the seeds' "patch1-8"): kswapd

@@ -3,6 +3,7 @@
 //! reads (mm/filemap.c), munmap, and the OOM killer (mm/oom_kill.c).
 
 use crate::kernel::batch;
+use crate::kernel::debug::vm_bug_on;
 use crate::kernel::folio::{pg, Folio, Pfn, NIL};
 use crate::kernel::lru::Policy;
 use crate::kernel::memcg::{MemcgId, ROOT};
@@ -43,6 +44,12 @@ pub fn alloc_folio(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result
     k.memcgs.cgs[memcg as usize].precharged -= 1;
     match page {
         Ok(pfn) => {
+            // commit_charge(): VM_BUG_ON_FOLIO(folio_memcg(folio), folio): a new frame
+            // carries no memcg yet (free_folio resets it).
+            vm_bug_on!(
+                k.folios[pfn as usize].memcg != ROOT,
+                "frame {pfn} charged twice"
+            );
             k.folios[pfn as usize].memcg = memcg;
             k.spend(k.costs.charge, Cat::Other);
             handle_over_high(k, p, memcg);

@@ -1,6 +1,8 @@
 //! Page frames and their flags: the model's `struct folio` (order 0 only). All frames
 //! live in one arena indexed by PFN; LRU lists link them intrusively (`list`).
 
+use crate::kernel::debug::vm_bug_on;
+
 /// Page frame number: index into the frame arena.
 pub type Pfn = u32;
 /// No frame (list ends, empty slots).
@@ -164,6 +166,11 @@ pub mod lru {
 
 /// Models folio_lru_list(): the classic list a folio belongs on.
 pub fn folio_lru_list(f: &Folio) -> usize {
+    // VM_BUG_ON_FOLIO(folio_test_active(folio) && folio_test_unevictable(folio), folio).
+    vm_bug_on!(
+        f.test(pg::ACTIVE) && f.test(pg::UNEVICTABLE),
+        "active and unevictable"
+    );
     if f.test(pg::UNEVICTABLE) {
         return lru::UNEVICTABLE;
     }

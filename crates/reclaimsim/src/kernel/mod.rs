@@ -25,6 +25,7 @@ pub mod workingset;
 pub mod writeback;
 
 use crate::kernel::config::{KernelConfig, LruLockKind, PolicyKind, Setup};
+use crate::kernel::debug::vm_bug_on;
 use crate::kernel::folio::{pg, Folio, Link, Pfn, NIL};
 use crate::kernel::memcg::{MemcgId, MemcgTree};
 use crate::kernel::mm::Mm;
@@ -313,7 +314,9 @@ impl Kernel {
 
     /// spin_lock_irq(&lruvec->lru_lock), for the site in `lock_site`.
     pub fn lock_lruvec(&mut self, lv: usize) {
-        debug_assert!(self.held_lru().is_none(), "lru_lock taken twice");
+        // SPIN_BUG_ON(lock->owner == current, lock, "recursion"), for any lru lock: the
+        // model's reclaim holds one lru lock at a time (folio_lruvec_relock_irq switches).
+        vm_bug_on!(self.held_lru().is_some(), "lru_lock taken twice");
         let site = std::mem::take(&mut self.lock_site);
         self.spin_lock(LockRef::Lru(self.lruvec_lock_id(lv)), site);
     }
@@ -583,6 +586,51 @@ mod tests {
             );
         });
         run_tasks(&mut k, vec![(0, a), (0, b)]);
+    }
+
+    /// debug_spin_lock_before()'s SPIN_BUG_ON(lock->owner == current, "recursion").
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "taken twice")]
+    fn taking_a_held_lock_again_fails() {
+        let mut k = Kernel::new(&machine());
+        k.spin_lock(LockRef::Zone(0), crate::sim::lock::LockSite::default());
+        k.spin_lock(LockRef::Zone(0), crate::sim::lock::LockSite::default());
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "lru_lock taken twice")]
+    fn taking_a_second_lru_lock_fails() {
+        let mut k = Kernel::new(&machine());
+        k.lock_lruvec(0);
+        k.lock_lruvec(0);
+    }
+
+    /// debug_spin_unlock()'s SPIN_BUG_ON(lock->owner != current, "wrong owner"): the
+    /// lock's owner is another task than the one unlocking it.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "not its holder")]
+    fn unlocking_a_lock_another_task_owns_fails() {
+        let mut k = Kernel::new(&machine());
+        k.spin_lock(LockRef::Zone(0), crate::sim::lock::LockSite::default());
+        k.spin_unlock(LockRef::Zone(0));
+        k.spin_lock(LockRef::Zone(0), crate::sim::lock::LockSite::default());
+        k.nodes[0].lock.owner = Some(k.sched.current + 1);
+        k.spin_unlock(LockRef::Zone(0));
+    }
+
+    /// uncharge_folio() of a frame already freed (and uncharged): the second free fails.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "freed twice")]
+    fn freeing_a_frame_twice_fails() {
+        let mut k = Kernel::new(&machine());
+        let pfn = k.take_free_page(0).unwrap();
+        k.memcgs.charge(crate::kernel::memcg::ROOT, 1);
+        k.free_folio(pfn);
+        k.free_folio(pfn);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! goes back. Pages on the per-CPU lists are not in NR_FREE_PAGES, so the watermarks do
 //! not see them until they are drained.
 
+use crate::kernel::debug::vm_bug_on;
 use crate::kernel::folio::{pg, Folio, Link, Pfn, NIL};
 use crate::kernel::node::{Node, WMARK_LOW};
 use crate::kernel::stats::{Cat, Vm};
@@ -104,9 +105,19 @@ impl Kernel {
         // The memcg's usage is every CPU's: it drops from now on.
         self.sync();
         let f = self.folios[pfn as usize];
-        debug_assert!(
-            !f.test(pg::LRU) && !f.test(pg::IN_LRU_ADD) && f.pins() == 0 && f.mapcount == 0
+        // uncharge_folio(): VM_BUG_ON_FOLIO(folio_test_lru(folio), folio); the model's
+        // lru_add batch is the LRU too, and nothing maps or pins a freed frame.
+        vm_bug_on!(
+            f.test(pg::LRU | pg::IN_LRU_ADD),
+            "folio {pfn} freed on the LRU"
         );
+        vm_bug_on!(
+            f.pins() > 0 || f.mapped(),
+            "folio {pfn} freed while referenced"
+        );
+        // Only an allocated (so charged) frame is uncharged and freed: free_page_is_bad()
+        // in free_pages_prepare() would catch a second free.
+        vm_bug_on!(!f.test(pg::ALLOCATED), "frame {pfn} freed twice");
         self.memcgs.uncharge(f.memcg, 1);
         self.folios[pfn as usize] = Folio::default();
         self.links[pfn as usize] = Link::NONE;

@@ -3,6 +3,7 @@
 //! them (include/linux/spinlock.h, kernel/locking/qspinlock.c: FIFO hand-over), and
 //! `line_rmw`, one atomic on a contended shared line such as a rwsem's count.
 
+use crate::kernel::debug::vm_bug_on;
 use crate::kernel::stats::Cat;
 use crate::kernel::Kernel;
 use crate::sim::lock::{Held, Lock, LockRef, LockSite};
@@ -59,10 +60,7 @@ impl Kernel {
     /// common case): the same take and release, their times and counts, without
     /// queueing a `Held` record in between. False (nothing done) when the line is busy.
     fn line_rmw_free(&mut self, l: LockRef, site: LockSite) -> bool {
-        debug_assert!(
-            self.cur.held.iter().all(|h| h.lock != l),
-            "{l:?} taken twice"
-        );
+        self.check_not_held(l);
         let (t, cpu) = (self.cur.clock, self.cur.cpu);
         let (cost, bounce) = (self.costs.lru_flag_atomic, self.costs.lock_bounce);
         let lock = self.lock_of(l);
@@ -92,10 +90,7 @@ impl Kernel {
 
     /// `acquire` after its sync point.
     fn take(&mut self, l: LockRef, site: LockSite, cost: u64) {
-        debug_assert!(
-            self.cur.held.iter().all(|h| h.lock != l),
-            "{l:?} taken twice"
-        );
+        self.check_not_held(l);
         let t = self.cur.clock;
         let me = self.sched.current;
         let in_task = self.sched.in_task();
@@ -104,7 +99,7 @@ impl Kernel {
             lock.waiters.push_back(me);
             self.sched.suspend(Yield::Block);
             // The holder handed the lock over and queued this task at that time.
-            debug_assert_eq!(self.lock_of(l).owner, Some(me));
+            vm_bug_on!(self.lock_of(l).owner != Some(me), "{l:?} not handed over");
             self.cur.clock
         } else {
             lock.owner = Some(me);
@@ -127,6 +122,15 @@ impl Kernel {
         self.spend(hold, Cat::ListOps);
     }
 
+    /// debug_spin_lock_before() (CONFIG_DEBUG_SPINLOCK): SPIN_BUG_ON(lock->owner ==
+    /// current, lock, "recursion"): a task does not take a lock it holds.
+    fn check_not_held(&self, l: LockRef) {
+        vm_bug_on!(
+            self.cur.held.iter().any(|h| h.lock == l),
+            "{l:?} taken twice"
+        );
+    }
+
     /// spin_unlock(): counts the hold and hands the lock to the first task spinning on
     /// it, which goes on at this instant.
     pub fn spin_unlock(&mut self, l: LockRef) {
@@ -138,7 +142,15 @@ impl Kernel {
             .expect("unlock of a lock not held");
         let h = self.cur.held.remove(i);
         let (now, cpu) = (self.cur.clock, self.cur.cpu);
+        let me = self.sched.current;
         let lock = self.lock_of(l);
+        // debug_spin_unlock() (CONFIG_DEBUG_SPINLOCK): SPIN_BUG_ON(!raw_spin_is_locked(lock),
+        // lock, "already unlocked") and SPIN_BUG_ON(lock->owner != current, lock,
+        // "wrong owner").
+        vm_bug_on!(
+            lock.owner != Some(me),
+            "{l:?} unlocked by task {me}, not its holder"
+        );
         lock.record(now - h.start, h.waited, h.site, cpu);
         lock.free_at = now;
         lock.owner = lock.waiters.pop_front();

@@ -1,4 +1,4 @@
-//! Event counters named as /proc/vmstat and memory.stat name them (docs/model.md section 16),
+//! Event counters named as /proc/vmstat and memory.stat name them (docs/model/statistics.md),
 //! latency histograms, and the kswapd CPU profile.
 
 macro_rules! counters {

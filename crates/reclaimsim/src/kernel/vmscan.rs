@@ -2,6 +2,7 @@
 //! shrink_node and its memcg walk, direct reclaim and memcg limit reclaim. kswapd's
 //! balance_pgdat lives in `kswapd`.
 
+use crate::kernel::debug::vm_bug_on;
 use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::lru::{Policy, Verdict};
 use crate::kernel::memcg::{MemcgId, ROOT};
@@ -154,6 +155,8 @@ pub fn shrink_folio_list(
         k.spend(k.costs.folio_check, Cat::ListOps);
         sc.nr_scanned += 1;
         let f = k.folios[pfn as usize];
+        // VM_BUG_ON_FOLIO(folio_test_active(folio), folio) at the head of the loop.
+        vm_bug_on!(f.test(pg::ACTIVE), "folio {pfn} isolated with PG_active");
         let file_lru = f.lru_type() == 1;
         match shrink_one(k, p, pfn, sc, stat, file_lru) {
             Fate::Freed => reclaimed += 1,
@@ -168,10 +171,30 @@ pub fn shrink_folio_list(
                 survivors.push(pfn);
             }
         }
+        // keep: VM_BUG_ON_FOLIO(folio_test_lru(folio) || folio_test_unevictable(folio)).
+        let f = &k.folios[pfn as usize];
+        vm_bug_on!(
+            survivors.last() == Some(&pfn) && (f.test(pg::LRU) || f.test(pg::UNEVICTABLE)),
+            "folio {pfn} kept with PG_lru or PG_unevictable"
+        );
     }
     k.vm.add(Vm::Pgactivate, stat.nr_activate[0] + stat.nr_activate[1]);
     *list = survivors;
     reclaimed
+}
+
+/// move_folios_to_lru()'s checks (6.1) of a folio going back on lruvec `lv`:
+/// VM_BUG_ON_FOLIO(folio_test_lru(folio), folio) and
+/// VM_BUG_ON_FOLIO(!folio_matches_lruvec(folio, lruvec), folio).
+pub fn check_putback(k: &Kernel, lv: usize, pfn: Pfn) {
+    vm_bug_on!(
+        k.folios[pfn as usize].test(pg::LRU),
+        "folio {pfn} put back twice"
+    );
+    vm_bug_on!(
+        k.folio_lruvec(pfn) != lv,
+        "folio {pfn} put back on another lruvec"
+    );
 }
 
 /// shrink_folio_list()'s activate_locked (Linux 6.1): a swap-cache folio that is not a
@@ -394,6 +417,7 @@ fn remove_mapping(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn, target: MemcgId)
     let f = k.folios[pfn as usize];
     let frozen = !f.mapped() && f.pins() == 0;
     if frozen {
+        crate::kernel::workingset::check_eviction(k, pfn);
         let shadow = p.eviction(k, pfn, target);
         k.spend(k.costs.xarray, Cat::Other);
         if f.test(pg::SWAPCACHE) {

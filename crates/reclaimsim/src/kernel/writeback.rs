@@ -15,7 +15,7 @@
 //! background writeback), per-memcg writeback domains and cgroup writeback (one wb for
 //! the device), the write bandwidth estimator (writeback_chunk_size uses the initial
 //! 100 MB/s), and ext4's refusal to write delayed-allocation pages from reclaim
-//! (reclaim's pageout writes, docs/model.md section 10).
+//! (reclaim's pageout writes, docs/model/writeback-throttles.md).
 
 use crate::kernel::batch;
 use crate::kernel::config::KernelConfig;

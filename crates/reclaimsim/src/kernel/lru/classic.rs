@@ -215,6 +215,13 @@ impl Classic {
                 k.folio_lruvec(pfn) != lv,
                 "folio {pfn} on another lruvec's list"
             );
+            // lruvec_del_folio() takes a folio off folio_lru_list(folio), and
+            // update_lru_sizes() debits the scanned list: they are one list
+            // (mem_cgroup_update_lru_size() warns when a size goes negative).
+            vm_bug_on!(
+                folio_lru_list(&k.folios[pfn as usize]) != list,
+                "folio {pfn} on a list its flags do not name"
+            );
             // Someone else owns it (a batch flush won PG_lru): rotate it to the head.
             if !k.isolate_lru_flag(pfn) {
                 self.lists[lv][list].push_head(&mut k.links, &mut k.folios, pfn);
@@ -578,10 +585,17 @@ impl Policy for Classic {
             f.memcg,
             1,
         );
+        crate::kernel::workingset::check_shadow(k, &s);
         if s.memcg as usize >= k.memcgs.cgs.len() || s.node as usize >= k.nr_nodes() {
             return;
         }
         let elv = k.lruvec(s.memcg, s.node as usize);
+        // The eviction stamp is from this lruvec's clock, which only grows. 6.1 masks the
+        // distance (EVICTION_MASK) and has no check; the model's 38 bits never wrap.
+        vm_bug_on!(
+            s.eviction > k.lruvecs[elv].nonresident_age,
+            "shadow from the future"
+        );
         let distance = k.lruvecs[elv].nonresident_age.wrapping_sub(s.eviction) & EVICTION_MASK;
         let mut ws = lru_size_hier(k, elv, lru::ACTIVE_FILE);
         if !file {

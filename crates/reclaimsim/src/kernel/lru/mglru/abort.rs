@@ -1,5 +1,5 @@
 //! When a proportional MGLRU scan stops early: Linux 6.1's `should_abort_scan` (the
-//! backoff of "optimize multiple memcgs", seeds 000/001, docs/model.md section 14) and the 6.3
+//! backoff of "optimize multiple memcgs", seeds 000/001, docs/model/mglru-memcgs.md) and the 6.3
 //! memcg LRU's `get_nr_to_reclaim` (ibid.).
 
 use super::gen::MIN_LRU_BATCH;

@@ -10,6 +10,7 @@
 
 use super::gen::*;
 use super::Mglru;
+use crate::kernel::debug::vm_warn_on;
 use crate::kernel::folio::{pg, Pfn, NIL};
 use crate::kernel::memcg::MemcgId;
 use crate::kernel::mm::PTRS_PER_PTE;
@@ -453,6 +454,11 @@ impl Mglru {
     /// Under `v11*` the May 2022 form: anon first, and inc_min_seq_v11 moves no folio.
     fn inc_max_seq(&mut self, k: &mut Kernel, lv: usize, can_swap: bool) {
         k.lock_lruvec(lv);
+        // VM_WARN_ON_ONCE(!seq_is_valid(lruvec)) in inc_max_seq().
+        vm_warn_on!(
+            !self.lrugen[lv].seq_is_valid(),
+            "lruvec {lv}: seqs out of order"
+        );
         let v11 = self.v11_folios();
         let order = if v11 { [ANON, FILE] } else { [FILE, ANON] };
         for t in order {
@@ -515,6 +521,7 @@ impl Mglru {
                 let pfn = next;
                 next = k.links[pfn as usize].prev;
                 lru_scan_touch(k, batch.parts.prefetch && remaining < MAX_LRU_BATCH);
+                self.check_gen_list_folio(k, lv, pfn, t);
                 let new_gen = folio_inc_gen(&mut self.lrugen[lv], k, lv, pfn, false, &mut batch);
                 if batch.parts.bulk_move {
                     self.try_inc_bulk(k, lv, pfn, new_gen, &mut batch);

@@ -4,6 +4,7 @@
 
 use super::gen::*;
 use super::Mglru;
+use crate::kernel::debug::vm_warn_on;
 use crate::kernel::folio::{pg, Pfn, NIL};
 use crate::kernel::list::List;
 use crate::kernel::stats::{Cat, Vm};
@@ -215,6 +216,7 @@ impl Mglru {
         tier: usize,
         list: &mut Vec<Pfn>,
     ) -> u64 {
+        vm_warn_on!(!list.is_empty()); // VM_WARN_ON_ONCE(!list_empty(list)) in scan_folios()
         if self.lrugen[lv].nr_gens(t) == MIN_NR_GENS {
             return 0;
         }
@@ -235,6 +237,7 @@ impl Mglru {
                 crate::kernel::mm::prefetch(f);
             }
             lru_scan_touch(k, batch.parts.prefetch && scanned > 0);
+            self.check_gen_list_folio(k, lv, pfn, t);
             scanned += 1;
             if self.sort_folio(k, lv, pfn, tier, &mut batch) {
                 sorted += 1;
@@ -382,6 +385,7 @@ impl Mglru {
             k.lock_site = LockSite::Putback;
             k.lock_lruvec(lv);
             for &pfn in &list {
+                vmscan::check_putback(k, lv, pfn);
                 k.folios[pfn as usize].set(pg::LRU);
                 self.lru_gen_add_folio(k, lv, pfn, false);
                 k.spend(k.costs.list_op, Cat::ListOps);
@@ -411,6 +415,69 @@ impl Mglru {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::config::{KernelConfig, Setup};
+    use crate::kernel::lru::Policy;
+
+    /// 16 MiB on one node and 2 CPUs, no swap, the root memcg only; one file folio
+    /// taken from the allocator and added to the LRU (generation lists of lruvec 0).
+    fn one_folio_on_the_lru() -> (Kernel, Box<Mglru>, Pfn) {
+        let mut k = Kernel::new(&Setup {
+            memory_pages: 4096,
+            topology: crate::sim::topology::Topology::flat(2, 1),
+            swap: None,
+            kernel: KernelConfig::default(),
+            costs: crate::sim::cost::CostTable::default(),
+            memcgs: Vec::new(),
+        });
+        let mut m = Box::new(Mglru::new(&k));
+        let pfn = k.take_free_page(0).expect("a free page");
+        k.folios[pfn as usize].set(pg::LRU);
+        m.add_folio(&mut k, pfn, false);
+        (k, m, pfn)
+    }
+
+    #[test]
+    fn a_folio_added_to_a_generation_passes_the_scan_checks() {
+        let (k, m, pfn) = one_folio_on_the_lru();
+        assert!(k.folios[pfn as usize].lru_gen() >= 0);
+        m.check_gen_list_folio(&k, 0, pfn, FILE);
+    }
+
+    /// sort_folio()'s VM_WARN_ON_ONCE_FOLIO(gen >= MAX_NR_GENS) in the model's form: a
+    /// folio whose generation min_seq has passed.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "outside [min_seq, max_seq]")]
+    fn a_folio_in_a_retired_generation_fails_the_scan_checks() {
+        let (k, mut m, pfn) = one_folio_on_the_lru();
+        let g = &mut m.lrugen[0];
+        let gen = k.folios[pfn as usize].lru_gen() as u64;
+        // Retire the folio's generation: min_seq one past it, max_seq at min_seq + 1.
+        let seq = g.seq_of(FILE, gen as usize).unwrap();
+        g.min_seq = [seq + 1; 2];
+        g.max_seq = seq + 2;
+        m.check_gen_list_folio(&k, 0, pfn, FILE);
+    }
+
+    /// VM_WARN_ON_ONCE_FOLIO(folio_test_active(folio), folio) in lru_gen_del_folio().
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "on a gen list with PG_active")]
+    fn pg_active_with_a_generation_fails_lru_gen_del_folio() {
+        let (mut k, mut m, pfn) = one_folio_on_the_lru();
+        k.folios[pfn as usize].set(pg::ACTIVE);
+        m.del_folio(&mut k, pfn);
+    }
+
+    /// move_folios_to_lru()'s VM_BUG_ON_FOLIO(folio_test_lru(folio), folio): a folio
+    /// still on the LRU is not put back.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "put back twice")]
+    fn putting_back_a_folio_on_the_lru_fails() {
+        let (k, _m, pfn) = one_folio_on_the_lru();
+        vmscan::check_putback(&k, 0, pfn);
+    }
 
     fn pos(refaulted: u64, total: u64, gain: u64) -> CtrlPos {
         CtrlPos {

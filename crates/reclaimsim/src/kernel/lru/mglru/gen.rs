@@ -5,6 +5,7 @@
 
 use super::Mglru;
 use crate::kernel::config::BatchAging;
+use crate::kernel::debug::vm_warn_on;
 use crate::kernel::folio::{pg, Folio, Pfn, NIL};
 use crate::kernel::list::List;
 use crate::kernel::stats::Cat;
@@ -201,6 +202,10 @@ impl LruGen {
     /// nr_pages and in the active/inactive compat counters. Demotion (active to inactive)
     /// needs isolation and never comes here.
     pub fn update_size(&mut self, k: &mut Kernel, lv: usize, t: usize, old: i32, new: i32) {
+        // VM_WARN_ON_ONCE(old_gen != -1 && old_gen >= MAX_NR_GENS), the same of new_gen,
+        // and VM_WARN_ON_ONCE(old_gen == -1 && new_gen == -1) in lru_gen_update_size().
+        let gen_ok = |g: i32| (-1..MAX_NR_GENS as i32).contains(&g);
+        vm_warn_on!(!gen_ok(old) || !gen_ok(new) || (old == -1 && new == -1));
         if old >= 0 {
             self.nr_pages[old as usize][t] -= 1;
         }
@@ -212,7 +217,9 @@ impl LruGen {
             (o, -1) => update_lru_size(k, lv, compat_lru(t, self.is_active(o as usize)), -1),
             (o, n) => {
                 let (o, n) = (self.is_active(o as usize), self.is_active(n as usize));
-                debug_assert!(!o || n, "demotion without isolation");
+                // VM_WARN_ON_ONCE(lru_gen_is_active(lruvec, old_gen) &&
+                // !lru_gen_is_active(lruvec, new_gen)): demotion requires isolation.
+                vm_warn_on!(o && !n, "demotion without isolation");
                 if !o && n {
                     update_lru_size(k, lv, compat_lru(t, false), -1);
                     update_lru_size(k, lv, compat_lru(t, true), 1);
@@ -402,7 +409,8 @@ impl Mglru {
             }
         }
         if promoted != 0 {
-            debug_assert!(promoted > 0, "demotion without isolation");
+            // lru_gen_update_size()'s check, for the batch: no demotion without isolation.
+            vm_warn_on!(promoted < 0, "demotion without isolation");
             update_lru_size(k, lv, compat_lru(t, false), -promoted);
             update_lru_size(k, lv, compat_lru(t, true), promoted);
             k.spend(2 * k.costs.lru_stat_update, Cat::ListOps);

@@ -1,4 +1,4 @@
-//! The memcg LRU of Linux 6.3+ (docs/model.md section 14, `memcg_reclaim =
+//! The memcg LRU of Linux 6.3+ (docs/model/mglru-memcgs.md, `memcg_reclaim =
 //! "memcg-lru"`): each node keeps its lruvecs in generations of memcgs, each a set of
 //! FIFO bins; global reclaim walks the bins of the old generation (`shrink_many`), one
 //! memcg at a time (`shrink_one`), and moves each memcg by what happened to it.

@@ -1,8 +1,8 @@
 //! The multi-generational LRU as merged in Linux 6.1 (CONFIG_LRU_GEN: mm/vmscan.c,
-//! mm/workingset.c, include/linux/mm_inline.h; docs/model.md section 13).
+//! mm/workingset.c, include/linux/mm_inline.h; docs/model/mglru.md).
 //!
-//! How reclaim spreads over many memcgs is the scenario switch `memcg_reclaim` (docs/model.md
-//! section 14), orthogonal to the per-folio algorithm, which is 6.1's in all three:
+//! How reclaim spreads over many memcgs is the scenario switch `memcg_reclaim`
+//! (docs/model/mglru-memcgs.md), orthogonal to the per-folio algorithm, which is 6.1's in all three:
 //! - `none`, the series before "optimize multiple memcgs" (the seeds' "patch1-8"):
 //!   kswapd ages every memcg on each balance_pgdat iteration (`lru_gen_age_node`) and
 //!   `lru_gen_shrink_lruvec` scans each memcg in turn with no feedback and no backoff;
@@ -39,6 +39,7 @@ use self::memcg_lru::MemcgLru;
 use super::{Policy, Verdict};
 use crate::kernel::batch;
 use crate::kernel::config::MemcgReclaim;
+use crate::kernel::debug::{vm_bug_on, vm_warn_on};
 use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::list::List;
 use crate::kernel::lru::classic::check_references_table;
@@ -161,8 +162,24 @@ impl Mglru {
     /// Models lru_gen_add_folio() (6.1) for an evictable folio: place it by the 6.1 rules,
     /// clear PG_active, account it, and add it at the head (tail when `reclaiming`).
     fn lru_gen_add_folio(&mut self, k: &mut Kernel, lv: usize, pfn: Pfn, reclaiming: bool) {
+        // lruvec_memcg_debug(): VM_BUG_ON_FOLIO(lruvec_memcg(lruvec) != memcg, folio).
+        vm_bug_on!(
+            k.folio_lruvec(pfn) != lv,
+            "folio {pfn} added to another lruvec"
+        );
         let f = &k.folios[pfn as usize];
-        debug_assert_eq!(f.lru_gen(), -1);
+        // VM_WARN_ON_ONCE_FOLIO(gen != -1, folio) in lru_gen_add_folio().
+        vm_warn_on!(
+            f.lru_gen() != -1,
+            "folio {pfn} added with gen {}",
+            f.lru_gen()
+        );
+        // lru_gen_add_folio() leaves an unevictable folio to LRU_UNEVICTABLE; the
+        // model has none (no mlock), so none reaches a generation list.
+        vm_bug_on!(
+            f.test(pg::UNEVICTABLE),
+            "unevictable folio {pfn} on a gen list"
+        );
         let t = f.lru_type();
         let seq = self.lrugen[lv].add_seq(f, reclaiming, self.page_cache_fix);
         let gen = lru_gen_from_seq(seq);
@@ -178,7 +195,19 @@ impl Mglru {
     fn lru_gen_del_folio(&mut self, k: &mut Kernel, lv: usize, pfn: Pfn, reclaiming: bool) {
         let f = k.folios[pfn as usize];
         let (gen, t) = (f.lru_gen(), f.lru_type());
-        debug_assert!(gen >= 0 && !f.test(pg::ACTIVE));
+        // 6.1 returns false for gen < 0; every caller here has a folio on a gen list.
+        vm_bug_on!(gen < 0, "folio {pfn} deleted from no generation");
+        // VM_WARN_ON_ONCE_FOLIO(folio_test_active(folio), folio) and
+        // VM_WARN_ON_ONCE_FOLIO(folio_test_unevictable(folio), folio) in
+        // lru_gen_del_folio().
+        vm_warn_on!(
+            f.test(pg::ACTIVE),
+            "folio {pfn} on a gen list with PG_active"
+        );
+        vm_warn_on!(
+            f.test(pg::UNEVICTABLE),
+            "unevictable folio {pfn} on a gen list"
+        );
         let f = &mut k.folios[pfn as usize];
         if !reclaiming && self.lrugen[lv].is_active(gen as usize) {
             f.set(pg::ACTIVE);
@@ -186,6 +215,29 @@ impl Mglru {
         f.set_lru_gen(-1);
         self.lrugen[lv].update_size(k, lv, t, gen, -1);
         self.unlink(k, lv, pfn);
+    }
+
+    /// The checks 6.1 makes of each folio scan_folios() and inc_min_seq() meet on
+    /// lists[gen][type]: VM_WARN_ON_ONCE_FOLIO of folio_test_unevictable,
+    /// folio_test_active, folio_is_file_lru(folio) != type and folio_zonenum(folio) !=
+    /// zone (one zone per node: the folio's node is the lruvec's, which
+    /// lruvec_memcg_debug() checks for its memcg). Its generation is one in use,
+    /// [min_seq, max_seq]: sort_folio()'s VM_WARN_ON_ONCE_FOLIO(gen >= MAX_NR_GENS,
+    /// folio), as the model can state it.
+    fn check_gen_list_folio(&self, k: &Kernel, lv: usize, pfn: Pfn, t: usize) {
+        let f = &k.folios[pfn as usize];
+        vm_warn_on!(f.test(pg::UNEVICTABLE), "unevictable folio {pfn} scanned");
+        vm_warn_on!(f.test(pg::ACTIVE), "folio {pfn} scanned with PG_active");
+        vm_warn_on!(f.lru_type() != t, "folio {pfn} on the other type's list");
+        vm_bug_on!(
+            k.folio_lruvec(pfn) != lv,
+            "folio {pfn} on another lruvec's list"
+        );
+        let gen = f.lru_gen();
+        vm_warn_on!(
+            gen < 0 || self.lrugen[lv].seq_of(t, gen as usize).is_none(),
+            "folio {pfn}: gen {gen} outside [min_seq, max_seq]"
+        );
     }
 
     /// Models set_mm_walk(pgdat) for kswapd: its node's static walk becomes current.

@@ -1,6 +1,6 @@
 //! Memcg reclaim of the MGLRU v11 posting (17 May 2022; v10 of 7 April is the same in
 //! these functions), `memcg_reclaim = "v11"` and its baseline `"v11-patch1-8"`
-//! (docs/model.md section 14). Patch 09/14, "mm: multi-gen LRU: optimize multiple
+//! (docs/model/mglru-memcgs.md). Patch 09/14, "mm: multi-gen LRU: optimize multiple
 //! memcgs" (Message-Id <20220518014632.922072-10-yuzhao@google.com>), is what seed 000
 //! measured as patch1-9 against patch1-8.
 //!
@@ -138,7 +138,7 @@ impl Mglru {
     }
 
     /// Whether the per-folio code is the May 2022 posting's patches 01-08, as both v11
-    /// values run it (docs/model.md section 14); the other values run 6.1's.
+    /// values run it (docs/model/mglru-memcgs.md); the other values run 6.1's.
     pub(super) fn v11_folios(&self) -> bool {
         match self.memcg_reclaim {
             MemcgReclaim::V11 | MemcgReclaim::V11Patch1to8 => true,

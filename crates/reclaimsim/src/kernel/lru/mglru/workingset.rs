@@ -48,6 +48,7 @@ impl Mglru {
         in_fault: bool,
     ) {
         let s = Shadow::unpack(shadow);
+        crate::kernel::workingset::check_shadow(k, &s);
         let f = k.folios[pfn as usize];
         let node = k.node_of(pfn);
         if s.node as usize != node || s.memcg != f.memcg {
