@@ -15,6 +15,7 @@ pub mod mm;
 pub mod node;
 pub mod page_alloc;
 pub mod pagecache;
+pub mod psi;
 pub mod rmap;
 pub mod spinlock;
 pub mod stats;
@@ -153,6 +154,8 @@ pub struct Kernel {
     pub lock_site: crate::sim::lock::LockSite,
     /// Time spent in each try_to_free_pages() call (direct reclaim's allocation stall).
     pub alloc_stall: crate::kernel::stats::Histogram,
+    /// Pressure stall information for memory, per memcg and system-wide.
+    pub psi: psi::Psi,
 }
 
 impl Kernel {
@@ -194,6 +197,7 @@ impl Kernel {
         };
         let cpus = s.topology.nr_cpus().max(1) as usize;
         let pcp = page_alloc::pcp_lists(&nodes, cpus);
+        let psi = psi::Psi::new(&memcgs, cpus);
         Kernel {
             sched: Sched::default(),
             _pin: std::marker::PhantomPinned,
@@ -225,6 +229,7 @@ impl Kernel {
             wb: crate::kernel::writeback::Writeback::new(&s.kernel, nr_lruvecs / nr_nodes as usize),
             lock_site: Default::default(),
             alloc_stall: Default::default(),
+            psi,
         }
     }
 
