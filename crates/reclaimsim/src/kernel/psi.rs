@@ -591,3 +591,138 @@ impl crate::kernel::Kernel {
         self.psi.memstall_leave(id, was, end);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    /// A root with two children, `/a` (1) and `/b` (2), on `cpus` CPUs; tasks 0..4
+    /// in `/a`, task 4 in `/b`.
+    fn psi(cpus: usize) -> Psi {
+        let mut tree = MemcgTree::default();
+        tree.add("/a", ROOT);
+        tree.add("/b", ROOT);
+        let mut p = Psi::new(&tree, cpus);
+        for id in 0..4 {
+            p.add_task(id, 1, 0);
+        }
+        p.add_task(4, 2, 0);
+        p
+    }
+
+    /// Task `id` wakes on `cpu` and runs there from `t`.
+    fn run(p: &mut Psi, id: TaskId, cpu: u32, t: u64) {
+        p.wake(id, cpu, t);
+        p.switch_in(id, cpu, t);
+    }
+
+    /// One task on one CPU memstalled for the first half of every 2 s period: each
+    /// update samples 50%, and after five updates avg10 is what five steps of calc_load
+    /// give: by hand, 0 -> 18550 -> 33740 -> 46178 -> 56363 -> 64703 in FIXED_1 units
+    /// (64703 / 2048 = 31.59%; the continuous 50 x (1 - e^-1) is 31.61). The updates
+    /// run at 2 s, then a jiffy after each later period's end (the work is queued for
+    /// nsecs_to_jiffies(avg_next_update - now) + 1). The stall is the only non-idle
+    /// task's, so full equals some.
+    #[test]
+    fn half_stalled_task_gives_calc_loads_avg10() {
+        let mut p = psi(1);
+        run(&mut p, 0, 0, 0);
+        for period in 0..6 {
+            let t = period * 2 * S;
+            p.tick(t);
+            let was = p.memstall_enter(0, t);
+            p.tick(t + S);
+            p.memstall_leave(0, was, t + S);
+        }
+        assert_eq!(p.groups[1].avg_last_update, 10 * S + JIFFY_NS);
+        assert_eq!(p.groups[1].avg[SOME][0], 64703);
+        let a = p.pressure(1);
+        assert_eq!(a.some.avg10, 31.59);
+        assert_eq!(a.some, a.full);
+        // Stall time up to the last collection, at 10 s + 4 ms: 5 s and 4 ms.
+        assert_eq!(a.some.total, (5 * S + JIFFY_NS) / 1000);
+        assert_eq!(p.system(), a, "the root group sees its child's task");
+        assert_eq!(p.pressure(2), Pressure::default(), "a sibling sees nothing");
+    }
+
+    /// A task memstalled asleep (a throttle) while another task of its group runs on
+    /// the CPU: some, not full. With the stalled task on the CPU reclaiming and the
+    /// other runnable behind it: full too (the running task is in_memstall).
+    #[test]
+    fn full_only_when_nothing_productive_runs() {
+        let mut p = psi(1);
+        run(&mut p, 0, 0, 0);
+        p.memstall_enter(0, 0);
+        p.switch_out(0, false, 0);
+        run(&mut p, 1, 0, 0);
+        p.show_all(S);
+        let a = p.pressure(1);
+        assert_eq!((a.some.total, a.full.total), (S / 1000, 0));
+        // Task 0 wakes and takes the CPU, still stalled; task 1 waits.
+        p.switch_out(1, true, S);
+        run(&mut p, 0, 0, S);
+        p.show_all(2 * S);
+        let a = p.pressure(1);
+        assert_eq!((a.some.total, a.full.total), (2 * S / 1000, S / 1000));
+    }
+
+    /// Two CPUs, a stalled task on one and nothing on the other: the idle CPU has no
+    /// weight, so some (and full) is 100%. With a busy, not stalled task of the same
+    /// group on the other CPU instead: some = full = 50% (each CPU weighted by its
+    /// non-idle time).
+    #[test]
+    fn cpus_are_weighted_by_non_idle_time() {
+        let mut p = psi(2);
+        run(&mut p, 0, 0, 0);
+        p.memstall_enter(0, 0);
+        p.show_all(2 * S);
+        let a = p.pressure(1);
+        assert_eq!((a.some.total, a.full.total), (2 * S / 1000, 2 * S / 1000));
+        assert_eq!(a.some.avg10, 100.0 - 81.89, "one sample of 100%: 100 x (1 - 1677/2048)");
+        let mut p = psi(2);
+        run(&mut p, 0, 0, 0);
+        p.memstall_enter(0, 0);
+        run(&mut p, 1, 1, 0);
+        p.show_all(2 * S);
+        let a = p.pressure(1);
+        assert_eq!((a.some.total, a.full.total), (S / 1000, S / 1000));
+    }
+
+    /// Periods the averaging clock misses while the group is idle decay the averages
+    /// as zeroes (calc_load_n): one sample of 100% (at 2 s), a zero at 4.004 s when the
+    /// work finds the group idle and stops, then at 20 s seven missed periods and a
+    /// zero: avg10 is 100% x (1 - r) x r^9 with r = 1677/2048, within rounding.
+    #[test]
+    fn missed_periods_decay_the_averages() {
+        let mut p = psi(1);
+        run(&mut p, 0, 0, 0);
+        p.memstall_enter(0, 0);
+        p.switch_out(0, false, 2 * S);
+        p.memstall_leave(0, false, 2 * S);
+        p.tick(5 * S);
+        assert!(p.groups[1].work_at.is_none(), "the clock stops once idle");
+        p.show_all(20 * S);
+        let avg10 = p.pressure(1).some.avg10;
+        let r = 1677.0f64 / 2048.0;
+        let expect = 100.0 * (1.0 - r) * r.powi(9);
+        assert!((avg10 - expect).abs() < 0.2, "{avg10} vs {expect}");
+        assert_eq!(fixed_power_int(EXP_10S, FSHIFT, 2), 1373, "(1677^2 + 1024) >> 11");
+    }
+
+    /// An io sleep is non-idle without being a stall: it gives a stalled task's CPU
+    /// weight but no pressure of its own.
+    #[test]
+    fn iowait_is_non_idle_but_no_stall() {
+        let mut p = psi(2);
+        run(&mut p, 0, 0, 0);
+        p.set_iowait(0, true, 0);
+        p.switch_out(0, false, 0);
+        run(&mut p, 1, 1, 0);
+        p.memstall_enter(1, 0);
+        p.show_all(S);
+        let a = p.pressure(1);
+        assert_eq!(a.some.total, S / 2 / 1000);
+    }
+}
