@@ -51,15 +51,27 @@ fn some_full(r: &VariantResult, memcg: &str) -> (u64, u64) {
 fn a_memcg_over_its_limit_shows_pressure_and_its_neighbour_none() {
     let r = run_checked(LIMIT);
     let (some, full) = some_full(&r, "/hog");
-    assert!(some > 0, "no pressure in /hog: {:?}", r.memcgs["/hog"].pressure);
+    assert!(
+        some > 0,
+        "no pressure in /hog: {:?}",
+        r.memcgs["/hog"].pressure
+    );
     assert!(full <= some, "full {full} > some {some}");
-    assert!(some < (r.virtual_time_s * 1e6) as u64, "some {some} us past the run");
+    assert!(
+        some < (r.virtual_time_s * 1e6) as u64,
+        "some {some} us past the run"
+    );
     assert_eq!(some_full(&r, "/quiet"), (0, 0));
     // The root weights each CPU by its non-idle time: /quiet's busy CPU dilutes it.
     let root = r.pressure.some.total;
     assert!(root > 0, "root {root}, /hog {some}");
-    assert_eq!(r.memcgs["/"].pressure, r.pressure, "the root is system-wide");
-    let series: Vec<u64> = (r.timeseries.iter()).map(|s| s.pressure["/hog"][0]).collect();
+    assert_eq!(
+        r.memcgs["/"].pressure, r.pressure,
+        "the root is system-wide"
+    );
+    let series: Vec<u64> = (r.timeseries.iter())
+        .map(|s| s.pressure["/hog"][0])
+        .collect();
     assert!(series.windows(2).all(|w| w[0] <= w[1]), "{series:?}");
     assert!(*series.last().unwrap() > 0, "{series:?}");
     assert!(r.timeseries.iter().all(|s| s.pressure["/quiet"] == [0, 0]));
@@ -99,8 +111,14 @@ rw = "read"
 size = "128MiB"
 "#;
     let r = run_checked(text);
-    let (kswapd, direct) = (vmstat(&r, "pgsteal_kswapd"), vmstat(&r, "allocstall_normal"));
-    assert!(kswapd > 0 && direct == 0, "pgsteal_kswapd {kswapd}, allocstall {direct}");
+    let (kswapd, direct) = (
+        vmstat(&r, "pgsteal_kswapd"),
+        vmstat(&r, "allocstall_normal"),
+    );
+    assert!(
+        kswapd > 0 && direct == 0,
+        "pgsteal_kswapd {kswapd}, allocstall {direct}"
+    );
     assert!(r.pressure.some.total > 0, "{:?}", r.pressure);
     assert_eq!(some_full(&r, "/w"), (0, 0));
 }

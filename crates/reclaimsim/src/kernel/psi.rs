@@ -449,7 +449,8 @@ impl Group {
 
     /// psi_show's line for SOME or FULL.
     fn line(&self, s: usize) -> PsiLine {
-        let pct = |v: u64| (v >> FSHIFT) as f64 + (((v & (FIXED_1 - 1)) * 100) >> FSHIFT) as f64 / 100.0;
+        let pct =
+            |v: u64| (v >> FSHIFT) as f64 + (((v & (FIXED_1 - 1)) * 100) >> FSHIFT) as f64 / 100.0;
         PsiLine {
             avg10: pct(self.avg[s][0]),
             avg60: pct(self.avg[s][1]),
@@ -680,7 +681,11 @@ mod tests {
         p.show_all(2 * S);
         let a = p.pressure(1);
         assert_eq!((a.some.total, a.full.total), (2 * S / 1000, 2 * S / 1000));
-        assert_eq!(a.some.avg10, 100.0 - 81.89, "one sample of 100%: 100 x (1 - 1677/2048)");
+        assert_eq!(
+            a.some.avg10,
+            100.0 - 81.89,
+            "one sample of 100%: 100 x (1 - 1677/2048)"
+        );
         let mut p = psi(2);
         run(&mut p, 0, 0, 0);
         p.memstall_enter(0, 0);
@@ -708,7 +713,11 @@ mod tests {
         let r = 1677.0f64 / 2048.0;
         let expect = 100.0 * (1.0 - r) * r.powi(9);
         assert!((avg10 - expect).abs() < 0.2, "{avg10} vs {expect}");
-        assert_eq!(fixed_power_int(EXP_10S, FSHIFT, 2), 1373, "(1677^2 + 1024) >> 11");
+        assert_eq!(
+            fixed_power_int(EXP_10S, FSHIFT, 2),
+            1373,
+            "(1677^2 + 1024) >> 11"
+        );
     }
 
     /// An io sleep is non-idle without being a stall: it gives a stalled task's CPU

@@ -487,7 +487,11 @@ fn pressure_rows(rows: &mut Rows) {
             rows.time(format!("{name} pressure {kind}"), &|v| line(v, full).0);
             let share = |v: &VariantResult| {
                 let (ns, run) = line(v, full);
-                if run > 0.0 { ns / run * 100.0 } else { 0.0 }
+                if run > 0.0 {
+                    ns / run * 100.0
+                } else {
+                    0.0
+                }
             };
             rows.row(format!("{name} pressure {kind} share"), &share, &|x| {
                 format!("{x:.1}%")
