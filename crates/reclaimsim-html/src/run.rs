@@ -34,6 +34,7 @@ pub fn page(r: &RunResult) -> Page {
         summary: summary(&r.variants),
         sections: vec![
             memory(&r.variants),
+            pressure(&r.variants),
             throughput(&r.variants),
             latency(&r.variants),
             stalls(&r.variants),
@@ -178,6 +179,50 @@ fn memory(vs: &[VariantResult]) -> Section {
             chart::x_range(f, "virtual time (s)", x_max);
         }
     }
+    Section {
+        heading,
+        note,
+        figures,
+    }
+}
+
+/// Memory pressure over time: per memcg that stalled ("/" is system-wide), the `some`
+/// and `full` totals of the time series (ms so far), a line per variant.
+fn pressure(vs: &[VariantResult]) -> Section {
+    let heading = "Memory pressure over time".to_string();
+    let stalled = |path: &String, i: usize| {
+        (vs.iter()).any(|v| (v.timeseries.iter()).any(|s| s.pressure.get(path).is_some_and(|p| p[i] > 0)))
+    };
+    let paths: BTreeSet<&String> = (vs.iter())
+        .flat_map(|v| v.timeseries.iter().flat_map(|s| s.pressure.keys()))
+        .filter(|path| stalled(path, 0))
+        .collect();
+    if paths.is_empty() {
+        return Section::empty(heading, "No task stalled on memory.");
+    }
+    let paths: Vec<&String> = paths.into_iter().collect();
+    let (paths, note) = capped(&paths, "memcgs");
+    let line = |v: &VariantResult, path: &str, i: usize| Line {
+        name: v.name.clone(),
+        x: v.timeseries.iter().map(|s| s.time_s).collect(),
+        y: (v.timeseries.iter())
+            .map(|s| s.pressure.get(path).map_or(0.0, |p| p[i] as f64 / 1e3))
+            .collect(),
+    };
+    let mut figures = Vec::new();
+    for path in paths {
+        for (i, kind) in [(0, "some"), (1, "full")] {
+            if i == 1 && !stalled(path, 1) {
+                continue;
+            }
+            let lines = vs.iter().map(|v| line(v, path, i)).collect();
+            let title = format!("{path}: pressure {kind}, total");
+            figures.push(chart::lines(&title, "virtual time (s)", "stall (ms)", lines));
+        }
+    }
+    let note = note.or_else(|| {
+        Some("Stall time so far (memory.pressure's total; \"/\" is /proc/pressure/memory).".into())
+    });
     Section {
         heading,
         note,
