@@ -191,7 +191,8 @@ fn memory(vs: &[VariantResult]) -> Section {
 fn pressure(vs: &[VariantResult]) -> Section {
     let heading = "Memory pressure over time".to_string();
     let stalled = |path: &String, i: usize| {
-        (vs.iter()).any(|v| (v.timeseries.iter()).any(|s| s.pressure.get(path).is_some_and(|p| p[i] > 0)))
+        (vs.iter())
+            .any(|v| (v.timeseries.iter()).any(|s| s.pressure.get(path).is_some_and(|p| p[i] > 0)))
     };
     let paths: BTreeSet<&String> = (vs.iter())
         .flat_map(|v| v.timeseries.iter().flat_map(|s| s.pressure.keys()))
@@ -217,7 +218,12 @@ fn pressure(vs: &[VariantResult]) -> Section {
             }
             let lines = vs.iter().map(|v| line(v, path, i)).collect();
             let title = format!("{path}: pressure {kind}, total");
-            figures.push(chart::lines(&title, "virtual time (s)", "stall (ms)", lines));
+            figures.push(chart::lines(
+                &title,
+                "virtual time (s)",
+                "stall (ms)",
+                lines,
+            ));
         }
     }
     let note = note.or_else(|| {

@@ -198,11 +198,15 @@ impl Psi {
     }
 
     /// psi_task_switch, next: `id` takes `cpu` (the task there before, if any still
-    /// counted on it, leaves it first).
+    /// counted on it, leaves it first). Nothing when it kept the CPU between two steps.
+    #[inline]
     pub fn switch_in(&mut self, id: TaskId, cpu: u32, now: u64) {
-        if !self.known(id) || self.tasks[id].oncpu {
-            return;
+        if self.known(id) && !self.tasks[id].oncpu {
+            self.take_cpu(id, cpu, now);
         }
+    }
+
+    fn take_cpu(&mut self, id: TaskId, cpu: u32, now: u64) {
         if let Some(prev) = self.curr[cpu as usize].filter(|&p| p != id) {
             if self.tasks[prev].oncpu {
                 self.tasks[prev].oncpu = false;
@@ -462,10 +466,14 @@ impl Group {
 
 impl Psi {
     /// Runs the averaging work that is due by `now`, in time order per group.
+    #[inline]
     pub fn tick(&mut self, now: u64) {
-        if now < self.next_work {
-            return;
+        if now >= self.next_work {
+            self.run_work(now);
         }
+    }
+
+    fn run_work(&mut self, now: u64) {
         let mut next = u64::MAX;
         for g in &mut self.groups {
             while let Some(at) = g.work_at.filter(|&at| at <= now) {

@@ -823,6 +823,46 @@ mod tests {
         v
     }
 
+    /// The pressure table and rows: `system` and each memcg that stalled, totals with
+    /// their share of the run (2 s here); nothing when nothing stalled.
+    #[test]
+    fn pressure_shows_totals_and_shares_of_the_run() {
+        let mut v = variant("base", 50.0, 600);
+        assert!(!table(&v, false).contains("pressure"), "no stall, no table");
+        v.pressure.some.total = 500_000;
+        v.pressure.full.total = 100_000;
+        let mut m = MemcgResult::default();
+        m.pressure.some.total = 1_000_000;
+        v.memcgs.insert("/a".into(), m);
+        let t = table(&v, false);
+        let section = &t[t.find("pressure").expect("a pressure table")..];
+        let row =
+            |name: &str| (section.lines().find(|l| l.starts_with(name)).unwrap_or("")).to_string();
+        let system = row("system");
+        assert!(
+            system.contains("500.00ms") && system.contains("25.0%"),
+            "{t}"
+        );
+        assert!(
+            system.contains("100.00ms") && system.contains("5.0%"),
+            "{t}"
+        );
+        assert!(
+            row("/a ").contains("1.000s") && row("/a ").contains("50.0%"),
+            "{t}"
+        );
+        let r = RunResult {
+            scenario: "s".into(),
+            variants: vec![v.clone(), v],
+            ..Default::default()
+        };
+        let c = compare(&r, false);
+        assert!(
+            c.contains("/a pressure some share") && c.contains("50.0%"),
+            "{c}"
+        );
+    }
+
     #[test]
     fn table_shows_known_counters_and_the_rest_when_verbose() {
         let v = variant("base", 50.0, 600);
