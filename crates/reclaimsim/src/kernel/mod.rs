@@ -197,7 +197,6 @@ impl Kernel {
         };
         let cpus = s.topology.nr_cpus().max(1) as usize;
         let pcp = page_alloc::pcp_lists(&nodes, cpus);
-        let psi = psi::Psi::new(&memcgs, cpus);
         Kernel {
             sched: Sched::default(),
             _pin: std::marker::PhantomPinned,
@@ -208,6 +207,7 @@ impl Kernel {
             links,
             folio_swap: vec![NIL; (per_node * nr_nodes) as usize],
             nodes,
+            psi: psi::Psi::new(&memcgs, cpus),
             memcgs,
             lruvecs,
             mms: Vec::new(),
@@ -229,7 +229,6 @@ impl Kernel {
             wb: crate::kernel::writeback::Writeback::new(&s.kernel, nr_lruvecs / nr_nodes as usize),
             lock_site: Default::default(),
             alloc_stall: Default::default(),
-            psi,
         }
     }
 
