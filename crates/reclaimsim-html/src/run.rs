@@ -658,6 +658,7 @@ mod tests {
                 free_pages: 1000 - 50 * i,
                 lru: [("/a".to_string(), [1, 2, 3, 4])].into(),
                 lru_gen: None,
+                pressure: [("/a".to_string(), [100 * i, 0])].into(),
             })
             .collect();
         let w = WorkloadResult {
@@ -704,6 +705,22 @@ mod tests {
             variant("base", 0.5, 1000.0, 1),
             variant("new", 0.8, 1500.0, 2),
         ]
+    }
+
+    /// A chart of `some` per memcg that stalled (a line per variant), none for `full`
+    /// when nothing was fully stalled.
+    #[test]
+    fn pressure_charts_the_stalled_memcgs_totals() {
+        let s = pressure(&two());
+        assert_eq!(s.figures.len(), 1, "some only");
+        let f = json(&s.figures[0]);
+        assert_eq!(
+            f["data"].as_array().map(Vec::len),
+            Some(2),
+            "a line per variant"
+        );
+        assert_eq!(f["data"][0]["y"][10], 1.0, "1000 µs is 1 ms");
+        assert!(pressure(&[]).figures.is_empty());
     }
 
     #[test]
