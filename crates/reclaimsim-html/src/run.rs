@@ -34,6 +34,7 @@ pub fn page(r: &RunResult) -> Page {
         summary: summary(&r.variants),
         sections: vec![
             memory(&r.variants),
+            pressure(&r.variants),
             throughput(&r.variants),
             latency(&r.variants),
             stalls(&r.variants),
@@ -178,6 +179,56 @@ fn memory(vs: &[VariantResult]) -> Section {
             chart::x_range(f, "virtual time (s)", x_max);
         }
     }
+    Section {
+        heading,
+        note,
+        figures,
+    }
+}
+
+/// Memory pressure over time: per memcg that stalled ("/" is system-wide), the `some`
+/// and `full` totals of the time series (ms so far), a line per variant.
+fn pressure(vs: &[VariantResult]) -> Section {
+    let heading = "Memory pressure over time".to_string();
+    let stalled = |path: &String, i: usize| {
+        (vs.iter())
+            .any(|v| (v.timeseries.iter()).any(|s| s.pressure.get(path).is_some_and(|p| p[i] > 0)))
+    };
+    let paths: BTreeSet<&String> = (vs.iter())
+        .flat_map(|v| v.timeseries.iter().flat_map(|s| s.pressure.keys()))
+        .filter(|path| stalled(path, 0))
+        .collect();
+    if paths.is_empty() {
+        return Section::empty(heading, "No task stalled on memory.");
+    }
+    let paths: Vec<&String> = paths.into_iter().collect();
+    let (paths, note) = capped(&paths, "memcgs");
+    let line = |v: &VariantResult, path: &str, i: usize| Line {
+        name: v.name.clone(),
+        x: v.timeseries.iter().map(|s| s.time_s).collect(),
+        y: (v.timeseries.iter())
+            .map(|s| s.pressure.get(path).map_or(0.0, |p| p[i] as f64 / 1e3))
+            .collect(),
+    };
+    let mut figures = Vec::new();
+    for path in paths {
+        for (i, kind) in [(0, "some"), (1, "full")] {
+            if i == 1 && !stalled(path, 1) {
+                continue;
+            }
+            let lines = vs.iter().map(|v| line(v, path, i)).collect();
+            let title = format!("{path}: pressure {kind}, total");
+            figures.push(chart::lines(
+                &title,
+                "virtual time (s)",
+                "stall (ms)",
+                lines,
+            ));
+        }
+    }
+    let note = note.or_else(|| {
+        Some("Stall time so far (memory.pressure's total; \"/\" is /proc/pressure/memory).".into())
+    });
     Section {
         heading,
         note,
@@ -607,6 +658,7 @@ mod tests {
                 free_pages: 1000 - 50 * i,
                 lru: [("/a".to_string(), [1, 2, 3, 4])].into(),
                 lru_gen: None,
+                pressure: [("/a".to_string(), [100 * i, 0])].into(),
             })
             .collect();
         let w = WorkloadResult {
@@ -653,6 +705,22 @@ mod tests {
             variant("base", 0.5, 1000.0, 1),
             variant("new", 0.8, 1500.0, 2),
         ]
+    }
+
+    /// A chart of `some` per memcg that stalled (a line per variant), none for `full`
+    /// when nothing was fully stalled.
+    #[test]
+    fn pressure_charts_the_stalled_memcgs_totals() {
+        let s = pressure(&two());
+        assert_eq!(s.figures.len(), 1, "some only");
+        let f = json(&s.figures[0]);
+        assert_eq!(
+            f["data"].as_array().map(Vec::len),
+            Some(2),
+            "a line per variant"
+        );
+        assert_eq!(f["data"][0]["y"][10], 1.0, "1000 µs is 1 ms");
+        assert!(pressure(&[]).figures.is_empty());
     }
 
     #[test]

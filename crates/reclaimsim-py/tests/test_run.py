@@ -53,6 +53,15 @@ def test_run_gives_every_frame() -> None:
     assert r.lru_gen.empty and r.lru_gen_timeseries.empty, "classic has no generations"
     assert list(r.alloc_stall.columns) == ["calls", "p50_ns", "p99_ns", "max_ns"]
     assert r.oom_kills.empty
+    p = r.pressure
+    assert p.index.names == ["variant", "memcg", "kind"]
+    assert list(p.columns) == ["avg10", "avg60", "avg300", "total"]
+    assert set(p.loc["base"].index.get_level_values("memcg")) == {"system", "/memcached", "/fio"}
+    assert p.loc[("base", "system", "some"), "total"] == r.raw["variants"][0]["pressure"]["some"]["total"]
+    pt = r.pressure_timeseries
+    assert list(pt.columns) == ["variant", "time_s", "memcg", "some", "full"]
+    assert len(pt) == len(ts)
+    assert (pt.groupby("memcg", observed=True)["some"].diff().dropna() >= 0).all(), "totals only grow"
 
 
 def test_compare_runs_every_variant_with_mglru_frames() -> None:

@@ -236,7 +236,7 @@ fn check_link(page: &Path, link: &Link) -> Option<String> {
 
 #[test]
 fn slugs_follow_github_and_mdbook() {
-    assert_eq!(slug("17. Not modelled"), "17-not-modelled");
+    assert_eq!(slug("18. Not modelled"), "18-not-modelled");
     assert_eq!(
         slug("13.4 Reclaim entry points (`mod.rs`)"),
         "134-reclaim-entry-points-modrs"

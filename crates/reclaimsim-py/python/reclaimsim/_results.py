@@ -227,6 +227,39 @@ class RunResult:
         return _frame(records, cols, [], self.variants)
 
     @functools.cached_property
+    def pressure(self) -> pd.DataFrame:
+        """Memory pressure at the end of each run, as 6.1's psi_show prints it: one row per
+        (variant, memcg, kind) with kind ``some`` or ``full``: avg10, avg60, avg300 (%) and
+        total (stall µs). The memcg ``system`` is /proc/pressure/memory (the root's)."""
+        def lines(v: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+            out = [("system", v.get("pressure") or {})]
+            out += [(path, m.get("memory.pressure") or {})
+                    for path, m in v["memcgs"].items() if path != "/"]
+            return out
+        records = [
+            {"variant": v["name"], "memcg": path, "kind": kind, **p.get(kind, {})}
+            for v in self.raw["variants"]
+            for path, p in lines(v)
+            for kind in ("some", "full")
+        ]
+        cols = ["variant", "memcg", "kind", "avg10", "avg60", "avg300", "total"]
+        return _frame(records, cols, ["variant", "memcg", "kind"], self.variants)
+
+    @functools.cached_property
+    def pressure_timeseries(self) -> pd.DataFrame:
+        """Memory pressure over virtual time: one row per (variant, sample, memcg) with the
+        ``some`` and ``full`` totals so far (µs); the memcg ``/`` is system-wide."""
+        records = [
+            {"variant": v["name"], "time_s": s["time_s"], "memcg": path,
+             "some": p[0], "full": p[1]}
+            for v in self.raw["variants"]
+            for s in v["timeseries"]
+            for path, p in (s.get("pressure") or {}).items()
+        ]
+        cols = ["variant", "time_s", "memcg", "some", "full"]
+        return _frame(records, cols, [], self.variants)
+
+    @functools.cached_property
     def alloc_stall(self) -> pd.DataFrame:
         """Allocation stalls (direct reclaim, try_to_free_pages calls): how many, and the
         p50/p99/max ns each took; one row per variant."""

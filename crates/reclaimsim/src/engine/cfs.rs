@@ -198,6 +198,7 @@ impl Engine {
             self.cpus[cpu].queue.retain(|&t| t != id);
             self.tasks[id].queued = false;
         }
+        self.k.psi.dequeue(id, clock);
         let c = &mut self.cpus[cpu];
         if c.next == Some(id) {
             c.next = None;
@@ -227,6 +228,7 @@ impl Engine {
             c.switches += 1;
             self.tasks[id].switch_due = true;
         }
+        self.k.psi.switch_in(id, cpu as u32, clock);
         self.sync_busy(cpu);
         let t = &mut self.tasks[id];
         t.wake_latency = std::mem::take(&mut t.wake_due) && was_idle;
@@ -279,12 +281,14 @@ impl Engine {
             self.tasks[id].enqueued_at = free;
             self.cpus[cpu].queue.push(id);
             if !self.cpus[cpu].resched && !self.slice_over(cpu, free) {
+                // It keeps the CPU: for psi it never left.
                 self.cpus[cpu].next = Some(id);
                 self.update_min_vruntime(cpu);
                 return;
             }
             self.k.sched.cancel(id);
         }
+        self.k.psi.switch_out(id, continuing, free);
         self.cpus[cpu].resched = false;
         self.update_min_vruntime(cpu);
         if self.cpus[cpu].queue.is_empty() {
@@ -365,6 +369,7 @@ impl Engine {
         t.queued = true;
         t.enqueued_at = clock;
         self.cpus[cpu].queue.push(id);
+        self.k.psi.wake(id, cpu as u32, clock);
         self.check_preempt_wakeup(id, cpu, clock);
     }
 
@@ -486,7 +491,7 @@ impl Engine {
                 (same, self.cpus[c].queue.len(), std::cmp::Reverse(c))
             });
         let Some(from) = busiest else { return };
-        let pick = self.detach_task(from, cpu);
+        let pick = self.detach_task(from, cpu, now);
         self.cpus[cpu].queue.push(pick);
         self.cpus[cpu].next = Some(pick);
         self.schedule(pick, now);
@@ -512,7 +517,7 @@ impl Engine {
             }
             let ms = u64::from(d.weight(&self.k.topology)) * BUSY_FACTOR;
             self.cpus[cpu].next_balance[i] = now + ms * 1_000_000;
-            if self.load_balance(cpu, d) {
+            if self.load_balance(cpu, d, now) {
                 break;
             }
         }
@@ -527,7 +532,7 @@ impl Engine {
     /// load_balance of domain `d` for `cpu`: whether it pulled a task (to its queue;
     /// who runs next is decided when its step ends). The busiest CPU is the one with the
     /// most tasks among those with a task movable here (ties: the lowest CPU).
-    fn load_balance(&mut self, cpu: usize, d: Domain) -> bool {
+    fn load_balance(&mut self, cpu: usize, d: Domain, now: u64) -> bool {
         let t = &self.k.topology;
         let busiest = (0..self.cpus.len())
             .filter(|&c| c != cpu && d.spans(t, cpu as u32, c as u32))
@@ -537,7 +542,7 @@ impl Engine {
         if self.nr_running(from) < self.nr_running(cpu) + 2 {
             return false;
         }
-        let pick = self.detach_task(from, cpu);
+        let pick = self.detach_task(from, cpu, now);
         self.cpus[cpu].queue.push(pick);
         self.sync_busy(from);
         true
@@ -546,7 +551,7 @@ impl Engine {
     /// Moves the waiting task of `from` that is furthest from running (largest
     /// vruntime; ties in wake-up order, then id) to `to`, keeping its lag behind
     /// min_vruntime; returns it. The caller queues it on `to`.
-    fn detach_task(&mut self, from: usize, to: usize) -> usize {
+    fn detach_task(&mut self, from: usize, to: usize, now: u64) -> usize {
         let pick = (self.movable(from, to))
             .max_by_key(|&t| (self.tasks[t].vruntime, self.k.sched.place(t), t))
             .expect("a movable task");
@@ -556,6 +561,7 @@ impl Engine {
             t.vruntime.saturating_sub(self.cpus[from].min_vruntime) + self.cpus[to].min_vruntime;
         t.cpu = to as u32;
         t.migrations += 1;
+        self.k.psi.migrate(pick, to as u32, now);
         pick
     }
 

@@ -345,6 +345,8 @@ fn drive(
         e.take_samples(end);
     }
     crate::kernel::writeback::complete_until(&mut e.k, e.p.as_mut(), end);
+    // The pressure files read at the end (psi_show).
+    e.k.psi.show_all(end);
     if opts.check {
         e.check()?;
     }
@@ -634,6 +636,7 @@ impl Engine {
             _pin: std::marker::PhantomPinned,
         };
         e.add_flusher(s);
+        e.psi_tasks();
         e.draw_phases(s);
         for id in 0..e.tasks.len() {
             if let Kind::Event { .. } = e.tasks[id].kind {
@@ -699,6 +702,20 @@ impl Engine {
         let mut order: Vec<u64> = (0..self.tasks.len() as u64).collect();
         order.shuffle(&mut rng);
         self.k.sched.set_order(order);
+    }
+
+    /// Each task's psi group: a workload thread's process's memcg (its workload's when
+    /// it has no process), the root for the kernel threads and the benchmark clients.
+    fn psi_tasks(&mut self) {
+        for id in 0..self.tasks.len() {
+            let memcg = match self.tasks[id].kind {
+                Kind::Thread { w, t } => (self.wls[w].thread_mm[t])
+                    .map_or(self.wls[w].memcg, |m| self.k.mms[m as usize].memcg),
+                _ => crate::kernel::memcg::ROOT,
+            };
+            let cpu = self.tasks[id].cpu;
+            self.k.psi.add_task(id, memcg, cpu);
+        }
     }
 
     /// Makes `id`, which holds its CPU from `clock`, the running task: its kernel context,
@@ -1165,6 +1182,7 @@ impl Engine {
     }
 
     fn take_samples(&mut self, clock: u64) {
+        self.k.psi.tick(clock);
         while self.next_sample <= clock {
             let t = self.next_sample;
             self.next_sample += self.sample_every;
@@ -1195,11 +1213,15 @@ impl Engine {
                         })
                         .collect()
                 });
+            let pressure = (self.k.psi.sample(t).into_iter().enumerate())
+                .map(|(m, p)| (self.k.memcgs.cgs[m].path.clone(), p))
+                .collect();
             self.samples.push(Sample {
                 time_s: t as f64 / 1e9,
                 free_pages: self.k.free_pages(),
                 lru,
                 lru_gen,
+                pressure,
             });
             if self.sample_auto && self.samples.len() > 2 * AUTO_SAMPLES {
                 self.thin_samples();

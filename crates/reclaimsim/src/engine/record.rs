@@ -30,6 +30,10 @@ pub struct Sample {
     /// MGLRU: per memcg path, the lru_gen view of each node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lru_gen: Option<BTreeMap<String, Vec<LruGenView>>>,
+    /// Per memcg path: the `some` and `full` totals of its memory.pressure so far (µs);
+    /// the root's ("/") are the system-wide /proc/pressure/memory.
+    #[serde(default)]
+    pub pressure: BTreeMap<String, [u64; 2]>,
 }
 
 /// What the scheduler did (`engine::cfs`): each CPU's use and each task's placement.

@@ -71,7 +71,10 @@ fn try_charge(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<(), 
     k.sync();
     while let Some(over) = k.memcgs.over_limit(memcg, 1) {
         k.memcgs.cgs[over as usize].events.max += 1;
+        // try_charge_memcg() stalls around the limit reclaim.
+        let pflags = k.memstall_enter();
         let reclaimed = vmscan::try_to_free_mem_cgroup_pages(k, p, over, 1);
+        k.memstall_leave(pflags);
         k.sync();
         // One retry after drain_all_stock() (per-CPU charge stocks are not modelled, the
         // retry and its reclaim are), then retries while reclaim makes progress.
@@ -127,7 +130,10 @@ fn handle_over_high(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) {
             continue;
         }
         let until = k.cur.clock + penalty;
+        // The penalty sleep is a memory stall (schedule_timeout_killable in one).
+        let pflags = k.memstall_enter();
         throttle::sleep(k, Sleep::MemcgHigh, until);
+        k.memstall_leave(pflags);
         return;
     }
 }
@@ -142,7 +148,9 @@ fn reclaim_high(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId, nr: u64) -> 
             continue;
         }
         k.memcgs.cgs[m as usize].events.high += 1;
+        let pflags = k.memstall_enter();
         reclaimed += vmscan::try_to_free_mem_cgroup_pages(k, p, m, nr);
+        k.memstall_leave(pflags);
     }
     reclaimed
 }
@@ -191,7 +199,10 @@ fn alloc_page(k: &mut Kernel, p: &mut dyn Policy) -> Result<Pfn, Killed> {
         if let Some(pfn) = get_page_from_freelist(k, WMARK_MIN) {
             return Ok(pfn);
         }
+        // __perform_reclaim(): the direct reclaim, its throttles included, is a stall.
+        let pflags = k.memstall_enter();
         let progress = vmscan::try_to_free_pages(k, p);
+        k.memstall_leave(pflags);
         if current_killed(k) {
             return Err(Killed);
         }
@@ -508,7 +519,9 @@ fn swapin_skip_swapcache(
     if let Some(shadow) = shadow {
         p.refault(k, new, shadow, true);
     }
+    let start = k.cur.clock;
     swap_readpage(k, memcg);
+    k.workingset_read_stall(new, start, k.cur.clock);
     // The refault check may have waited for an lru lock: the pte_same() check.
     if pte_changed(k, mm, v, idx, orig) {
         k.free_folio(new);
@@ -552,7 +565,9 @@ fn swap_read_folio(
     pfn: Pfn,
 ) {
     let memcg = k.mms[mm as usize].memcg;
+    let start = k.cur.clock;
     swap_readpage(k, memcg);
+    let read_end = k.cur.clock;
     let vpn = k.mms[mm as usize].vmas[v].start + idx as u64;
     let f = &mut k.folios[pfn as usize];
     f.set(pg::ANON | pg::SWAPBACKED | pg::SWAPCACHE);
@@ -566,6 +581,7 @@ fn swap_read_folio(
     if let Some(shadow) = shadow {
         p.refault(k, pfn, shadow, true);
     }
+    k.workingset_read_stall(pfn, start, read_end);
     batch::folio_add_lru(k, p, pfn, true);
 }
 
@@ -649,6 +665,7 @@ fn find_or_read_page(
     k.spin_unlock(lock);
     // The read into the new folio (a sparse file's hole is zero-filled); a whole-page
     // write overwrites it instead.
+    let read_start = k.cur.clock;
     match via {
         Via::Write => {}
         _ if k.files[file as usize].sparse => k.spend(k.costs.page_zero, Cat::Io),
@@ -661,8 +678,14 @@ fn find_or_read_page(
     if in_fault {
         k.count(Vm::Pgmajfault, memcg, 1);
     }
+    let read_end = k.cur.clock;
     if let Some(shadow) = slot.as_shadow() {
         p.refault(k, pfn, shadow, in_fault);
+        // filemap_read_folio() of a workingset folio (a hole's zero-fill too: the
+        // model's reads of sparse files stand for a device read).
+        if via != Via::Write {
+            k.workingset_read_stall(pfn, read_start, read_end);
+        }
     }
     batch::folio_add_lru(k, p, pfn, in_fault);
     Ok(pfn)

@@ -73,7 +73,11 @@ impl Kswapd {
         Next::Run
     }
 
+    /// balance_pgdat() begins: kswapd is in a memory stall until it ends (kswapd is in
+    /// the root cgroup, so the stall counts system-wide only). A balance that follows
+    /// another at once stays in the one stall.
     fn start(&mut self, k: &mut Kernel) {
+        k.memstall_enter();
         k.vm.add(Vm::Pageoutrun, 1);
         k.nodes[self.node].kswapd_wake = false;
         k.nodes[self.node].kswapd_waiting = false;
@@ -133,6 +137,8 @@ impl Kswapd {
             k.lruvecs[root].congested = false;
             throttle::wake_pfmemalloc(k, node, true);
             let until = k.cur.clock + NAP_NS;
+            // balance_pgdat()'s end: psi_memstall_leave().
+            k.memstall_leave(false);
             self.state = KswapdState::Napping { until };
             return Next::NapUntil(until);
         }

@@ -15,6 +15,7 @@ pub mod mm;
 pub mod node;
 pub mod page_alloc;
 pub mod pagecache;
+pub mod psi;
 pub mod rmap;
 pub mod spinlock;
 pub mod stats;
@@ -154,6 +155,8 @@ pub struct Kernel {
     pub lock_site: crate::sim::lock::LockSite,
     /// Time spent in each try_to_free_pages() call (direct reclaim's allocation stall).
     pub alloc_stall: crate::kernel::stats::Histogram,
+    /// Pressure stall information for memory, per memcg and system-wide.
+    pub psi: psi::Psi,
 }
 
 impl Kernel {
@@ -205,6 +208,7 @@ impl Kernel {
             links,
             folio_swap: vec![NIL; (per_node * nr_nodes) as usize],
             nodes,
+            psi: psi::Psi::new(&memcgs, cpus),
             memcgs,
             lruvecs,
             mms: Vec::new(),

@@ -61,10 +61,18 @@ impl Sleep {
 }
 
 /// Sleeps until `until` (NEVER: until woken) or an earlier wake-up, counting the sleep
-/// under `why`; returns the time slept.
+/// under `why`; returns the time slept. balance_dirty_pages() sleeps in
+/// io_schedule_timeout(), an iowait sleep for psi; the others in schedule_timeout().
 pub fn sleep(k: &mut Kernel, why: Sleep, until: u64) -> u64 {
     let start = k.cur.clock;
+    let io = matches!(why, Sleep::Dirty) && k.sched.in_task();
+    if io {
+        k.psi.set_iowait(k.sched.current, true, start);
+    }
     let woke = k.sleep_until(until);
+    if io {
+        k.psi.set_iowait(k.sched.current, false, woke);
+    }
     let (count, ns) = why.counters();
     k.vm.add(count, 1);
     k.vm.add(ns, woke - start);

@@ -99,6 +99,9 @@ pub fn table(v: &VariantResult, verbose: bool) -> String {
     if !v.memcgs.is_empty() {
         section(&mut out, &memcg_table(v));
     }
+    if let Some(t) = pressure_table(v) {
+        section(&mut out, &t);
+    }
     if !v.locks.is_empty() {
         lock_tables(&mut out, v);
     }
@@ -132,6 +135,37 @@ fn memcg_table(v: &VariantResult) -> String {
         t.row(row);
     }
     t.render()
+}
+
+/// The memory pressure of the system (/proc/pressure/memory) and of each memcg with
+/// some: `some` and `full` totals and their share of the run's virtual time. None when
+/// nothing stalled.
+fn pressure_table(v: &VariantResult) -> Option<String> {
+    let lines = pressure_lines(v);
+    if lines.iter().all(|(_, p)| p.some.total == 0) {
+        return None;
+    }
+    let run_us = v.virtual_time_s * 1e6;
+    let mut t = Grid::new(&["pressure", "some", "some share", "full", "full share"]);
+    for (name, p) in lines {
+        let (some, full) = (p.some.total as f64, p.full.total as f64);
+        t.row(vec![
+            name,
+            human_ns(some * 1e3),
+            percent(some, run_us),
+            human_ns(full * 1e3),
+            percent(full, run_us),
+        ]);
+    }
+    Some(t.render())
+}
+
+/// `system` (the root's pressure) and each memcg below the root with its pressure.
+fn pressure_lines(v: &VariantResult) -> Vec<(String, crate::results::Pressure)> {
+    let memcgs = (v.memcgs.iter()).filter(|(path, _)| path.as_str() != "/");
+    std::iter::once(("system".to_string(), v.pressure))
+        .chain(memcgs.map(|(path, m)| (path.clone(), m.pressure)))
+        .collect()
 }
 
 /// Per lock class its acquisitions, contention and times; then per call site.
@@ -325,6 +359,7 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
         });
     }
     memcg_rows(&mut rows, verbose);
+    pressure_rows(&mut rows);
     lock_rows(&mut rows);
     let kswapd = |v: &VariantResult| v.kswapd_profile.total_ns as f64;
     if vs.iter().any(|v| kswapd(v) > 0.0) {
@@ -427,6 +462,41 @@ fn memcg_rows(rows: &mut Rows, verbose: bool) {
             &|v| pgsteal_jain(v, &memcgs),
             &|x| format!("{x:.3}"),
         );
+    }
+}
+
+/// The pressure of the system and of each memcg that stalled in some variant: the
+/// `some` and `full` totals, each with its share of the variant's virtual time.
+fn pressure_rows(rows: &mut Rows) {
+    let vs = rows.vs;
+    let names: BTreeSet<String> = (vs.iter())
+        .flat_map(pressure_lines)
+        .filter(|(_, p)| p.some.total > 0)
+        .map(|(name, _)| name)
+        .collect();
+    for name in &names {
+        let line = |v: &VariantResult, full: bool| {
+            let p = (pressure_lines(v).into_iter())
+                .find(|(n, _)| n == name)
+                .map(|(_, p)| p)
+                .unwrap_or_default();
+            let total = if full { p.full.total } else { p.some.total };
+            (total as f64 * 1e3, v.virtual_time_s * 1e9)
+        };
+        for (kind, full) in [("some", false), ("full", true)] {
+            rows.time(format!("{name} pressure {kind}"), &|v| line(v, full).0);
+            let share = |v: &VariantResult| {
+                let (ns, run) = line(v, full);
+                if run > 0.0 {
+                    ns / run * 100.0
+                } else {
+                    0.0
+                }
+            };
+            rows.row(format!("{name} pressure {kind} share"), &share, &|x| {
+                format!("{x:.1}%")
+            });
+        }
     }
 }
 
@@ -751,6 +821,46 @@ mod tests {
             .categories
             .insert("list_ops".into(), 1000 - rmap);
         v
+    }
+
+    /// The pressure table and rows: `system` and each memcg that stalled, totals with
+    /// their share of the run (2 s here); nothing when nothing stalled.
+    #[test]
+    fn pressure_shows_totals_and_shares_of_the_run() {
+        let mut v = variant("base", 50.0, 600);
+        assert!(!table(&v, false).contains("pressure"), "no stall, no table");
+        v.pressure.some.total = 500_000;
+        v.pressure.full.total = 100_000;
+        let mut m = MemcgResult::default();
+        m.pressure.some.total = 1_000_000;
+        v.memcgs.insert("/a".into(), m);
+        let t = table(&v, false);
+        let section = &t[t.find("pressure").expect("a pressure table")..];
+        let row =
+            |name: &str| (section.lines().find(|l| l.starts_with(name)).unwrap_or("")).to_string();
+        let system = row("system");
+        assert!(
+            system.contains("500.00ms") && system.contains("25.0%"),
+            "{t}"
+        );
+        assert!(
+            system.contains("100.00ms") && system.contains("5.0%"),
+            "{t}"
+        );
+        assert!(
+            row("/a ").contains("1.000s") && row("/a ").contains("50.0%"),
+            "{t}"
+        );
+        let r = RunResult {
+            scenario: "s".into(),
+            variants: vec![v.clone(), v],
+            ..Default::default()
+        };
+        let c = compare(&r, false);
+        assert!(
+            c.contains("/a pressure some share") && c.contains("50.0%"),
+            "{c}"
+        );
     }
 
     #[test]

@@ -71,6 +71,7 @@ impl Engine {
             events: self.event_results.clone(),
             alloc_stall: AllocStall::from(&k.alloc_stall),
             sched: self.sched_use(),
+            pressure: k.psi.system(),
         }
     }
 }
@@ -149,6 +150,7 @@ fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
         current: cg.usage * 4096,
         swap_current: cg.swap_usage * 4096,
         model_counters,
+        pressure: k.psi.pressure(m),
     };
     (cg.path.clone(), result)
 }

@@ -2,6 +2,7 @@
 
 pub use crate::engine::{CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse};
 pub use crate::kernel::lru::mglru::debugfs::{LruGenGen, LruGenState, MmWalkStats};
+pub use crate::kernel::psi::{Pressure, PsiLine};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -68,6 +69,10 @@ pub struct VariantResult {
     /// time, run-queue wait, migrations and CPUs.
     #[serde(default)]
     pub sched: SchedUse,
+    /// System-wide memory pressure, /proc/pressure/memory at the end of the run: `some`
+    /// and `full`, each with avg10, avg60, avg300 (%) and total (µs).
+    #[serde(default)]
+    pub pressure: Pressure,
 }
 
 /// Allocation stalls: how many direct reclaim calls (try_to_free_pages) there were and
@@ -110,6 +115,10 @@ pub struct MemcgResult {
     /// counters (`lru_gen_aging`, `lru_gen_abort_scan`, ...).
     #[serde(default)]
     pub model_counters: BTreeMap<String, u64>,
+    /// memory.pressure at the end of the run (hierarchical: a task's stall counts in its
+    /// memcg and every ancestor; the root's is the system-wide one).
+    #[serde(rename = "memory.pressure", default)]
+    pub pressure: Pressure,
 }
 
 /// memory.stat's keys that the results carry, in the order 6.1's memory_stat_format()
