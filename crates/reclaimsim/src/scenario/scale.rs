@@ -139,16 +139,7 @@ fn workload_durations<'a>(w: &'a mut WorkloadConfig, out: &mut Vec<(String, &'a 
         }
     }
     if let Some(o) = memcached {
-        for (i, p) in o.phase.iter_mut().enumerate() {
-            // memtier's runs are all phases, named from phase0 (as `workload_fields`).
-            let n = p.name.clone().unwrap_or_else(|| format!("phase{i}"));
-            out.push((at(&["memcached", "phase", &n, "delay"]), &mut p.delay));
-            out.extend(
-                p.test_time
-                    .as_mut()
-                    .map(|d| (at(&["memcached", "phase", &n, "test-time"]), d)),
-            );
-        }
+        memtier_durations(&at(&["memcached"]), o, out);
     }
     let repeats = [
         dd.as_mut()
@@ -178,6 +169,25 @@ fn workload_durations<'a>(w: &'a mut WorkloadConfig, out: &mut Vec<(String, &'a 
                 None,
             ));
         }
+    }
+}
+
+/// memtier's runs' `delay` and `test-time`, under the workload's `memcached` path. Its
+/// runs are all phases, named from phase0 (as `workload_fields` names them).
+fn memtier_durations<'a>(
+    table: &str,
+    o: &'a mut crate::workload::memtier::MemcachedOptions,
+    out: &mut Vec<(String, &'a mut Duration)>,
+) {
+    for (i, p) in o.phase.iter_mut().enumerate() {
+        let n = p.name.clone().unwrap_or_else(|| format!("phase{i}"));
+        let run = format!("{table}.phase.{}", key_text(&n));
+        out.push((format!("{run}.delay"), &mut p.delay));
+        out.extend(
+            p.test_time
+                .as_mut()
+                .map(|d| (format!("{run}.test-time"), d)),
+        );
     }
 }
 
