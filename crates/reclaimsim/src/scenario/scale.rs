@@ -46,41 +46,60 @@ pub(super) fn apply(s: &mut Scenario) -> Result<(), Problem> {
     result
 }
 
-/// Checks that each of `named` is one of `fields`, then multiplies those by `k` (to the
-/// nearest ns).
+/// Multiplies by `k` (to the nearest ns) the durations of `fields` that `named` names.
 fn scale_durations(
     fields: Vec<(String, &mut Duration)>,
     named: &[String],
     k: f64,
 ) -> Result<(), Problem> {
-    let written_as: Vec<Option<String>> = named.iter().map(|e| written(e)).collect();
-    let names = |n: &Option<String>, path: &str| n.as_deref().is_some_and(|n| matches(n, path));
-    for (i, entry) in named.iter().enumerate() {
-        if !fields.iter().any(|(p, _)| names(&written_as[i], p)) {
-            let paths: Vec<&str> = fields.iter().map(|(p, _)| p.as_str()).collect();
-            return fail(
-                vec![key("scale_durations"), Seg::Index(i)],
-                format!(
-                    "{entry:?} is not a duration of this scenario that scale can multiply; \
-                     those are: {}",
-                    listed(&paths)
-                ),
-            );
-        }
-    }
+    let paths: Vec<&str> = fields.iter().map(|(p, _)| p.as_str()).collect();
+    let named = Named::check(
+        &paths,
+        named,
+        "scale_durations",
+        "a duration of this scenario that scale can multiply",
+    )?;
     if k == 1.0 {
         return Ok(());
     }
     for (path, d) in fields {
-        if written_as.iter().any(|n| names(n, &path)) {
+        if named.names(&path) {
             d.0 = (d.0 as f64 * k).round() as u64;
         }
     }
     Ok(())
 }
 
-/// Whether `path` is the one `pattern` names, where a part `*` stands for any one name
-/// (`workload.*.dd.runtime`: every instance of an `instances` workload).
+/// The entries of a list of `--set` paths (`scale_exempt`, `scale_durations`), each
+/// checked to name at least one of the paths it chooses from.
+struct Named(Vec<String>);
+
+impl Named {
+    /// `entries`, the list `list` of the scenario, each as `path` writes it; an error at
+    /// the first that names none of `paths` ("is not WHAT; those are: ...").
+    fn check(paths: &[&str], entries: &[String], list: &str, what: &str) -> Result<Named, Problem> {
+        let mut out = Vec::new();
+        for (i, entry) in entries.iter().enumerate() {
+            match written(entry).filter(|n| paths.iter().any(|p| matches(n, p))) {
+                Some(n) => out.push(n),
+                None => {
+                    return fail(
+                        vec![key(list), Seg::Index(i)],
+                        format!("{entry:?} is not {what}; those are: {}", listed(paths)),
+                    )
+                }
+            }
+        }
+        Ok(Named(out))
+    }
+
+    fn names(&self, path: &str) -> bool {
+        self.0.iter().any(|n| matches(n, path))
+    }
+}
+
+/// Whether `path` is the one `pattern` names, where a part `"*"` stands for any one name
+/// (`workload."*".dd.runtime`: every instance of an `instances` workload).
 fn matches(pattern: &str, path: &str) -> bool {
     match pattern.split_once(&show(&[key("*")])) {
         None => pattern == path,
@@ -215,24 +234,18 @@ fn key_text(part: &str) -> String {
 
 /// Checks that each of `exempt` names one of `fields`, then multiplies the others by `k`.
 fn scale_fields(fields: Vec<(String, Size)>, exempt: &[String], k: f64) -> Result<(), Problem> {
-    let named: Vec<Option<String>> = exempt.iter().map(|e| written(e)).collect();
-    for (i, entry) in exempt.iter().enumerate() {
-        if !fields.iter().any(|(p, _)| named[i].as_ref() == Some(p)) {
-            let paths: Vec<&str> = fields.iter().map(|(p, _)| p.as_str()).collect();
-            return fail(
-                vec![key("scale_exempt"), Seg::Index(i)],
-                format!(
-                    "{entry:?} is not a size that scale multiplies; those are: {}",
-                    listed(&paths)
-                ),
-            );
-        }
-    }
+    let paths: Vec<&str> = fields.iter().map(|(p, _)| p.as_str()).collect();
+    let exempt = Named::check(
+        &paths,
+        exempt,
+        "scale_exempt",
+        "a size that scale multiplies",
+    )?;
     if k == 1.0 {
         return Ok(());
     }
     for (path, size) in fields {
-        if !named.iter().any(|n| n.as_ref() == Some(&path)) {
+        if !exempt.names(&path) {
             multiply(size, k);
         }
     }
