@@ -95,6 +95,53 @@ fn four_cpu_bound_threads_on_two_cpus_each_get_half() {
     }
 }
 
+/// A memcached worker and its memtier client wake each other (one runs while the other
+/// sleeps) on the one CPU a CPU-bound thread also runs on. Each of the three is a CFS
+/// entity of its own, so each gets a third of the CPU: the pair two thirds. The woken
+/// task is queued while its waker still runs (try_to_wake_up), so its sleeper credit is
+/// measured from the waker's vruntime, not from the hog's; queued after the waker had
+/// left, the pair got 55% and the hog 45%.
+#[test]
+fn a_waking_pair_beside_a_hog_gets_two_thirds_of_a_cpu() {
+    let text = format!(
+        r#"name = "pair"
+[machine]
+memory = "64MiB"
+cpus = 1
+[[workload]]
+name = "memcached"
+cpus = "0"
+client_cpus = "0"
+[workload.memcached]
+threads = 1
+[[workload.memcached.phase]]
+name = "run"
+key-pattern = "R:R"
+ratio = "0:1"
+data-size = 2000
+key-minimum = 1
+key-maximum = 2000
+requests = 40000
+clients = 1
+threads = 1
+pipeline = 8
+{}"#,
+        hogs("hog", 1, "cpus = \"0\"\nuntil = \"memcached\"", "100s")
+    );
+    let r = run(&text);
+    let total: f64 = r.sched.tasks.iter().map(|t| t.cpu_s).sum();
+    for prefix in ["hog/", "memcached/0", "memcached/client0"] {
+        let t = tasks(&r, prefix);
+        let share = t[0].cpu_s / total;
+        assert!(
+            (share - 1.0 / 3.0).abs() < 0.02,
+            "{} ran {:.4} s of {total:.4} s: share {share:.3}",
+            t[0].task,
+            t[0].cpu_s
+        );
+    }
+}
+
 /// Two CPU-bound threads on the two hardware threads of one core each make the profile's
 /// `smt_compute` share of the progress one thread makes alone on it.
 #[test]

@@ -149,6 +149,16 @@ impl Domain {
 }
 
 impl Engine {
+    /// try_to_wake_up from a running task (a client's or server's socket wake-up): the
+    /// woken `id` is placed and queued at `at`, while its waker still holds its CPU, so
+    /// the waker's vruntime counts in min_vruntime and a busy waker's CPU is not idle.
+    pub(super) fn try_to_wake_up(&mut self, id: usize, at: u64) {
+        if !self.tasks[id].queued && !self.tasks[id].on_cpu {
+            let cpu = self.select_cpu(id, at);
+            self.enqueue(id, cpu, at);
+        }
+    }
+
     /// Whether `id`, due at `clock` and holding no CPU, may take one now; if not, it
     /// waits in a CPU's queue and the CPU schedules it when its turn comes.
     pub(super) fn admit(&mut self, id: usize, clock: u64) -> bool {
@@ -283,14 +293,14 @@ impl Engine {
             if !self.cpus[cpu].resched && !self.slice_over(cpu, free) {
                 // It keeps the CPU: for psi it never left.
                 self.cpus[cpu].next = Some(id);
-                self.update_min_vruntime(cpu);
+                self.update_min_vruntime(cpu, free);
                 return;
             }
             self.k.sched.cancel(id);
         }
         self.k.psi.switch_out(id, continuing, free);
         self.cpus[cpu].resched = false;
-        self.update_min_vruntime(cpu);
+        self.update_min_vruntime(cpu, free);
         if self.cpus[cpu].queue.is_empty() {
             self.cpus[cpu].next = None;
             self.idle_balance(cpu, free);
@@ -328,10 +338,17 @@ impl Engine {
         now >= tick
     }
 
-    /// update_min_vruntime: the least vruntime of the queued tasks, never decreasing.
-    fn update_min_vruntime(&mut self, cpu: usize) {
-        let least = (self.cpus[cpu].queue.iter())
+    /// update_curr and update_min_vruntime: the least vruntime of the running task (as of
+    /// `now`) and the queued ones, never decreasing.
+    fn update_min_vruntime(&mut self, cpu: usize, now: u64) {
+        let c = &self.cpus[cpu];
+        let curr = c.curr.map(|id| {
+            let t = &self.tasks[id];
+            t.vruntime + now.saturating_sub(t.ran_from)
+        });
+        let least = (c.queue.iter())
             .map(|&t| self.tasks[t].vruntime)
+            .chain(curr)
             .min();
         if let Some(v) = least {
             let c = &mut self.cpus[cpu];
@@ -353,6 +370,7 @@ impl Engine {
     /// (GENTLE_FAIR_SLEEPERS); then check_preempt_wakeup.
     fn enqueue(&mut self, id: usize, cpu: usize, clock: u64) {
         let old = self.tasks[id].cpu as usize;
+        self.update_min_vruntime(cpu, clock);
         let floor = self.cpus[cpu].min_vruntime;
         let t = &mut self.tasks[id];
         if !t.ran {

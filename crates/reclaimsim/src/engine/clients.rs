@@ -54,10 +54,12 @@ impl Engine {
     }
 
     /// A woken task runs from `at`; where it lands on an idle CPU it pays the wake-up.
+    /// It is queued at once (`try_to_wake_up`), before its waker goes to sleep.
     pub(super) fn wake(&mut self, id: usize, at: u64) {
         let t = &mut self.tasks[id];
         t.state = State::Runnable;
         t.wake_due = true;
+        self.try_to_wake_up(id, at);
         self.schedule(id, at);
     }
 
