@@ -36,13 +36,17 @@ fn swap_to_zram_or_brd_adds_pswpout_and_pswpin_but_no_pgpgout_or_pgpgin() {
 }
 
 #[test]
-fn memory_stat_holds_what_6_1_prints_and_the_rest_is_apart() {
+fn memory_stat_holds_what_6_1_prints_in_its_order_and_the_rest_is_apart() {
     let r = run_checked(&swap_reread("mglru", "zram", Some("/a")));
     for (path, m) in &r.memcgs {
         let keys: Vec<&str> = m.stat.keys().map(String::as_str).collect();
-        let mut want = MEMORY_STAT_KEYS.to_vec();
-        want.sort_unstable();
-        assert_eq!(keys, want, "{path}");
+        assert_eq!(keys, MEMORY_STAT_KEYS, "{path}");
+        // The JSON keeps that order, and memory.events' (low, high, max, oom, oom_kill).
+        let json = serde_json::to_string(m).expect("serializes");
+        let at = |k: &str| json.find(&format!("\"{k}\":")).expect(k);
+        let order = |ks: &[&str]| ks.windows(2).all(|w| at(w[0]) < at(w[1]));
+        assert!(order(&MEMORY_STAT_KEYS), "{path}: {json}");
+        assert!(order(&["low", "high", "max", "oom", "oom_kill"]), "{json}");
         let get = |k: &str| m.stat[k];
         assert_eq!(get("pgscan"), get("pgscan_kswapd") + get("pgscan_direct"));
         assert_eq!(

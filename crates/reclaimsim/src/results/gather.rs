@@ -108,7 +108,7 @@ fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
     };
     let count = |c: Vm| raw(c as usize);
     let named = |c: Vm| (VM_NAMES[c as usize].to_string(), count(c));
-    let mut stat: BTreeMap<String, u64> = BTreeMap::new();
+    let mut stat: indexmap::IndexMap<String, u64> = indexmap::IndexMap::new();
     let gauge = |v: &[u64]| sub.iter().map(|&c| v[c as usize]).sum::<u64>() * 4096;
     stat.insert("file_dirty".into(), gauge(&k.wb.memcg_dirty));
     stat.insert("file_writeback".into(), gauge(&k.wb.memcg_writeback));

@@ -3,6 +3,7 @@
 pub use crate::engine::{CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse};
 pub use crate::kernel::lru::mglru::debugfs::{LruGenGen, LruGenState, MmWalkStats};
 pub use crate::kernel::psi::{Pressure, PsiLine};
+use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -97,11 +98,13 @@ pub struct MemcgResult {
     /// memory.stat as 6.1 prints it (hierarchical; sizes in bytes), the keys the model
     /// keeps: `file_dirty`, `file_writeback`, the LRU sizes, the `workingset_*`
     /// entries, then `pgscan` and `pgsteal` (kswapd plus direct) and the events of
-    /// memcg_vm_event_stat[]. `MEMORY_STAT_KEYS` lists them in 6.1's order.
+    /// memcg_vm_event_stat[]. `MEMORY_STAT_KEYS` lists them in 6.1's order, the order
+    /// the map keeps (in JSON too).
     #[serde(rename = "memory.stat")]
-    pub stat: BTreeMap<String, u64>,
+    pub stat: IndexMap<String, u64>,
+    /// memory.events in 6.1's order: `low`, `high`, `max`, `oom`, `oom_kill`.
     #[serde(rename = "memory.events")]
-    pub events: BTreeMap<String, u64>,
+    pub events: IndexMap<String, u64>,
     /// memory.current: the memcg's charged memory, in bytes.
     #[serde(rename = "memory.current", default)]
     pub current: u64,
