@@ -1,10 +1,15 @@
-//! The reference pages that the code defines: docs/reference/results-schema.json, the
-//! JSON Schema of the results (`run --json`, `compare --json`) derived from the
-//! `results` types, must be what the types give (`RECLAIMSIM_BLESS=1` rewrites it), and a
-//! real run's JSON must validate against it; docs/reference/scenario.md must have an
-//! entry for every key the scenario parser accepts, and no entry for a key it does not.
+//! The reference pages that the code defines: the JSON Schemas of what the commands
+//! write with `--json` (docs/reference/results-schema.json for `run` and `compare`,
+//! validate-schema.json, sweep-schema.json and bench-schema.json), derived from their
+//! types, must be what the types give (`RECLAIMSIM_BLESS=1` rewrites them), and a real
+//! run's and a real validate's JSON must validate against theirs;
+//! docs/reference/scenario.md must have an entry for every key the scenario parser
+//! accepts, and no entry for a key it does not.
 
 use reclaimsim::engine::RunOptions;
+use reclaimsim::output::bench::Bench;
+use reclaimsim::output::sweep::SweepResult;
+use reclaimsim::output::validate::{self, ValidateResult};
 use reclaimsim::results::{RunResult, VariantResult};
 use reclaimsim::scenario;
 use serde_json::Value;
@@ -21,28 +26,47 @@ fn workspace() -> PathBuf {
 
 const SCHEMA: &str = "docs/reference/results-schema.json";
 
-const REGENERATE_SCHEMA: &str =
-    "RECLAIMSIM_BLESS=1 cargo test --profile checked -p reclaimsim --test reference results_schema";
+const VALIDATE_SCHEMA: &str = "docs/reference/validate-schema.json";
 
-/// The results' JSON Schema as the types give it, pretty-printed, ending in a newline.
-fn results_schema() -> String {
-    let schema = schemars::schema_for!(RunResult);
-    serde_json::to_string_pretty(&schema).unwrap() + "\n"
+const REGENERATE_SCHEMA: &str =
+    "RECLAIMSIM_BLESS=1 cargo test --profile checked -p reclaimsim --test reference schemas";
+
+/// Each JSON Schema file and the schema its type gives, pretty-printed, ending in a
+/// newline.
+fn schemas() -> Vec<(&'static str, String)> {
+    let pretty = |s: schemars::Schema| serde_json::to_string_pretty(&s).unwrap() + "\n";
+    vec![
+        (SCHEMA, pretty(schemars::schema_for!(RunResult))),
+        (
+            VALIDATE_SCHEMA,
+            pretty(schemars::schema_for!(ValidateResult)),
+        ),
+        (
+            "docs/reference/sweep-schema.json",
+            pretty(schemars::schema_for!(SweepResult)),
+        ),
+        (
+            "docs/reference/bench-schema.json",
+            pretty(schemars::schema_for!(Bench)),
+        ),
+    ]
 }
 
 #[test]
-fn results_schema_is_current() {
-    let path = workspace().join(SCHEMA);
-    let want = results_schema();
-    if std::env::var_os("RECLAIMSIM_BLESS").is_some_and(|v| v == "1") {
-        fs::write(&path, &want).unwrap();
-        return;
+fn schemas_are_current() {
+    let bless = std::env::var_os("RECLAIMSIM_BLESS").is_some_and(|v| v == "1");
+    for (file, want) in schemas() {
+        let path = workspace().join(file);
+        if bless {
+            fs::write(&path, &want).unwrap();
+            continue;
+        }
+        let have = fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{file} is not the schema its type gives; regenerate it: {REGENERATE_SCHEMA}"
+        );
     }
-    let have = fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        have == want,
-        "{SCHEMA} is not the schema the results types give; regenerate it: {REGENERATE_SCHEMA}"
-    );
 }
 
 /// A small MGLRU run that fills every part of the results: two memcgs, an anon and an fio
@@ -104,32 +128,78 @@ fn closed(schema: &mut Value) {
     }
 }
 
-#[test]
-fn a_runs_json_validates_against_the_committed_schema() {
-    let text = fs::read_to_string(workspace().join(SCHEMA)).expect(SCHEMA);
+/// The errors of `json` against the committed schema `file`, closed (`closed`).
+fn schema_errors(file: &str, json: &Value) -> Vec<String> {
+    let text = fs::read_to_string(workspace().join(file)).expect(file);
     let mut schema: Value = serde_json::from_str(&text).unwrap();
     closed(&mut schema);
     let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
-    let loaded = scenario::parse(SMALL_RUN, "schema.toml", &[], None).unwrap();
-    let variant: VariantResult =
-        reclaimsim::results::run(&loaded.base, "base", RunOptions::default()).unwrap();
-    assert!(!variant.lru_gen.is_empty() && !variant.events.is_empty());
-    assert!(variant.timeseries.iter().any(|s| s.lru_gen.is_some()));
-    let result = RunResult {
+    (validator.iter_errors(json))
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+/// SMALL_RUN's base run, and the scenario as parsed from `text`.
+fn small_run(text: &str) -> (scenario::LoadedScenario, VariantResult) {
+    let loaded = scenario::parse(text, "schema.toml", &[], None).unwrap();
+    let variant = reclaimsim::results::run(&loaded.base, "base", RunOptions::default()).unwrap();
+    (loaded, variant)
+}
+
+fn run_result(loaded: &scenario::LoadedScenario, variants: Vec<VariantResult>) -> RunResult {
+    RunResult {
         scenario: loaded.base.name.clone(),
         description: loaded.base.description.clone(),
         seed: loaded.base.seed,
-        variants: vec![variant],
+        variants,
         sensitivity: None,
-    };
-    let json = serde_json::to_value(&result).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&json)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect();
+    }
+}
+
+#[test]
+fn a_runs_json_validates_against_the_committed_schema() {
+    let (loaded, variant) = small_run(SMALL_RUN);
+    assert!(!variant.lru_gen.is_empty() && !variant.events.is_empty());
+    assert!(variant.timeseries.iter().any(|s| s.lru_gen.is_some()));
+    let json = serde_json::to_value(run_result(&loaded, vec![variant])).unwrap();
+    let errors = schema_errors(SCHEMA, &json);
     assert!(
         errors.is_empty(),
         "a run's JSON does not validate against {SCHEMA}:\n{}",
+        errors.join("\n")
+    );
+}
+
+/// `validate --json` of a scenario with an expectation: the schema covers the runs it
+/// carries and each row, met or not (a metric the run lacks gives a row with a note).
+#[test]
+fn a_validates_json_validates_against_the_committed_schema() {
+    let text = format!(
+        "{SMALL_RUN}\n[variants.one]\nkernel.swappiness = 60\n[variants.other]\nkernel.swappiness = 100\n\n\
+         [[expect]]\nmetric = \"workloads.fio.ops_per_sec\"\nfrom = \"one\"\nto = \"other\"\n\
+         change = \"+1%\"\nsource = \"a test\"\n\n\
+         [[expect]]\nmetric = \"vmstat.no_such_counter\"\nfrom = \"one\"\nto = \"other\"\n\
+         change = \"+1%\"\nsource = \"a test\"\n"
+    );
+    let (loaded, mut variant) = small_run(&text);
+    let mut other = variant.clone();
+    variant.name = "one".into();
+    other.name = "other".into();
+    let run = run_result(&loaded, vec![variant, other]);
+    let result = ValidateResult {
+        scenarios: vec![validate::check_scenario(
+            "schema.toml",
+            run,
+            &loaded.expects,
+        )],
+    };
+    let checks = &result.scenarios[0].expectations;
+    assert!(checks[0].change.is_some() && checks[1].note.is_some());
+    let json = serde_json::to_value(&result).unwrap();
+    let errors = schema_errors(VALIDATE_SCHEMA, &json);
+    assert!(
+        errors.is_empty(),
+        "validate's JSON does not validate against {VALIDATE_SCHEMA}:\n{}",
         errors.join("\n")
     );
 }

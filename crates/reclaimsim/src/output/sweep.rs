@@ -4,10 +4,11 @@
 use crate::output::report::{change, Grid};
 use crate::results::metrics;
 use crate::results::VariantResult;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The results of a sweep: per value, every variant's full result.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct SweepResult {
     pub scenario: String,
     pub seed: u64,
@@ -16,7 +17,7 @@ pub struct SweepResult {
     pub points: Vec<SweepPoint>,
 }
 
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct SweepPoint {
     pub value: String,
     pub variants: Vec<VariantResult>,

@@ -5,17 +5,18 @@ use crate::output::report::Grid;
 use crate::output::sensitivity::{self, Band};
 use crate::results::{RunResult, VariantResult};
 use crate::scenario::expect::Expectation;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Every scenario validated, in the order given.
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct ValidateResult {
     pub scenarios: Vec<ScenarioCheck>,
 }
 
 /// One scenario: its file, the runs of the variants its expectations need (as `compare
 /// --json` writes them) and each expectation against them.
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct ScenarioCheck {
     pub file: String,
     #[serde(flatten)]
@@ -33,7 +34,7 @@ impl ScenarioCheck {
 
 /// One expectation and what the model gives. Without a model change (`note` says why),
 /// `change`, `same_sign`, `in_range` and `ratio` are null.
-#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct Check {
     pub metric: String,
     pub from: String,
@@ -42,7 +43,7 @@ pub struct Check {
     pub expected: [f64; 2],
     pub source: String,
     /// The expectation's caveat (`[[expect]] caveat`), a footnote of the table.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub caveat: String,
     pub from_value: Option<f64>,
     pub to_value: Option<f64>,

@@ -10,7 +10,7 @@ use crate::engine::RunOptions;
 use crate::scenario;
 
 /// One benchmark's figures.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct BenchResult {
     pub name: String,
     pub wall_s: f64,
@@ -89,7 +89,7 @@ const CASES: [Case; 7] = [
 ];
 
 /// The benchmarks' figures, and the engine's cost of switching tasks at a sync point.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Bench {
     pub cases: Vec<BenchResult>,
     pub switch_ns: f64,
