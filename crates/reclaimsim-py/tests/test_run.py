@@ -34,6 +34,10 @@ def test_run_gives_every_frame() -> None:
     assert set(ms.loc["base"].index) == {"/", "/memcached", "/fio"}
     assert ms.loc[("base", "/fio"), "pgscan_kswapd"] > 0
     assert (ms.dtypes == "int64").all()
+    # memory.stat's columns in 6.1's print order; memory.events hierarchical, with .local.
+    assert list(ms.columns[:4]) == ["file_dirty", "file_writeback", "inactive_anon", "active_anon"]
+    assert list(r.memory_events.columns) == ["low", "high", "max", "oom", "oom_kill"]
+    assert (r.memory_events.loc[("base", "/")] >= r.memory_events_local.loc[("base", "/")]).all()
     w = r.workloads
     assert w.index.names == ["variant", "workload"]
     assert list(w.columns) == ["ops", "ops_per_sec", "mib_per_sec", "measured_s", "p50_ns",

@@ -144,3 +144,35 @@ fn mglru_counts_a_refault_only_when_the_shadow_generation_is_min_seq() {
     // workingset_activate is sort_folio()'s (a protected tier), never the refault's.
     assert_eq!(k.vm.get(Vm::WorkingsetActivateFile), 0);
 }
+
+/// memory.events counts an event in the memcg where it happened and in each ancestor
+/// (memcg_memory_event(), 6.1); memory.events.local only where it happened. /p/c hits
+/// its memory.max, so /p's memory.events.max equals /p/c's, and /p's local one is 0.
+#[test]
+fn memory_events_are_hierarchical_and_local_events_are_not() {
+    let text = r#"
+name = "events"
+[machine]
+memory = "64MiB"
+cpus = 2
+swap = { device = "zram", size = "64MiB" }
+[[memcg]]
+path = "/p"
+[[memcg]]
+path = "/p/c"
+max = "8MiB"
+[[workload]]
+name = "anon"
+memcg = "/p/c"
+[workload.anon]
+size = "16MiB"
+passes = 2
+"#;
+    let r = run_checked(text);
+    let (p, c) = (&r.memcgs["/p"], &r.memcgs["/p/c"]);
+    assert!(c.events["max"] > 0, "{:?}", c.events);
+    assert_eq!(c.events, c.events_local);
+    assert_eq!(p.events["max"], c.events["max"]);
+    assert_eq!(p.events_local["max"], 0);
+    assert_eq!(r.memcgs["/"].events["max"], c.events["max"]);
+}

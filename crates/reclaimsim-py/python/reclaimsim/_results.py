@@ -86,7 +86,9 @@ class RunResult:
             for v in self.raw["variants"]
             for path, m in v["memcgs"].items()
         ]
-        keys = sorted({k for r in records for k in r} - {"variant", "memcg"})
+        # In the order the kernel prints them (memory.stat, memory.events), as the JSON
+        # keeps it.
+        keys = list(dict.fromkeys(k for r in records for k in r if k not in ("variant", "memcg")))
         df = _frame(records, ["variant", "memcg", *keys], ["variant", "memcg"], self.variants)
         return df.fillna(0).astype("int64")
 
@@ -105,8 +107,15 @@ class RunResult:
 
     @functools.cached_property
     def memory_events(self) -> pd.DataFrame:
-        """Each memcg's memory.events: rows (variant, memcg), one column per event."""
+        """Each memcg's memory.events (hierarchical: its own events and its
+        descendants'): rows (variant, memcg), one column per event."""
         return self._memcg_frame("memory.events")
+
+    @functools.cached_property
+    def memory_events_local(self) -> pd.DataFrame:
+        """Each memcg's memory.events.local (its own events only): rows (variant, memcg),
+        one column per event."""
+        return self._memcg_frame("memory.events.local")
 
     @functools.cached_property
     def workloads(self) -> pd.DataFrame:

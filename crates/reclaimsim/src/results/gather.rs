@@ -133,26 +133,38 @@ fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
     let model_counters = (MEMCG_GLOBAL_ONLY.into_iter().map(named))
         .chain((NR_KERNEL_VM..VM_NAMES.len()).map(|i| (VM_NAMES[i].to_string(), raw(i))))
         .collect();
-    let ev = &cg.events;
-    let events = [
-        ("low", ev.low),
-        ("high", ev.high),
-        ("max", ev.max),
-        ("oom", ev.oom),
-        ("oom_kill", ev.oom_kill),
-    ]
-    .into_iter()
-    .map(|(n, v)| (n.to_string(), v))
-    .collect();
     let result = MemcgResult {
         stat,
-        events,
+        events: memory_events(k, &sub),
+        events_local: memory_events(k, &[m]),
         current: cg.usage * 4096,
         swap_current: cg.swap_usage * 4096,
         model_counters,
         pressure: k.psi.pressure(m),
     };
     (cg.path.clone(), result)
+}
+
+/// memory.events over the memcgs `sub`, in 6.1's order: memcg_memory_event() counts an
+/// event in memory.events.local of its memcg and in memory.events of the memcg and each
+/// ancestor, so a memcg's memory.events sums its subtree's local counts (the root, which
+/// has no such file in 6.1, shows the whole machine's).
+fn memory_events(k: &Kernel, sub: &[MemcgId]) -> indexmap::IndexMap<String, u64> {
+    let sum = |f: fn(&crate::kernel::memcg::Events) -> u64| -> u64 {
+        (sub.iter())
+            .map(|&c| f(&k.memcgs.cgs[c as usize].events))
+            .sum()
+    };
+    [
+        ("low", sum(|e| e.low)),
+        ("high", sum(|e| e.high)),
+        ("max", sum(|e| e.max)),
+        ("oom", sum(|e| e.oom)),
+        ("oom_kill", sum(|e| e.oom_kill)),
+    ]
+    .into_iter()
+    .map(|(n, v)| (n.to_string(), v))
+    .collect()
 }
 
 /// Per workload, or per `workload:phase` when it has several (phases without operations

@@ -102,9 +102,13 @@ pub struct MemcgResult {
     /// the map keeps (in JSON too).
     #[serde(rename = "memory.stat")]
     pub stat: IndexMap<String, u64>,
-    /// memory.events in 6.1's order: `low`, `high`, `max`, `oom`, `oom_kill`.
+    /// memory.events in 6.1's order: `low`, `high`, `max`, `oom`, `oom_kill`, each the
+    /// memcg's own events and its descendants' (hierarchical, as cgroup v2 counts them).
     #[serde(rename = "memory.events")]
     pub events: IndexMap<String, u64>,
+    /// memory.events.local: the same events, the memcg's own only.
+    #[serde(rename = "memory.events.local", default)]
+    pub events_local: IndexMap<String, u64>,
     /// memory.current: the memcg's charged memory, in bytes.
     #[serde(rename = "memory.current", default)]
     pub current: u64,
