@@ -355,7 +355,7 @@ fn refault_distance_decides_activation() {
     // inactive_file >> priority: 0,0,0,0, then 300>>8 = 1, 299>>7 = 2, 297>>6 = 4,
     // 293>>5 = 9, 284>>4 = 17: 33 >= 32 pages reclaimed after priority 4. The oldest go
     // first: cold pages 0..33.
-    let reclaimed = vmscan::try_to_free_pages(&mut s.k, &mut s.p);
+    let reclaimed = vmscan::try_to_free_pages(&mut s.k, &mut s.p, 0);
     assert_eq!(reclaimed, 33);
     let n = 33u64;
     for i in 0..300 {

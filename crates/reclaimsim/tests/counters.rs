@@ -175,4 +175,58 @@ passes = 2
     assert_eq!(p.events["max"], c.events["max"]);
     assert_eq!(p.events_local["max"], 0);
     assert_eq!(r.memcgs["/"].events["max"], c.events["max"]);
+    // The stalls at memory.max are /p/c's tasks', counted in /p/c only.
+    assert!(c.reclaim_stalls["max"].calls > 0, "{:?}", c.reclaim_stalls);
+    assert!(c.reclaim_stalls["max"].latency_ns.max > 0);
+    assert_eq!(p.reclaim_stalls["max"].calls, 0);
+    assert_eq!(c.reclaim_stalls["high"].calls, 0);
+}
+
+/// Each memcg's reclaim stalls by cause: a memcg above memory.high stalls in its
+/// reclaim and penalty (`high`), one that makes the machine reclaim stalls in global
+/// direct reclaim (`direct`), each counted for the memcg whose task stalled.
+#[test]
+fn reclaim_stalls_are_split_by_cause_per_memcg() {
+    let text = r#"
+name = "stalls"
+[machine]
+memory = "32MiB"
+cpus = 2
+swap = { device = "zram", size = "64MiB" }
+[[memcg]]
+path = "/high"
+high = "4MiB"
+[[memcg]]
+path = "/big"
+[[workload]]
+name = "capped"
+memcg = "/high"
+[workload.anon]
+size = "8MiB"
+passes = 2
+[[workload]]
+name = "big"
+memcg = "/big"
+[workload.anon]
+size = "48MiB"
+passes = 2
+"#;
+    let r = run_checked(text);
+    let (high, big) = (
+        &r.memcgs["/high"].reclaim_stalls,
+        &r.memcgs["/big"].reclaim_stalls,
+    );
+    assert!(high["high"].calls > 0, "{high:?}");
+    assert!(big["direct"].calls > 0, "{big:?}");
+    assert_eq!(big["high"].calls, 0);
+    assert_eq!(big["max"].calls + high["max"].calls, 0);
+    let direct: u64 = r
+        .memcgs
+        .values()
+        .map(|m| m.reclaim_stalls["direct"].calls)
+        .sum();
+    assert_eq!(
+        direct, r.alloc_stall.calls,
+        "every direct stall is some memcg's"
+    );
 }

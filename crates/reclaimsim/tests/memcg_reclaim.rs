@@ -325,7 +325,7 @@ fn the_memcg_lru_walks_bins_in_order_and_reaches_every_memcg() {
     p.memcg_lru[0].trace = Some(Vec::new());
     let before: Vec<u64> = k.memcgs.cgs.iter().map(|c| c.usage).collect();
     for _ in 0..200 {
-        let got = vmscan::try_to_free_pages(&mut k, &mut p);
+        let got = vmscan::try_to_free_pages(&mut k, &mut p, 0);
         assert!(got >= 32, "direct reclaim met its target: {got}");
     }
     let visits = p.memcg_lru[0].trace.take().unwrap();

@@ -10,7 +10,7 @@ use crate::kernel::memcg::{MemcgId, ROOT};
 use crate::kernel::mm::{Pte, VmaKind};
 use crate::kernel::node::{WMARK_LOW, WMARK_MIN};
 use crate::kernel::pagecache::Slot;
-use crate::kernel::stats::{Cat, Vm};
+use crate::kernel::stats::{Cat, StallKind, Vm};
 use crate::kernel::swap::SwapSlot;
 use crate::kernel::throttle::{self, Reason, Sleep};
 use crate::kernel::vmscan::{self, MAX_RECLAIM_RETRIES};
@@ -40,7 +40,7 @@ pub fn wakeup_kswapd(k: &mut Kernel, node: usize) {
 pub fn alloc_folio(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<Pfn, Killed> {
     try_charge(k, p, memcg)?;
     k.memcgs.cgs[memcg as usize].precharged += 1;
-    let page = alloc_page(k, p);
+    let page = alloc_page(k, p, memcg);
     k.memcgs.cgs[memcg as usize].precharged -= 1;
     match page {
         Ok(pfn) => {
@@ -65,11 +65,27 @@ pub fn alloc_folio(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result
 /// Models try_charge_memcg(): reclaim the memcg over its limit while that makes
 /// progress, give up after MAX_RECLAIM_RETRIES fruitless tries and OOM-kill in it.
 fn try_charge(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<(), Killed> {
+    let mut stalled_from = None;
+    let charged = try_charge_loop(k, p, memcg, &mut stalled_from);
+    if let Some(from) = stalled_from {
+        k.record_stall(memcg, StallKind::Max, k.cur.clock - from);
+    }
+    charged
+}
+
+/// try_charge_memcg()'s loop; `stalled_from` is when it first reclaimed, if it did.
+fn try_charge_loop(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    memcg: MemcgId,
+    stalled_from: &mut Option<u64>,
+) -> Result<(), Killed> {
     let mut retries = MAX_RECLAIM_RETRIES;
     let mut drained = false;
     // page_counter_try_charge() reads usage that other CPUs change.
     k.sync();
     while let Some(over) = k.memcgs.over_limit(memcg, 1) {
+        stalled_from.get_or_insert(k.cur.clock);
         k.memcgs.cgs[over as usize].events.max += 1;
         // try_charge_memcg() stalls around the limit reclaim.
         let pflags = k.memstall_enter();
@@ -113,6 +129,13 @@ fn handle_over_high(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) {
     if !over(k) {
         return;
     }
+    let from = k.cur.clock;
+    over_high_reclaim(k, p, memcg);
+    k.record_stall(memcg, StallKind::High, k.cur.clock - from);
+}
+
+/// mem_cgroup_handle_over_high()'s reclaim and penalty, for a memcg above memory.high.
+fn over_high_reclaim(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) {
     let nr_pages = throttle::MEMCG_CHARGE_BATCH;
     let mut retries = MAX_RECLAIM_RETRIES;
     let mut batch = nr_pages;
@@ -184,7 +207,7 @@ fn get_page_from_freelist(k: &mut Kernel, mark: usize) -> Option<Pfn> {
 
 /// Models __alloc_pages() for order 0: get_page_from_freelist() at the low watermark,
 /// then __alloc_pages_slowpath() (wake kswapd, min watermark, direct reclaim, OOM).
-fn alloc_page(k: &mut Kernel, p: &mut dyn Policy) -> Result<Pfn, Killed> {
+fn alloc_page(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<Pfn, Killed> {
     let mut no_progress = 0;
     let mut drained = false;
     loop {
@@ -201,7 +224,7 @@ fn alloc_page(k: &mut Kernel, p: &mut dyn Policy) -> Result<Pfn, Killed> {
         }
         // __perform_reclaim(): the direct reclaim, its throttles included, is a stall.
         let pflags = k.memstall_enter();
-        let progress = vmscan::try_to_free_pages(k, p);
+        let progress = vmscan::try_to_free_pages(k, p, memcg);
         k.memstall_leave(pflags);
         if current_killed(k) {
             return Err(Killed);

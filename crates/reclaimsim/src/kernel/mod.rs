@@ -155,6 +155,12 @@ pub struct Kernel {
     pub lock_site: crate::sim::lock::LockSite,
     /// Time spent in each try_to_free_pages() call (direct reclaim's allocation stall).
     pub alloc_stall: crate::kernel::stats::Histogram,
+    /// Per memcg and cause, the reclaim stalls of its tasks (`record_stall`), made on
+    /// the first stall.
+    pub memcg_stalls: std::collections::BTreeMap<
+        (MemcgId, crate::kernel::stats::StallKind),
+        crate::kernel::stats::Histogram,
+    >,
     /// Pressure stall information for memory, per memcg and system-wide.
     pub psi: psi::Psi,
 }
@@ -230,7 +236,16 @@ impl Kernel {
             wb: crate::kernel::writeback::Writeback::new(&s.kernel, nr_lruvecs / nr_nodes as usize),
             lock_site: Default::default(),
             alloc_stall: Default::default(),
+            memcg_stalls: Default::default(),
         }
+    }
+
+    /// Records a reclaim stall of `ns` of `kind` for `memcg`'s tasks.
+    pub fn record_stall(&mut self, memcg: MemcgId, kind: crate::kernel::stats::StallKind, ns: u64) {
+        self.memcg_stalls
+            .entry((memcg, kind))
+            .or_default()
+            .record(ns);
     }
 
     /// Charges `ns` of virtual CPU time to the running task.

@@ -193,6 +193,29 @@ pub const CAT_NAMES: [&str; NR_CAT] = [
     "other",
 ];
 
+/// Why a task stalled in reclaim, for the per-memcg stall histograms: global direct
+/// reclaim in the page allocator (try_to_free_pages), reclaim at memory.max in the charge
+/// (try_charge_memcg's loop), or memory.high's reclaim and penalty
+/// (mem_cgroup_handle_over_high).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum StallKind {
+    Direct,
+    Max,
+    High,
+}
+
+impl StallKind {
+    pub const ALL: [StallKind; 3] = [StallKind::Direct, StallKind::Max, StallKind::High];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StallKind::Direct => "direct",
+            StallKind::Max => "max",
+            StallKind::High => "high",
+        }
+    }
+}
+
 /// A latency histogram with ~1.5% relative precision: 64 sub-buckets per power of two.
 #[derive(Clone, Debug)]
 pub struct Histogram {

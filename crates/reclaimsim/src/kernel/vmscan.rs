@@ -8,7 +8,7 @@ use crate::kernel::lru::{Policy, Verdict};
 use crate::kernel::memcg::{MemcgId, ROOT};
 use crate::kernel::pagecache::Slot;
 use crate::kernel::rmap;
-use crate::kernel::stats::{Cat, Vm};
+use crate::kernel::stats::{Cat, StallKind, Vm};
 use crate::kernel::swap::SwapSlot;
 use crate::kernel::throttle::{self, Reason};
 use crate::kernel::Kernel;
@@ -544,19 +544,22 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
     }
 }
 
-/// Models try_to_free_pages(): direct reclaim by an allocating task.
-/// Records the time it took in `k.alloc_stall`.
-pub fn try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy) -> u64 {
+/// Models try_to_free_pages(): direct reclaim by an allocating task, for a page charged
+/// to `memcg`. Records the time it took in `k.alloc_stall` and as a `direct` stall of
+/// `memcg`'s tasks.
+pub fn try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> u64 {
     let start = k.cur.clock;
     let local = k.cpu_node[k.cur.cpu as usize] as usize;
     if throttle::throttle_direct_reclaim(k, local) {
         // Killed while throttled: report progress so the allocation does not OOM.
         k.alloc_stall.record(k.cur.clock - start);
+        k.record_stall(memcg, StallKind::Direct, k.cur.clock - start);
         return 1;
     }
     let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, None, false);
     let reclaimed = do_try_to_free_pages(k, p, &mut sc);
     k.alloc_stall.record(k.cur.clock - start);
+    k.record_stall(memcg, StallKind::Direct, k.cur.clock - start);
     reclaimed
 }
 

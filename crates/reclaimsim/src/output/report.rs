@@ -249,6 +249,28 @@ fn sched_table(out: &mut String, v: &VariantResult) {
     section(out, &format!("{head}\n{}", t.render()));
 }
 
+/// Per memcg and cause, the reclaim stalls of its tasks (the causes that stalled).
+fn reclaim_stall_table(out: &mut String, v: &VariantResult) {
+    let mut t = Grid::new(&["reclaim stalls", "cause", "n", "p50", "p99", "max"]);
+    let mut any = false;
+    for (path, m) in &v.memcgs {
+        for (cause, s) in m.reclaim_stalls.iter().filter(|(_, s)| s.calls > 0) {
+            any = true;
+            t.row(vec![
+                path.clone(),
+                cause.clone(),
+                s.calls.to_string(),
+                human_ns(s.latency_ns.p50 as f64),
+                human_ns(s.latency_ns.p99 as f64),
+                human_ns(s.latency_ns.max as f64),
+            ]);
+        }
+    }
+    if any {
+        section(out, &t.render());
+    }
+}
+
 fn other_tables(out: &mut String, v: &VariantResult) {
     sched_table(out, v);
     if v.alloc_stall.calls > 0 {
@@ -262,6 +284,7 @@ fn other_tables(out: &mut String, v: &VariantResult) {
         ]);
         section(out, &t.render());
     }
+    reclaim_stall_table(out, v);
     if v.kswapd_profile.total_ns > 0 {
         let head = format!(
             "kswapd profile ({} of CPU)",

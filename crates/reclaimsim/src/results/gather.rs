@@ -137,6 +137,7 @@ fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
         stat,
         events: memory_events(k, &sub),
         events_local: memory_events(k, &[m]),
+        reclaim_stalls: reclaim_stalls(k, m),
         current: cg.usage * 4096,
         swap_current: cg.swap_usage * 4096,
         model_counters,
@@ -165,6 +166,17 @@ fn memory_events(k: &Kernel, sub: &[MemcgId]) -> indexmap::IndexMap<String, u64>
     .into_iter()
     .map(|(n, v)| (n.to_string(), v))
     .collect()
+}
+
+/// The reclaim stalls of memcg `m`'s tasks, one entry per cause (`StallKind`).
+fn reclaim_stalls(k: &Kernel, m: MemcgId) -> indexmap::IndexMap<String, AllocStall> {
+    let none = crate::kernel::stats::Histogram::default();
+    (crate::kernel::stats::StallKind::ALL.into_iter())
+        .map(|kind| {
+            let h = k.memcg_stalls.get(&(m, kind)).unwrap_or(&none);
+            (kind.name().to_string(), AllocStall::from(h))
+        })
+        .collect()
 }
 
 /// Per workload, or per `workload:phase` when it has several (phases without operations

@@ -109,6 +109,13 @@ pub struct MemcgResult {
     /// memory.events.local: the same events, the memcg's own only.
     #[serde(rename = "memory.events.local", default)]
     pub events_local: IndexMap<String, u64>,
+    /// The reclaim stalls of this memcg's own tasks, by cause: `direct` (global direct
+    /// reclaim in the page allocator, try_to_free_pages), `max` (reclaim at memory.max
+    /// in the charge, try_charge_memcg, until the charge succeeds or the OOM killer is
+    /// called), `high` (memory.high's reclaim and penalty sleep,
+    /// mem_cgroup_handle_over_high). Each: how many, and their latency in ns.
+    #[serde(default)]
+    pub reclaim_stalls: IndexMap<String, AllocStall>,
     /// memory.current: the memcg's charged memory, in bytes.
     #[serde(rename = "memory.current", default)]
     pub current: u64,
