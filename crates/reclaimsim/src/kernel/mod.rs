@@ -165,6 +165,17 @@ pub struct Kernel {
     pub psi: psi::Psi,
 }
 
+/// One empty lruvec per memcg and node, memcg-major (`Kernel::lruvec`'s index).
+fn empty_lruvecs(nr_memcgs: usize, nr_nodes: usize) -> Vec<Lruvec> {
+    (0..nr_memcgs * nr_nodes)
+        .map(|i| Lruvec {
+            memcg: (i / nr_nodes) as MemcgId,
+            node: (i % nr_nodes) as u16,
+            ..Default::default()
+        })
+        .collect()
+}
+
 impl Kernel {
     /// Builds the machine of a scenario: frames, nodes with watermarks, the memcg tree
     /// and its lruvecs, swap, CPUs. Workload address spaces and files come later.
@@ -191,13 +202,7 @@ impl Kernel {
             .collect();
         let memcgs = MemcgTree::with_memcgs(&s.memcgs);
         let nr_lruvecs = memcgs.cgs.len() * nodes.len();
-        let lruvecs = (0..nr_lruvecs)
-            .map(|i| Lruvec {
-                memcg: (i / nodes.len()) as MemcgId,
-                node: (i % nodes.len()) as u16,
-                ..Default::default()
-            })
-            .collect();
+        let lruvecs = empty_lruvecs(memcgs.cgs.len(), nodes.len());
         let nr_locks = match s.kernel.lru_lock {
             LruLockKind::Node => nodes.len(),
             LruLockKind::Lruvec | LruLockKind::LruvecV16 => nr_lruvecs,
