@@ -303,9 +303,24 @@ fn bad_events_name_the_field() {
     };
     let sysctl = |name: &str, value: &str| format!("sysctl = \"{name}\"\nvalue = \"{value}\"\n");
     let cases = [
-        (memcg("memory.max", "64XB"), "", "event[0].value", "unknown size unit"),
-        (memcg("memory.foo", "1MiB"), "", "event[0].file", "unknown file"),
-        (memcg("memory.reclaim", "max"), "", "event[0].value", "not \"max\""),
+        (
+            memcg("memory.max", "64XB"),
+            "",
+            "event[0].value",
+            "unknown size unit",
+        ),
+        (
+            memcg("memory.foo", "1MiB"),
+            "",
+            "event[0].file",
+            "unknown file",
+        ),
+        (
+            memcg("memory.reclaim", "max"),
+            "",
+            "event[0].value",
+            "not \"max\"",
+        ),
         (
             memcg("memory.reclaim", "1MiB swappiness=201"),
             "",
@@ -336,15 +351,30 @@ fn bad_events_name_the_field() {
             "event[0].value",
             "needs a `value`",
         ),
-        (sysctl("vm.swappiness", "201"), "", "event[0].value", "0 to 200"),
-        (sysctl("vm.swappiness", "-1"), "", "event[0].value", "0 to 200"),
+        (
+            sysctl("vm.swappiness", "201"),
+            "",
+            "event[0].value",
+            "0 to 200",
+        ),
+        (
+            sysctl("vm.swappiness", "-1"),
+            "",
+            "event[0].value",
+            "0 to 200",
+        ),
         (
             sysctl("vm.watermark_scale_factor", "0"),
             "",
             "event[0].value",
             "1 to 3000",
         ),
-        (sysctl("vm.dirty_ratio", "10"), "", "event[0].sysctl", "unknown sysctl"),
+        (
+            sysctl("vm.dirty_ratio", "10"),
+            "",
+            "event[0].sysctl",
+            "unknown sysctl",
+        ),
         (
             sysctl("lru_gen.min_ttl_ms", "1000"),
             "",
@@ -421,4 +451,70 @@ value = "max"
             ("echo max > /a/memory.high", "ok"),
         ]
     );
+}
+
+/// Global pressure from anon in /a (random passes over 26 MiB of 32 MiB, with zram)
+/// and a file reader; kswapd pinned to CPU 0, so that CPU 2 is free for an event at
+/// exactly its time.
+const SWAPPINESS_DURING_RUN: &str = r#"
+name = "swappiness-during-run"
+seed = 3
+duration = "DURATION"
+[machine]
+memory = "32MiB"
+cpus = 3
+swap = { device = "zram", size = "64MiB" }
+[kernel]
+kswapd_cpu = [0]
+[[memcg]]
+path = "/a"
+[[workload]]
+name = "anon"
+memcg = "/a"
+cpus = [0]
+[workload.anon]
+size = "26MiB"
+pattern = "random"
+populate = true
+runtime = "1s"
+[[workload]]
+name = "reader"
+cpus = [1]
+[workload.dd]
+size = "16MiB"
+sparse = false
+[[workload.dd.phase]]
+name = "again"
+[[workload.dd.phase]]
+name = "again2"
+"#;
+
+/// End to end: vm.swappiness = 0 written at 15 ms stops swap-outs from then on, the
+/// root's (global reclaim, kswapd and direct) and /a's alike, though /a existed before
+/// the write: on cgroup v2, 6.1 reclaims every memcg with vm_swappiness
+/// (mem_cgroup_swappiness() ignores the memcg's own copy, a cgroup v1 setting). A run
+/// of 15 ms is the same run up to the write; without the write, swapping goes on.
+#[test]
+fn vm_swappiness_event_stops_swap_outs_from_its_time() {
+    let run = |duration: &str, event: bool| {
+        let mut text = SWAPPINESS_DURING_RUN.replace("DURATION", duration);
+        if event {
+            text += "[[event]]\nat = \"15ms\"\nsysctl = \"vm.swappiness\"\nvalue = 0\ncpu = 2\n";
+        }
+        run_checked(&text)
+    };
+    let until_write = run("15ms", false);
+    let with_write = run("30ms", true);
+    let without = run("30ms", false);
+    let e = &with_write.events[0];
+    assert_eq!(
+        (e.command.as_str(), e.result.as_str()),
+        ("sysctl vm.swappiness=0", "ok")
+    );
+    assert!((e.time_s - 0.015).abs() < 1e-5, "{}", e.time_s);
+    let out = |r: &reclaimsim::results::VariantResult| common::vmstat(r, "pswpout");
+    assert!(out(&until_write) > 0);
+    assert_eq!(out(&with_write), out(&until_write));
+    assert_eq!(memcg_stat(&with_write, "/a", "pswpout"), out(&until_write));
+    assert!(out(&without) > 2 * out(&until_write), "{}", out(&without));
 }
