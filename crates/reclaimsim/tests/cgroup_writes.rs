@@ -364,6 +364,12 @@ fn bad_events_name_the_field() {
             "0 to 200",
         ),
         (
+            "sysctl = \"vm.swappiness\"\nvalue = -1\n".into(),
+            "",
+            "event[0].value",
+            "a string or a non-negative integer",
+        ),
+        (
             sysctl("vm.watermark_scale_factor", "0"),
             "",
             "event[0].value",

@@ -101,7 +101,7 @@ pub struct EventConfig {
 
 /// An event's `value`: a string (`"64MiB"`, `"max"`, `"32MiB swappiness=0"`) or a number.
 #[derive(Deserialize, Debug, Clone, PartialEq)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "a string or a non-negative integer")]
 pub enum EventValue {
     Number(u64),
     Text(String),
