@@ -524,3 +524,71 @@ fn vm_swappiness_event_stops_swap_outs_from_its_time() {
     assert_eq!(memcg_stat(&with_write, "/a", "pswpout"), out(&until_write));
     assert!(out(&without) > 2 * out(&until_write), "{}", out(&without));
 }
+
+/// An anon worker in /a with no swap, and an event lowering /a's memory.max under its
+/// use at 5 ms.
+const MAX_UNDER_ANON: &str = r#"
+name = "max-under-anon"
+[machine]
+memory = "64MiB"
+cpus = 2
+[[memcg]]
+path = "/a"
+[[workload]]
+name = "anon"
+memcg = "/a"
+cpus = [0]
+[workload.anon]
+size = "16MiB"
+populate = true
+runtime = "50ms"
+[[event]]
+at = "5ms"
+memcg = "/a"
+file = "memory.max"
+value = "4MiB"
+cpu = 1
+"#;
+
+/// End to end: memory.max below what /a's anon needs, with no swap, OOM-kills the
+/// worker from the writing task; the write itself succeeds.
+#[test]
+fn memory_max_event_oom_kills_in_the_memcg() {
+    let r = run_checked(MAX_UNDER_ANON);
+    let e = &r.events[0];
+    assert_eq!(e.result, "ok (memcg OOM: 1 kill)");
+    assert_eq!(r.oom_kills.len(), 1);
+    assert_eq!(r.oom_kills[0].scope, "/a");
+    assert!((r.oom_kills[0].time_s - 0.005).abs() < 1e-3);
+    // The worker's own charges may meet the limit too (another `oom` event), but the
+    // one kill is the write's.
+    assert!(memcg_event(&r, "/a", "oom") >= 1);
+    assert_eq!(memcg_event(&r, "/a", "oom_kill"), 1);
+    assert!(memcg_stat(&r, "/a", "usage") <= 4 << 20);
+}
+
+/// End to end under MGLRU (6.1 and the 6.3 memcg LRU): memory.reclaim of 2 MiB from /a's
+/// page cache (about 5 MiB at 3 ms) succeeds and takes at least that; memory.max then
+/// brings /a down.
+#[test]
+fn memcg_writes_under_mglru() {
+    for memcg_reclaim in ["v6.1", "memcg-lru"] {
+        let text = MAX_DURING_RUN
+            .replace(
+                "[[memcg]]",
+                &format!("[kernel]\npolicy = \"mglru\"\nmemcg_reclaim = \"{memcg_reclaim}\"\n[[memcg]]"),
+            )
+            .replace(
+                "[[event]]",
+                "[[event]]\nat = \"3ms\"\nmemcg = \"/a\"\nfile = \"memory.reclaim\"\nvalue = \"2MiB\"\ncpu = 1\n[[event]]",
+            );
+        let r = run_checked(&text);
+        let results: Vec<&str> = r.events.iter().map(|e| e.result.as_str()).collect();
+        assert_eq!(results, ["ok", "ok"], "{memcg_reclaim}");
+        assert!(
+            memcg_stat(&r, "/a", "pgsteal_direct") >= 512,
+            "{memcg_reclaim}"
+        );
+        assert!(memcg_stat(&r, "/a", "usage") <= 4 << 20, "{memcg_reclaim}");
+    }
+}
