@@ -117,6 +117,19 @@ fn memory_reclaim_takes_what_was_asked() {
     assert!(usage(&s, a) <= 4096 - 2048, "usage {}", usage(&s, a));
     // Not a limit: nothing else changed.
     assert_eq!(s.k.memcgs.cgs[a as usize].max, u64::MAX);
+    // The root has memory.reclaim too: reclaim from the whole tree.
+    let before = usage(&s, a);
+    let root = s.memcg("/");
+    let r = write(
+        &mut s,
+        root,
+        MemcgFile::Reclaim {
+            pages: 512,
+            swappiness: None,
+        },
+    );
+    assert_eq!(r, Outcome::Ok);
+    assert!(usage(&s, a) <= before - 512);
     s.check();
 }
 
