@@ -39,6 +39,10 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../../scenarios/mglru-min-ttl-oom.toml"),
     ),
     (
+        "limits-during-run.toml",
+        include_str!("../../../scenarios/examples/limits-during-run.toml"),
+    ),
+    (
         "000-mixed-memcgs.toml",
         include_str!("../../../scenarios/seeds/000-mixed-memcgs.toml"),
     ),
@@ -142,6 +146,12 @@ const WORDS: &[&str] = &[
     "at",
     "command",
     "cpu",
+    "file",
+    "sysctl",
+    "value",
+    "memory.max",
+    "memory.reclaim",
+    "vm.swappiness",
     "memcg",
     "path",
     "max",

@@ -670,3 +670,49 @@ fn workload_node_and_cpus_must_meet() {
     assert_at(&e, &text, "node = 1", "workload[0].node");
     assert!(e.message.contains("none of the workload's cpus"), "{e}");
 }
+
+/// `GOOD` with one `[[event]]` of these lines at the end.
+fn with_event(lines: &str) -> String {
+    format!("{GOOD}[[event]]\nat = \"1s\"\n{lines}")
+}
+
+#[test]
+fn event_values_are_checked_where_written() {
+    let cases = [
+        (
+            "memcg = \"/a\"\nfile = \"memory.max\"\nvalue = \"64XB\"\n",
+            "value = \"64XB\"",
+            "event[0].value",
+        ),
+        (
+            "memcg = \"/a\"\nfile = \"memory.foo\"\nvalue = \"1MiB\"\n",
+            "file = \"memory.foo\"",
+            "event[0].file",
+        ),
+        (
+            "memcg = \"/b\"\nfile = \"memory.high\"\nvalue = \"1MiB\"\n",
+            "memcg = \"/b\"",
+            "event[0].memcg",
+        ),
+        (
+            "sysctl = \"vm.swappiness\"\nvalue = 201\n",
+            "value = 201",
+            "event[0].value",
+        ),
+        (
+            "sysctl = \"vm.swappiness\"\nvalue = 1\ncommand = \"+ /a 0 max\"\n",
+            "sysctl = ",
+            "event[0].sysctl",
+        ),
+    ];
+    for (lines, needle, field) in cases {
+        let text = with_event(lines);
+        let e = error(&text, &[]);
+        assert_at(&e, &text, needle, field);
+    }
+    // Neither command, file nor sysctl: the event's table.
+    let text = with_event("");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "[[event]]", "event[0].command");
+    assert!(e.message.contains("exactly one of"), "{e}");
+}

@@ -12,11 +12,12 @@ pub mod check;
 mod clients;
 mod record;
 
+use crate::kernel::control::{self, Outcome, Write};
 use crate::kernel::fault;
 use crate::kernel::kswapd::{Kswapd, KswapdState, Next};
 use crate::kernel::lru::classic::Classic;
 use crate::kernel::lru::mglru::debugfs::LruGenState;
-use crate::kernel::lru::mglru::{debugfs, debugfs::LruGenCmd, Mglru};
+use crate::kernel::lru::mglru::Mglru;
 use crate::kernel::lru::Policy;
 use crate::kernel::memcg::MemcgId;
 use crate::kernel::mm::{Mm, VmaKind};
@@ -24,6 +25,7 @@ use crate::kernel::pagecache::File;
 use crate::kernel::stats::{Cat, Histogram};
 use crate::kernel::Kernel;
 use crate::scenario::config::{PolicyKind, Scenario, WorkloadConfig};
+use crate::scenario::event::EventWrite;
 use crate::sim::sched::{self, TaskYielder, Yield};
 use crate::workload::{RegionSpec, Step, Touch, Workload, WorkloadOptions};
 use corosensei::{Coroutine, CoroutineResult};
@@ -102,7 +104,7 @@ enum Kind {
     Kswapd {
         node: usize,
     },
-    /// A scenario `[[event]]`: one write to lru_gen.
+    /// A scenario `[[event]]`: one write to lru_gen, a memcg file or a sysctl.
     Event {
         e: usize,
     },
@@ -224,8 +226,8 @@ pub(crate) struct Engine {
     sample_auto: bool,
     next_sample: u64,
     pub(crate) accesses: u64,
-    /// The `[[event]]` commands (as written, parsed) and how they ended.
-    events: Vec<(String, Vec<LruGenCmd>)>,
+    /// The `[[event]]` writes (as a user would type them, and as the kernel runs them).
+    events: Vec<(String, Write)>,
     pub(crate) event_results: Vec<EventResult>,
     /// The workloads and `workload:phase`s that have finished (what `trigger` was given).
     finished: BTreeSet<String>,
@@ -562,20 +564,49 @@ fn create_processes(
     Ok(mms)
 }
 
-/// The scenario's debugfs events, each a task (appended to `tasks`) at its time.
+/// An event's result as the results show it: "ok", the errno name, or "ok" with what
+/// the memcg OOM killer did.
+fn outcome_text(r: Outcome) -> String {
+    match r {
+        Outcome::Ok => "ok".into(),
+        Outcome::Err(errno) => errno.into(),
+        Outcome::Oom { kills, no_victim } => {
+            let plural = if kills == 1 { "" } else { "s" };
+            let left = if no_victim {
+                ", then no process left to kill"
+            } else {
+                ""
+            };
+            format!("ok (memcg OOM: {kills} kill{plural}{left})")
+        }
+    }
+}
+
+/// The scenario's `[[event]]`s, each a task (appended to `tasks`) at its time, with the
+/// command as shown in the results and the write the kernel runs.
 fn event_tasks(
     k: &Kernel,
     s: &Scenario,
     tasks: &mut Vec<Task>,
     cpusets: &mut Vec<Vec<u32>>,
-) -> Result<Vec<(String, Vec<LruGenCmd>)>, SimError> {
+) -> Result<Vec<(String, Write)>, SimError> {
     let mut events = Vec::new();
     for (i, ev) in s.events.iter().enumerate() {
-        let cmds = debugfs::parse_commands(&ev.command)
-            .map_err(|e| SimError::Setup(format!("event[{i}].command: {e}")))?;
+        let parsed = crate::scenario::event::parse(ev)
+            .map_err(|(f, e)| SimError::Setup(format!("event[{i}].{f}: {e}")))?;
+        let (node, write) = match parsed.write {
+            EventWrite::LruGen(cmds) => (cmds[0].node as usize, Write::LruGen(cmds)),
+            EventWrite::Memcg { path, file } => {
+                let m = k.memcgs.by_path(&path).ok_or_else(|| {
+                    SimError::Setup(format!("event[{i}].memcg: no memcg \"{path}\""))
+                })?;
+                (0, Write::Memcg(m, file))
+            }
+            EventWrite::Sysctl(sysctl) => (0, Write::Sysctl(sysctl)),
+        };
         // kswapd tasks are the first ids, one per node: a write runs where its node's
-        // kswapd may.
-        let node = (cmds[0].node as usize).min(k.nr_nodes() - 1);
+        // kswapd may (node 0's for a file or sysctl).
+        let node = node.min(k.nr_nodes() - 1);
         let set = match ev.cpu {
             Some(cpu) => vec![cpu],
             None => cpusets[tasks[node].cpuset as usize].clone(),
@@ -583,7 +614,7 @@ fn event_tasks(
         let mut task = new_task(cpusets, set, Kind::Event { e: i }, State::Runnable);
         task.clock = ev.at.0;
         tasks.push(task);
-        events.push((ev.command.clone(), cmds));
+        events.push((parsed.shown, write));
     }
     Ok(events)
 }
@@ -835,16 +866,16 @@ impl Engine {
         }
     }
 
-    /// Runs an `[[event]]`: its commands are one write to /sys/kernel/debug/lru_gen.
+    /// Runs an `[[event]]`: one write (`kernel::control`), by a task of its own.
     fn event_step(&mut self, id: usize, e: usize, clock: u64) {
         let cpu = self.tasks[id].cpu;
         self.k.cur = crate::kernel::Exec::new(clock, cpu, false, None);
-        let r = self.p.lru_gen_write(&mut self.k, &self.events[e].1);
+        let r = control::write(&mut self.k, self.p.as_mut(), &self.events[e].1);
         let end = self.k.cur.clock;
         self.event_results.push(EventResult {
             time_s: clock as f64 / 1e9,
             command: self.events[e].0.clone(),
-            result: r.err().unwrap_or("ok").to_string(),
+            result: outcome_text(r),
         });
         let t = &mut self.tasks[id];
         t.state = State::Done;

@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod config;
+pub mod control;
 pub mod debug;
 pub mod fault;
 pub mod folio;
@@ -275,6 +276,25 @@ impl Kernel {
     #[inline]
     pub fn count_memcg(&mut self, c: Vm, memcg: MemcgId, n: u64) {
         self.memcgs.cgs[memcg as usize].stat.add(c, n);
+    }
+
+    /// Models setup_per_zone_wmarks() (6.1), as a write to vm.watermark_scale_factor
+    /// runs it: each zone's watermarks from min_free_kbytes and the scale factor
+    /// (__setup_per_zone_wmarks), then zone_pcp_update() of each zone: the per-CPU
+    /// lists' batch and high again, high following the new low watermark. Pages already
+    /// on a list stay there until the next free finds it above high.
+    pub fn setup_per_zone_wmarks(&mut self) {
+        let total: u64 = self.nodes.iter().map(|n| n.zone.managed).sum();
+        let mfk = (self.cfg.min_free_kbytes).unwrap_or_else(|| default_min_free_kbytes(total));
+        let wsf = self.cfg.watermark_scale_factor;
+        for n in &mut self.nodes {
+            n.zone.wmark = zone_watermarks(n.zone.managed, total, mfk, wsf);
+        }
+        let cpus = self.pcp.len() / self.nodes.len();
+        let fresh = page_alloc::pcp_lists(&self.nodes, cpus);
+        for (pcp, new) in self.pcp.iter_mut().zip(fresh) {
+            (pcp.high, pcp.batch) = (new.high, new.batch);
+        }
     }
 
     pub fn nr_nodes(&self) -> usize {

@@ -64,6 +64,12 @@ pub struct ScanControl {
     /// MGLRU V11: set by lru_gen_age_node; lru_gen_shrink_lruvec then leaves a memcg
     /// after its first eviction that took anon.
     pub memcgs_avoid_swapping: bool,
+    /// sc->proactive: memory.reclaim's reclaim (MEMCG_RECLAIM_PROACTIVE). 6.1 keys only
+    /// vmpressure on it, which the model does not have: it changes nothing here.
+    pub proactive: bool,
+    /// sc->proactive_swappiness (6.13+): memory.reclaim's `swappiness=`, used instead of
+    /// vm.swappiness by this reclaim (sc_swappiness()).
+    pub swappiness: Option<u32>,
 }
 
 impl ScanControl {
@@ -92,7 +98,15 @@ impl ScanControl {
             last_reclaimed: 0,
             memcgs_need_swapping: false,
             memcgs_avoid_swapping: false,
+            proactive: false,
+            swappiness: None,
         }
+    }
+
+    /// Models sc_swappiness() (6.13+): memory.reclaim's `swappiness=` if given, else
+    /// vm.swappiness (on cgroup v2, mem_cgroup_swappiness() is the global value).
+    pub fn swappiness(&self, k: &Kernel) -> u32 {
+        self.swappiness.unwrap_or(k.cfg.swappiness)
     }
 
     /// cgroup_reclaim(): reclaim on behalf of a memcg's limit.
@@ -571,5 +585,20 @@ pub fn try_to_free_mem_cgroup_pages(
     nr: u64,
 ) -> u64 {
     let mut sc = ScanControl::new(nr.max(SWAP_CLUSTER_MAX), Some(memcg), false);
+    do_try_to_free_pages(k, p, &mut sc)
+}
+
+/// Models try_to_free_mem_cgroup_pages() with MEMCG_RECLAIM_PROACTIVE (memory.reclaim),
+/// and 6.13's proactive swappiness when `swappiness` is given.
+pub fn try_to_free_mem_cgroup_pages_proactive(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    memcg: MemcgId,
+    nr: u64,
+    swappiness: Option<u32>,
+) -> u64 {
+    let mut sc = ScanControl::new(nr.max(SWAP_CLUSTER_MAX), Some(memcg), false);
+    sc.proactive = true;
+    sc.swappiness = swappiness;
     do_try_to_free_pages(k, p, &mut sc)
 }

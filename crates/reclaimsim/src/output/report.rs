@@ -295,6 +295,14 @@ fn other_tables(out: &mut String, v: &VariantResult) {
             &format!("{head}\n{}\n", perf_lines(&v.kswapd_profile).join("\n")),
         );
     }
+    if !v.events.is_empty() {
+        let mut t = Grid::new(&["event at", "command", "result"]);
+        for e in &v.events {
+            let at = format!("{:.3} s", e.time_s);
+            t.row(vec![at, e.command.clone(), e.result.clone()]);
+        }
+        section(out, &t.render());
+    }
     if !v.oom_kills.is_empty() {
         let mut t = Grid::new(&["oom kill at", "scope", "victim"]);
         for k in &v.oom_kills {

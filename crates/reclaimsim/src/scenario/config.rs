@@ -71,19 +71,50 @@ pub struct Scenario {
     pub cost_ranges: std::collections::BTreeMap<String, [u64; 2]>,
 }
 
-/// A write to /sys/kernel/debug/lru_gen at a point in virtual time (MGLRU only), for
-/// working-set estimation and proactive reclaim: `+ MEMCG NODE SEQ [SWAPPINESS
-/// [FORCE_SCAN]]` ages, `- MEMCG NODE SEQ [SWAPPINESS [NR_TO_RECLAIM]]` evicts, as the
-/// kernel reads them except that MEMCG is the memcg's path (`/`, `/a`) and SEQ may be
-/// `max` (max_seq when the command runs) or `max-N`. Several commands may be separated
-/// by `,` or `;`.
+/// A write at a point in virtual time: exactly one of `command` (to
+/// /sys/kernel/debug/lru_gen, MGLRU only), `file` with `memcg` (a cgroup v2 memory
+/// file), or `sysctl`; `value` goes with `file` and `sysctl` (`scenario::event` reads
+/// them).
+///
+/// lru_gen commands are for working-set estimation and proactive reclaim: `+ MEMCG NODE
+/// SEQ [SWAPPINESS [FORCE_SCAN]]` ages, `- MEMCG NODE SEQ [SWAPPINESS [NR_TO_RECLAIM]]`
+/// evicts, as the kernel reads them except that MEMCG is the memcg's path (`/`, `/a`)
+/// and SEQ may be `max` (max_seq when the command runs) or `max-N`. Several commands may
+/// be separated by `,` or `;`.
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct EventConfig {
     pub at: Duration,
-    pub command: String,
-    /// The CPU the write runs on (default: the CPU of kswapd of the first command's node).
+    pub command: Option<String>,
+    /// The memcg whose `file` is written (a `[[memcg]]` path).
+    pub memcg: Option<String>,
+    /// memory.high, memory.max, memory.low, memory.min or memory.reclaim.
+    pub file: Option<String>,
+    /// vm.swappiness, vm.watermark_scale_factor or lru_gen.min_ttl_ms.
+    pub sysctl: Option<String>,
+    /// What is written to `file` or `sysctl`: a size or "max", a number.
+    pub value: Option<EventValue>,
+    /// The CPU the write runs on (default: the CPU of kswapd of the first command's
+    /// node, node 0's for a file or sysctl).
     pub cpu: Option<u32>,
+}
+
+/// An event's `value`: a string (`"64MiB"`, `"max"`, `"32MiB swappiness=0"`) or a number.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(untagged, expecting = "a string or a non-negative integer")]
+pub enum EventValue {
+    Number(u64),
+    Text(String),
+}
+
+impl EventValue {
+    /// The value as text.
+    pub fn text(&self) -> String {
+        match self {
+            EventValue::Number(n) => n.to_string(),
+            EventValue::Text(s) => s.clone(),
+        }
+    }
 }
 
 /// `[machine]`: memory, the CPU topology and NUMA nodes, swap and the cost profile.

@@ -7,6 +7,7 @@
 //! workload named "fio", `memcg."/a".max = "1GiB"` the memcg with path "/a".
 
 pub mod config;
+pub mod event;
 pub mod expect;
 pub mod profile;
 mod scale;
@@ -1410,34 +1411,17 @@ fn check_kernel_cpus(s: &Scenario) -> Result<(), Problem> {
     Ok(())
 }
 
-/// `[[event]]` commands: lru_gen writes that parse, for MGLRU, naming declared memcgs,
-/// existing nodes and CPUs.
+/// `[[event]]`s: each one write that reads (`event::parse`): lru_gen commands and
+/// min_ttl_ms for MGLRU (min_ttl_ms not for the v11 postings), naming declared memcgs
+/// and existing nodes; memcg files of declared memcgs (the root only has
+/// memory.reclaim); existing CPUs.
 fn check_events(s: &Scenario) -> Result<(), Problem> {
     for (i, ev) in s.events.iter().enumerate() {
-        let cmds = crate::kernel::lru::mglru::debugfs::parse_commands(&ev.command)
-            .map_err(|e| (elem("event", i, "command"), e))?;
-        if s.kernel.policy != crate::scenario::config::PolicyKind::Mglru {
-            return fail(
-                elem("event", i, "command"),
-                "lru_gen commands need kernel.policy = \"mglru\"",
-            );
-        }
-        for c in &cmds {
-            if c.memcg != "/" && !s.memcgs.iter().any(|m| m.path == c.memcg) {
-                return fail(
-                    elem("event", i, "command"),
-                    format!("no [[memcg]] with path \"{}\"", c.memcg),
-                );
-            }
-            if c.node >= s.machine.nodes {
-                return fail(
-                    elem("event", i, "command"),
-                    format!(
-                        "node {} does not exist (machine.nodes = {})",
-                        c.node, s.machine.nodes
-                    ),
-                );
-            }
+        let parsed = event::parse(ev).map_err(|(f, e)| (elem("event", i, f), e))?;
+        match &parsed.write {
+            event::EventWrite::LruGen(cmds) => check_lru_gen_event(s, i, cmds)?,
+            event::EventWrite::Memcg { path, file } => check_memcg_event(s, i, path, file)?,
+            event::EventWrite::Sysctl(sysctl) => check_sysctl_event(s, i, sysctl)?,
         }
         if let Some(cpu) = ev.cpu.filter(|&c| c >= s.machine.cpus) {
             return fail(
@@ -1448,6 +1432,91 @@ fn check_events(s: &Scenario) -> Result<(), Problem> {
                 ),
             );
         }
+    }
+    Ok(())
+}
+
+/// An lru_gen `command`: MGLRU, declared memcgs, existing nodes.
+fn check_lru_gen_event(
+    s: &Scenario,
+    i: usize,
+    cmds: &[crate::kernel::lru::mglru::debugfs::LruGenCmd],
+) -> Result<(), Problem> {
+    if s.kernel.policy != crate::scenario::config::PolicyKind::Mglru {
+        return fail(
+            elem("event", i, "command"),
+            "lru_gen commands need kernel.policy = \"mglru\"",
+        );
+    }
+    for c in cmds {
+        if c.memcg != "/" && !s.memcgs.iter().any(|m| m.path == c.memcg) {
+            return fail(
+                elem("event", i, "command"),
+                format!("no [[memcg]] with path \"{}\"", c.memcg),
+            );
+        }
+        if c.node >= s.machine.nodes {
+            return fail(
+                elem("event", i, "command"),
+                format!(
+                    "node {} does not exist (machine.nodes = {})",
+                    c.node, s.machine.nodes
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A memcg `file` event: a declared memcg; the root only for memory.reclaim (cgroup v2
+/// has no memory.max, .high, .low or .min in the root).
+fn check_memcg_event(
+    s: &Scenario,
+    i: usize,
+    path: &str,
+    file: &crate::kernel::control::MemcgFile,
+) -> Result<(), Problem> {
+    use crate::kernel::control::MemcgFile;
+    if path == "/" {
+        if !matches!(file, MemcgFile::Reclaim { .. }) {
+            return fail(
+                elem("event", i, "file"),
+                "the root cgroup has only memory.reclaim of these files",
+            );
+        }
+    } else if !s.memcgs.iter().any(|m| m.path == path) {
+        return fail(
+            elem("event", i, "memcg"),
+            format!("no [[memcg]] with path \"{path}\""),
+        );
+    }
+    Ok(())
+}
+
+/// A `sysctl` event: lru_gen.min_ttl_ms needs MGLRU, and not the v11 postings (which
+/// have no min_ttl_ms).
+fn check_sysctl_event(
+    s: &Scenario,
+    i: usize,
+    sysctl: &crate::kernel::control::Sysctl,
+) -> Result<(), Problem> {
+    if !matches!(sysctl, crate::kernel::control::Sysctl::MinTtlMs(_)) {
+        return Ok(());
+    }
+    if s.kernel.policy != crate::scenario::config::PolicyKind::Mglru {
+        return fail(
+            elem("event", i, "sysctl"),
+            "lru_gen.min_ttl_ms needs kernel.policy = \"mglru\"",
+        );
+    }
+    if matches!(
+        s.kernel.memcg_reclaim,
+        MemcgReclaim::V11 | MemcgReclaim::V11Patch1to8
+    ) {
+        return fail(
+            elem("event", i, "sysctl"),
+            "the v11 postings of MGLRU have no min_ttl_ms",
+        );
     }
     Ok(())
 }

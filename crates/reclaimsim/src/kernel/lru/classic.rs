@@ -126,7 +126,7 @@ fn lru_note_cost(k: &mut Kernel, lv: usize, file: bool, nr: u64) {
 /// Models get_scan_count(): how many pages of each list to scan at this priority.
 pub fn get_scan_count(k: &Kernel, lv: usize, sc: &mut ScanControl) -> [u64; 4] {
     let memcg = k.lruvecs[lv].memcg;
-    let swappiness = k.cfg.swappiness as u64;
+    let swappiness = u64::from(sc.swappiness(k));
     // No swap, or cgroup reclaim with swappiness 0: file only.
     let (balance, fraction, denominator) =
         if !sc.may_swap || !k.can_swap() || (sc.cgroup_reclaim() && swappiness == 0) {

@@ -54,6 +54,10 @@ pub trait Policy {
     fn lru_gen_write(&mut self, _k: &mut Kernel, _cmds: &[LruGenCmd]) -> Result<(), &'static str> {
         Err("ENOENT")
     }
+    /// A write to /sys/kernel/mm/lru_gen/min_ttl_ms (store_min_ttl()). Only MGLRU has it.
+    fn set_min_ttl_ms(&mut self, _ms: u64) -> Result<(), &'static str> {
+        Err("ENOENT")
+    }
     /// The engine switches tasks: the running task's own reclaim state (what the kernel
     /// keeps in current->reclaim_state or on the reclaimer's stack) is put aside under
     /// `from` and task `to`'s taken back.

@@ -301,7 +301,7 @@ impl Mglru {
         if !sc.may_swap {
             0
         } else {
-            Self::get_swappiness(k)
+            Self::get_swappiness_sc(k, sc)
         }
     }
 

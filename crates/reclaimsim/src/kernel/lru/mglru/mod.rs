@@ -276,11 +276,22 @@ impl Mglru {
         }
     }
 
+    /// get_swappiness() of 6.13 for a reclaim: as 6.1's, with sc_swappiness() (the
+    /// swappiness memory.reclaim was given, if any) in place of vm.swappiness.
+    fn get_swappiness_sc(k: &Kernel, sc: &ScanControl) -> u32 {
+        let free = k.swap.as_ref().map_or(0, |s| s.nr_free());
+        if free < MIN_LRU_BATCH {
+            0
+        } else {
+            sc.swappiness(k)
+        }
+    }
+
     /// The swappiness lru_gen_shrink_lruvec() evicts with (6.1 and v11 alike): the
     /// memcg's without may_swap only for global reclaim, and then 1 (file first).
     fn shrink_swappiness(k: &Kernel, sc: &ScanControl) -> u32 {
         if sc.may_swap {
-            Self::get_swappiness(k)
+            Self::get_swappiness_sc(k, sc)
         } else if !sc.cgroup_reclaim() && Self::get_swappiness(k) != 0 {
             1
         } else {
@@ -588,6 +599,12 @@ impl Policy for Mglru {
 
     fn lru_gen_write(&mut self, k: &mut Kernel, cmds: &[LruGenCmd]) -> Result<(), &'static str> {
         self.run_cmds(k, cmds)
+    }
+
+    /// Models store_min_ttl() (6.1): the new min_ttl for kswapd's aging from now on.
+    fn set_min_ttl_ms(&mut self, ms: u64) -> Result<(), &'static str> {
+        self.min_ttl_ns = ms.saturating_mul(1_000_000);
+        Ok(())
     }
 
     fn lru_gen_state(&self, k: &Kernel, lv: usize, now: u64) -> Option<LruGenState> {
