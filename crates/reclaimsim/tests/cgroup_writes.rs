@@ -8,7 +8,7 @@ use common::{memcg_event, memcg_stat, run_checked, Sys};
 use reclaimsim::kernel::control::{self, MemcgFile, Outcome, Sysctl, Write};
 use reclaimsim::kernel::memcg::MemcgId;
 use reclaimsim::kernel::node::WMARK_LOW;
-use reclaimsim::kernel::stats::Vm;
+use reclaimsim::kernel::stats::{StallKind, Vm};
 use reclaimsim::scenario;
 
 /// 64 MiB (16384 pages), no swap, a memcg /a without limits.
@@ -115,6 +115,10 @@ fn memory_reclaim_takes_what_was_asked() {
     );
     assert_eq!(r, Outcome::Ok);
     assert!(usage(&s, a) <= 4096 - 2048, "usage {}", usage(&s, a));
+    // The writer's time shows as /a's proactive reclaim, once.
+    let proactive = &s.k.memcg_stalls[&(a, StallKind::Proactive)];
+    assert_eq!(proactive.count(), 1);
+    assert!(proactive.max() > 0);
     // Not a limit: nothing else changed.
     assert_eq!(s.k.memcgs.cgs[a as usize].max, u64::MAX);
     // The root has memory.reclaim too: reclaim from the whole tree.

@@ -9,6 +9,7 @@ use crate::kernel::fault;
 use crate::kernel::lru::mglru::debugfs::LruGenCmd;
 use crate::kernel::lru::Policy;
 use crate::kernel::memcg::MemcgId;
+use crate::kernel::stats::StallKind;
 use crate::kernel::vmscan::{self, MAX_RECLAIM_RETRIES};
 use crate::kernel::Kernel;
 
@@ -80,7 +81,10 @@ fn memcg_write(k: &mut Kernel, p: &mut dyn Policy, m: MemcgId, file: MemcgFile) 
         MemcgFile::High(v) => memory_high_write(k, p, m, v),
         MemcgFile::Max(v) => return memory_max_write(k, p, m, v),
         MemcgFile::Reclaim { pages, swappiness } => {
-            return memory_reclaim(k, p, m, pages, swappiness)
+            let from = k.cur.clock;
+            let r = memory_reclaim(k, p, m, pages, swappiness);
+            k.record_stall(m, StallKind::Proactive, k.cur.clock - from);
+            return r;
         }
     }
     Outcome::Ok

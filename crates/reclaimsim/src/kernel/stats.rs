@@ -195,23 +195,31 @@ pub const CAT_NAMES: [&str; NR_CAT] = [
 
 /// Why a task stalled in reclaim, for the per-memcg stall histograms: global direct
 /// reclaim in the page allocator (try_to_free_pages), reclaim at memory.max in the charge
-/// (try_charge_memcg's loop), or memory.high's reclaim and penalty
-/// (mem_cgroup_handle_over_high).
+/// (try_charge_memcg's loop), memory.high's reclaim and penalty
+/// (mem_cgroup_handle_over_high), or a write to the memcg's memory.reclaim
+/// (memory_reclaim: the writer's time, proactive reclaim, not a stall of its tasks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum StallKind {
     Direct,
     Max,
     High,
+    Proactive,
 }
 
 impl StallKind {
-    pub const ALL: [StallKind; 3] = [StallKind::Direct, StallKind::Max, StallKind::High];
+    pub const ALL: [StallKind; 4] = [
+        StallKind::Direct,
+        StallKind::Max,
+        StallKind::High,
+        StallKind::Proactive,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             StallKind::Direct => "direct",
             StallKind::Max => "max",
             StallKind::High => "high",
+            StallKind::Proactive => "proactive",
         }
     }
 }

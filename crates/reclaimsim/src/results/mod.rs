@@ -113,7 +113,8 @@ pub struct MemcgResult {
     /// reclaim in the page allocator, try_to_free_pages), `max` (reclaim at memory.max
     /// in the charge, try_charge_memcg, until the charge succeeds or the OOM killer is
     /// called), `high` (memory.high's reclaim and penalty sleep,
-    /// mem_cgroup_handle_over_high). Each: how many, and their latency in ns.
+    /// mem_cgroup_handle_over_high), `proactive` (a memory.reclaim write's time, the
+    /// writer's). Each: how many, and their latency in ns.
     #[serde(default)]
     pub reclaim_stalls: IndexMap<String, AllocStall>,
     /// memory.current: the memcg's charged memory, in bytes.
