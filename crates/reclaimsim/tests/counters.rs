@@ -182,6 +182,35 @@ passes = 2
     assert_eq!(c.reclaim_stalls["high"].calls, 0);
 }
 
+/// An OOM kill counts once in the victim's memcg's memory.events.local and once in each
+/// ancestor's memory.events: /p/c is limited below what its anon needs, without swap.
+#[test]
+fn an_oom_kill_counts_once_in_each_ancestor() {
+    let text = r#"
+name = "oom"
+[machine]
+memory = "64MiB"
+cpus = 1
+[[memcg]]
+path = "/p"
+[[memcg]]
+path = "/p/c"
+max = "4MiB"
+[[workload]]
+name = "anon"
+memcg = "/p/c"
+[workload.anon]
+size = "16MiB"
+passes = 1
+"#;
+    let r = run_checked(text);
+    let (p, c) = (&r.memcgs["/p"], &r.memcgs["/p/c"]);
+    assert_eq!(r.vmstat["oom_kill"], 1);
+    assert_eq!((c.events["oom_kill"], c.events_local["oom_kill"]), (1, 1));
+    assert_eq!((p.events["oom_kill"], p.events_local["oom_kill"]), (1, 0));
+    assert_eq!(r.memcgs["/"].events["oom_kill"], 1);
+}
+
 /// Each memcg's reclaim stalls by cause: a memcg above memory.high stalls in its
 /// reclaim and penalty (`high`), one that makes the machine reclaim stalls in global
 /// direct reclaim (`direct`), each counted for the memcg whose task stalled.

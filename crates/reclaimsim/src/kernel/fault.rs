@@ -266,9 +266,10 @@ pub fn out_of_memory(k: &mut Kernel, p: &mut dyn Policy, scope: Option<MemcgId>)
         .max_by_key(|&m| (k.mms[m].anon_rss + k.mms[m].swap_ents, std::cmp::Reverse(m)));
     let Some(victim) = victim else { return false };
     k.vm.add(Vm::OomKill, 1);
-    for m in k.memcgs.ancestors(k.mms[victim].memcg).collect::<Vec<_>>() {
-        k.memcgs.cgs[m as usize].events.oom_kill += 1;
-    }
+    // memcg_memory_event_mm(MEMCG_OOM_KILL): an event of the victim's memcg (the results
+    // add it to each ancestor's memory.events).
+    let memcg = k.mms[victim].memcg;
+    k.memcgs.cgs[memcg as usize].events.oom_kill += 1;
     k.oom_kills.push(OomKillEvent {
         time_ns: k.cur.clock,
         scope,
