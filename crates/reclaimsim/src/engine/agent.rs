@@ -40,7 +40,8 @@ struct Cgroup<'a> {
     p: &'a mut dyn Policy,
     m: MemcgId,
     path: &'a str,
-    writes: Vec<(u64, String, Outcome)>,
+    /// When, the bytes written, the command, the result.
+    writes: Vec<(u64, u64, String, Outcome)>,
 }
 
 impl Cgroup<'_> {
@@ -72,7 +73,7 @@ impl Cgroup<'_> {
         let w = Write::Memcg(self.m, MemcgFile::High(bytes / PAGE_SIZE));
         let r = control::write(self.k, self.p, &w);
         let shown = format!("echo {bytes} > {}/memory.high", self.path);
-        self.writes.push((at, shown, r));
+        self.writes.push((at, bytes, shown, r));
     }
 }
 
@@ -244,12 +245,11 @@ impl Engine {
             AgentState::Senpai(s) => (s.step(&mut cg), s.tick_ns()),
         };
         let writes = std::mem::take(&mut cg.writes);
-        for (at, command, r) in writes {
-            let high = self.k.memcgs.cgs[ag.memcg as usize].high;
+        for (at, bytes, command, r) in writes {
             ag.result.writes.push(AgentWrite {
                 time_s: at as f64 / 1e9,
                 pressure_us: decided.unwrap_or(0),
-                memory_high: high.saturating_mul(PAGE_SIZE),
+                memory_high: bytes,
             });
             self.event_results.push(EventResult {
                 time_s: at as f64 / 1e9,
