@@ -213,7 +213,7 @@ const PROBE: &str = "zz_probe";
 /// `every_shipped_profile_is_complete_with_sources_and_ranges` checks), a phase's `mix`
 /// (the same keys as `workload.anon.mix`), and the tables whose keys are names
 /// (`[variants]`, `trace.tenants`).
-const PROBES: [(&str, &str); 20] = [
+const PROBES: [(&str, &str); 21] = [
     ("", "{P}\n[machine]\nmemory = \"64MiB\"\n"),
     ("machine", "[machine]\nmemory = \"64MiB\"\n{P}\n"),
     (
@@ -224,6 +224,10 @@ const PROBES: [(&str, &str); 20] = [
     (
         "event",
         "[machine]\nmemory = \"64MiB\"\n[kernel]\npolicy = \"mglru\"\n[[event]]\nat = \"1ms\"\ncommand = \"+ / 0 max\"\n{P}\n",
+    ),
+    (
+        "agent",
+        "[machine]\nmemory = \"64MiB\"\n[[memcg]]\npath = \"/a\"\n[[agent]]\nkind = \"senpai\"\nmemcg = \"/a\"\n{P}\n",
     ),
     ("memcg", "[machine]\nmemory = \"64MiB\"\n[[memcg]]\npath = \"/a\"\n{P}\n"),
     ("workload", "[machine]\nmemory = \"64MiB\"\n[[workload]]\nname = \"w\"\n{P}\nanon = { size = \"1MiB\" }\n"),

@@ -642,6 +642,7 @@ impl Engine {
             Kind::Kswapd { node } => format!("kswapd{node}"),
             Kind::Flusher => "flusher".into(),
             Kind::Event { e } => format!("event{e}"),
+            Kind::Agent { a } => format!("agent{a}"),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! there. Every action's cost advances the running task's clock; a CPU runs one task at
 //! a time, and tasks sharing a CPU take turns between steps in CFS order.
 
+mod agent;
 mod cfs;
 pub mod check;
 mod clients;
@@ -29,7 +30,9 @@ use crate::scenario::event::EventWrite;
 use crate::sim::sched::{self, TaskYielder, Yield};
 use crate::workload::{RegionSpec, Step, Touch, Workload, WorkloadOptions};
 use corosensei::{Coroutine, CoroutineResult};
-pub use record::{CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse};
+pub use record::{
+    AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How to run one variant.
@@ -107,6 +110,10 @@ enum Kind {
     /// A scenario `[[event]]`: one write to lru_gen, a memcg file or a sysctl.
     Event {
         e: usize,
+    },
+    /// A scenario `[[agent]]`: a user-space controller (`agent`).
+    Agent {
+        a: usize,
     },
     /// A benchmark client thread driving worker `t` of workload `w` (`clients`).
     Client {
@@ -229,6 +236,8 @@ pub(crate) struct Engine {
     /// The `[[event]]` writes (as a user would type them, and as the kernel runs them).
     events: Vec<(String, Write)>,
     pub(crate) event_results: Vec<EventResult>,
+    /// The `[[agent]]`s, in the scenario's order.
+    pub(crate) agents: Vec<agent::Agent>,
     /// The workloads and `workload:phase`s that have finished (what `trigger` was given).
     finished: BTreeSet<String>,
     /// The flusher's task id.
@@ -661,16 +670,18 @@ impl Engine {
             accesses: 0,
             events,
             event_results: Vec::new(),
+            agents: Vec::new(),
             finished: BTreeSet::new(),
             flusher: usize::MAX,
             flusher_end: 0,
             _pin: std::marker::PhantomPinned,
         };
         e.add_flusher(s);
+        e.add_agents(s)?;
         e.psi_tasks();
         e.draw_phases(s);
         for id in 0..e.tasks.len() {
-            if let Kind::Event { .. } = e.tasks[id].kind {
+            if let Kind::Event { .. } | Kind::Agent { .. } = e.tasks[id].kind {
                 let at = e.tasks[id].clock;
                 e.schedule(id, at);
             }
@@ -727,7 +738,11 @@ impl Engine {
         for t in &mut self.tasks {
             t.start_offset = match t.kind {
                 Kind::Thread { .. } => rng.gen_range(0..jitter),
-                Kind::Flusher | Kind::Kswapd { .. } | Kind::Event { .. } | Kind::Client { .. } => 0,
+                Kind::Flusher
+                | Kind::Kswapd { .. }
+                | Kind::Event { .. }
+                | Kind::Agent { .. }
+                | Kind::Client { .. } => 0,
             };
         }
         let mut order: Vec<u64> = (0..self.tasks.len() as u64).collect();
@@ -791,12 +806,18 @@ impl Engine {
     /// One step of a task, on its CPU.
     fn step(&mut self, id: usize, clock: u64) {
         self.tasks[id].in_step = true;
+        if let Kind::Agent { a } = self.tasks[id].kind {
+            if self.agent_stops(id, a) {
+                return;
+            }
+        }
         self.take_samples(clock);
         crate::kernel::writeback::complete_until(&mut self.k, self.p.as_mut(), clock);
         match self.tasks[id].kind {
             Kind::Kswapd { node } => self.kswapd_step(id, node, clock),
             Kind::Thread { w, t } => self.thread_step(id, w, t, clock),
             Kind::Event { e } => self.event_step(id, e, clock),
+            Kind::Agent { a } => self.agent_step(id, a, clock),
             Kind::Flusher => self.flusher_step(id, clock),
             Kind::Client { w, t } => self.client_step(id, w, t, clock),
         }

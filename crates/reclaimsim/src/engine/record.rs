@@ -21,6 +21,24 @@ pub struct EventResult {
     pub result: String,
 }
 
+/// An `[[agent]]`: its kind, its memcg and each limit it wrote.
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
+pub struct AgentResult {
+    pub kind: String,
+    pub memcg: String,
+    pub writes: Vec<AgentWrite>,
+}
+
+/// One write of an agent: when, the memory pressure it had read (senpai: the `some`
+/// stall in µs since its last adjustment, its `integral`) and the memory.high it wrote
+/// (bytes).
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
+pub struct AgentWrite {
+    pub time_s: f64,
+    pub pressure_us: u64,
+    pub memory_high: u64,
+}
+
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct Sample {
     pub time_s: f64,

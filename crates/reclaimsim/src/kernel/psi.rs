@@ -495,6 +495,18 @@ impl Psi {
         }
     }
 
+    /// psi_show at `now` for `memcg`'s group alone (a read of its memory.pressure): the
+    /// averaging work due by then, a collection, the averages updated if due; the file.
+    pub fn show(&mut self, memcg: MemcgId, now: u64) -> Pressure {
+        self.tick(now);
+        let g = &mut self.groups[memcg as usize];
+        g.collect(AVGS, now);
+        if now >= g.avg_next_update {
+            g.avg_next_update = g.update_averages(now);
+        }
+        self.pressure(memcg)
+    }
+
     /// The pressure file of `memcg` (the root: /proc/pressure/memory) as last shown.
     pub fn pressure(&self, memcg: MemcgId) -> Pressure {
         let g = &self.groups[memcg as usize];

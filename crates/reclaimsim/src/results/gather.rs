@@ -69,6 +69,7 @@ impl Engine {
             timeseries: self.samples.clone(),
             lru_gen: self.lru_gen_states(self.run_end()),
             events: self.event_results.clone(),
+            agents: self.agents.iter().map(|a| a.result.clone()).collect(),
             alloc_stall: AllocStall::from(&k.alloc_stall),
             sched: self.sched_use(),
             pressure: k.psi.system(),

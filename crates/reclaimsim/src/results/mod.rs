@@ -1,6 +1,8 @@
 //! What a run produces: the JSON document `--json` writes and the tables print from.
 
-pub use crate::engine::{CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse};
+pub use crate::engine::{
+    AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
+};
 pub use crate::kernel::lru::mglru::debugfs::{LruGenGen, LruGenState, MmWalkStats};
 pub use crate::kernel::psi::{Pressure, PsiLine};
 use indexmap::IndexMap;
@@ -64,6 +66,10 @@ pub struct VariantResult {
     /// The scenario's `[[event]]` commands as they ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventResult>,
+    /// Per `[[agent]]`, in the scenario's order: each memory.high it wrote, when, and the
+    /// pressure it had read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentResult>,
     /// Direct reclaim: the time each try_to_free_pages() call took (allocation stalls).
     pub alloc_stall: AllocStall,
     /// The scheduler: each CPU's busy share and context switches, each task's CPU

@@ -64,6 +64,10 @@ pub struct Scenario {
     /// Commands run at points in virtual time (`[[event]]`).
     #[serde(default, rename = "event")]
     pub events: Vec<EventConfig>,
+    /// Controllers that run as a task at an interval, read what the kernel exposes and
+    /// write cgroup files (`[[agent]]`, `scenario::agent` reads them).
+    #[serde(default, rename = "agent")]
+    pub agents: Vec<AgentConfig>,
     /// Each cost field's plausible range `[low, high]` on this scenario's machine, for
     /// sensitivity runs: set when the scenario is loaded (`scenario::profile::cost_ranges`),
     /// not read from the file.
@@ -96,6 +100,33 @@ pub struct EventConfig {
     pub value: Option<EventValue>,
     /// The CPU the write runs on (default: the CPU of kswapd of the first command's
     /// node, node 0's for a file or sysctl).
+    pub cpu: Option<u32>,
+}
+
+/// A user-space controller (`kind`): a task that wakes at an interval, reads a memcg's
+/// files and writes its limits. `kind = "senpai"`: facebookincubator/senpai's senpai.py,
+/// its options under their names there (`scenario::agent` gives each its default).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    pub kind: String,
+    /// The `[[memcg]]` it controls.
+    pub memcg: String,
+    /// When it starts (senpai.py's start: its first reads and first write), default 0.
+    pub start: Option<Duration>,
+    /// senpai.py's `--interval` (ticks between probes) times its 1 s tick, as a time.
+    pub interval: Option<Duration>,
+    /// senpai.py's tick (`time.sleep(1)` in `run`), default `interval` / 6.
+    pub tick: Option<Duration>,
+    pub min_size: Option<ByteSize>,
+    pub max_size: Option<ByteSize>,
+    /// Target stall time (µs of memory.pressure's `some` total) since the last adjustment.
+    pub pressure: Option<u64>,
+    pub max_probe: Option<f64>,
+    pub max_backoff: Option<f64>,
+    pub coeff_probe: Option<f64>,
+    pub coeff_backoff: Option<f64>,
+    /// The CPU its task runs on (default: node 0's kswapd's CPUs, as an event's).
     pub cpu: Option<u32>,
 }
 

@@ -6,6 +6,7 @@
 //! addressed by an element's `name` or `path`: `workload.fio.fio.numjobs = 8` changes the
 //! workload named "fio", `memcg."/a".max = "1GiB"` the memcg with path "/a".
 
+pub mod agent;
 pub mod config;
 pub mod event;
 pub mod expect;
@@ -1183,7 +1184,8 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
     }
     check_memcgs(s)?;
     check_workloads(s)?;
-    check_events(s)
+    check_events(s)?;
+    check_agents(s)
 }
 
 /// `[machine]`: memory, nodes, CPUs (by count or by sockets, cores and SMT threads) and
@@ -1426,6 +1428,31 @@ fn check_events(s: &Scenario) -> Result<(), Problem> {
         if let Some(cpu) = ev.cpu.filter(|&c| c >= s.machine.cpus) {
             return fail(
                 elem("event", i, "cpu"),
+                format!(
+                    "CPU {cpu} does not exist (machine.cpus = {})",
+                    s.machine.cpus
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `[[agent]]`s: a known kind whose parameters read (`agent::parse`), a declared memcg
+/// other than the root (which has no memory.high), an existing CPU.
+fn check_agents(s: &Scenario) -> Result<(), Problem> {
+    for (i, a) in s.agents.iter().enumerate() {
+        agent::parse(a).map_err(|(f, e)| (elem("agent", i, f), e))?;
+        if !s.memcgs.iter().any(|m| m.path == a.memcg) {
+            let why = match a.memcg.as_str() {
+                "/" => "the root cgroup has no memory.high".to_string(),
+                p => format!("no [[memcg]] with path \"{p}\""),
+            };
+            return fail(elem("agent", i, "memcg"), why);
+        }
+        if let Some(cpu) = a.cpu.filter(|&c| c >= s.machine.cpus) {
+            return fail(
+                elem("agent", i, "cpu"),
                 format!(
                     "CPU {cpu} does not exist (machine.cpus = {})",
                     s.machine.cpus

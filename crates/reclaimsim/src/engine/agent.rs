@@ -1,0 +1,264 @@
+//! User-space agents (`[[agent]]`) as tasks: each wakes at its tick on its CPU, reads a
+//! memcg's files as a process reads them (memory.pressure through psi_show,
+//! memory.current, memory.high) and writes memory.high through `control::write`, so a
+//! write's reclaim runs in the agent's task. Reads cost no CPU time in the model. An
+//! agent stops when every workload is done (it does not keep the run alive).
+//!
+//! One kind: senpai, as facebookincubator/senpai's senpai.py (Senpai.tick, Senpai.adjust,
+//! Cgroup.scale_limit, Cgroup.import_limit).
+
+use super::record::{AgentResult, AgentWrite};
+use super::SimError;
+use super::{new_task, outcome_text, Engine, EventResult, Kind, State};
+use crate::kernel::control::{self, MemcgFile, Outcome, Write};
+use crate::kernel::lru::Policy;
+use crate::kernel::memcg::MemcgId;
+use crate::kernel::Kernel;
+use crate::scenario::agent::{self, AgentKind, SenpaiConf};
+use crate::scenario::config::Scenario;
+use crate::units::PAGE_SIZE;
+
+/// An agent's task state.
+pub(crate) struct Agent {
+    memcg: MemcgId,
+    path: String,
+    kind: AgentState,
+    /// When its last step ended: its clock once it has stopped.
+    last_end: u64,
+    pub(crate) result: AgentResult,
+}
+
+/// Per kind, what the agent keeps between its steps.
+enum AgentState {
+    Senpai(Senpai),
+}
+
+/// A memcg's files as a user-space process reads and writes them (senpai.py's Cgroup
+/// IO), each read after catching up with the other tasks; the writes it made.
+struct Cgroup<'a> {
+    k: &'a mut Kernel,
+    p: &'a mut dyn Policy,
+    m: MemcgId,
+    path: &'a str,
+    /// When, the bytes written, the command, the result.
+    writes: Vec<(u64, u64, String, Outcome)>,
+}
+
+impl Cgroup<'_> {
+    /// memory.pressure's `some` total (µs), as psi_show brings it up to now.
+    fn total(&mut self) -> u64 {
+        self.k.sync();
+        let now = self.k.cur.clock;
+        self.k.psi.show(self.m, now).some.total
+    }
+
+    /// memory.high in bytes, "max" as senpai.py reads it ((1 << 64) - 1).
+    fn read_limit(&mut self) -> u64 {
+        self.k.sync();
+        match self.k.memcgs.cgs[self.m as usize].high {
+            u64::MAX => u64::MAX,
+            pages => pages.saturating_mul(PAGE_SIZE),
+        }
+    }
+
+    /// memory.current in bytes.
+    fn read_current(&mut self) -> u64 {
+        self.k.sync();
+        self.k.memcgs.cgs[self.m as usize].usage * PAGE_SIZE
+    }
+
+    /// `echo BYTES > memory.high`, as 6.1 runs it (`control::write`).
+    fn write_high(&mut self, bytes: u64) {
+        let at = self.k.cur.clock;
+        let w = Write::Memcg(self.m, MemcgFile::High(bytes / PAGE_SIZE));
+        let r = control::write(self.k, self.p, &w);
+        let shown = format!("echo {bytes} > {}/memory.high", self.path);
+        self.writes.push((at, bytes, shown, r));
+    }
+}
+
+/// senpai.py's state: Cgroup.limit, Senpai.last_total, .integral and .grace_ticks;
+/// `started` once Senpai.__init__ has run.
+struct Senpai {
+    conf: SenpaiConf,
+    started: bool,
+    limit: Option<u64>,
+    last_total: u64,
+    integral: u64,
+    grace_ticks: u64,
+}
+
+impl Senpai {
+    fn new(conf: SenpaiConf) -> Self {
+        Senpai {
+            grace_ticks: conf.interval,
+            conf,
+            started: false,
+            limit: None,
+            last_total: 0,
+            integral: 0,
+        }
+    }
+
+    /// One step: the first is Cgroup.__init__ and Senpai.__init__ (psi read, the limit
+    /// reset to memory.current and written, the total read), each next one
+    /// Senpai.tick. Returns the stall integral that decided a write, if it wrote.
+    fn step(&mut self, cg: &mut Cgroup) -> Option<u64> {
+        if !self.started {
+            self.started = true;
+            cg.total();
+            self.set_limit(cg, None);
+            self.last_total = cg.total();
+            self.integral = 0;
+            self.grace_ticks = self.conf.interval;
+            return Some(0);
+        }
+        self.tick(cg)
+    }
+
+    /// Models Senpai.tick: the `some` total's delta since the last tick added to the
+    /// integral; above the target, back off (raise the limit by up to max_backoff,
+    /// quadratically in integral / pressure / coeff_backoff) and wait a full interval
+    /// before probing; otherwise, once the interval's grace ticks are spent, probe
+    /// (lower by up to max_probe, quadratically in pressure / integral / coeff_probe).
+    fn tick(&mut self, cg: &mut Cgroup) -> Option<u64> {
+        let total = cg.total();
+        let delta = total.saturating_sub(self.last_total);
+        self.last_total = total;
+        self.integral += delta;
+        let (c, integral) = (&self.conf, self.integral);
+        let target = c.pressure as f64;
+        if integral > c.pressure {
+            let err = integral as f64 / target;
+            let adj = (err / c.coeff_backoff).powi(2);
+            let adj = (adj * c.max_backoff).min(c.max_backoff);
+            self.adjust(cg, adj);
+            self.grace_ticks = self.conf.interval - 1;
+            return Some(integral);
+        }
+        if self.grace_ticks > 0 {
+            self.grace_ticks -= 1;
+            return None;
+        }
+        let err = target / integral.max(1) as f64;
+        let adj = (err / c.coeff_probe).powi(2);
+        let adj = (adj * c.max_probe).min(c.max_probe);
+        self.adjust(cg, -adj);
+        self.grace_ticks = self.conf.interval - 1;
+        Some(integral)
+    }
+
+    /// Models Senpai.adjust and Cgroup.scale_limit: memory.high read, scaled by
+    /// 1 + factor (Python's int(): toward zero), written; the integral starts over.
+    fn adjust(&mut self, cg: &mut Cgroup, factor: f64) {
+        let x = cg.read_limit() as f64;
+        let scaled = (x + x * factor).trunc().max(0.0) as u64;
+        self.set_limit(cg, Some(scaled));
+        self.integral = 0;
+    }
+
+    /// Models Cgroup.set_limit and import_limit: when memory.high is not the limit it
+    /// last wrote (its start, or another writer), start from memory.current instead;
+    /// clamp to [min_size, max_size], round down to 4 KiB, write memory.high.
+    fn set_limit(&mut self, cg: &mut Cgroup, limit: Option<u64>) {
+        let mut limit = limit;
+        if Some(cg.read_limit()) != self.limit || limit.is_none() {
+            limit = Some(cg.read_current());
+        }
+        let l = limit.unwrap_or(0);
+        let l = l.min(self.conf.max_size).max(self.conf.min_size) & !4095;
+        self.limit = Some(l);
+        cg.write_high(l);
+    }
+
+    fn tick_ns(&self) -> u64 {
+        self.conf.tick_ns
+    }
+}
+
+impl Engine {
+    /// The scenario's `[[agent]]`s, each a task (appended to `tasks`) due at its start,
+    /// on its `cpu` or node 0's kswapd's CPUs.
+    pub(super) fn add_agents(&mut self, s: &Scenario) -> Result<(), SimError> {
+        for (i, a) in s.agents.iter().enumerate() {
+            let bad = |f: &str, e: String| SimError::Setup(format!("agent[{i}].{f}: {e}"));
+            let parsed = agent::parse(a).map_err(|(f, e)| bad(f, e))?;
+            let m = (self.k.memcgs.by_path(&parsed.memcg))
+                .ok_or_else(|| bad("memcg", format!("no memcg \"{}\"", parsed.memcg)))?;
+            let set = match a.cpu {
+                Some(cpu) => vec![cpu],
+                None => self.cpusets[self.tasks[0].cpuset as usize].clone(),
+            };
+            let mut task = new_task(
+                &mut self.cpusets,
+                set,
+                Kind::Agent { a: i },
+                State::Runnable,
+            );
+            task.clock = parsed.start_ns;
+            self.tasks.push(task);
+            let kind = match parsed.kind {
+                AgentKind::Senpai(conf) => AgentState::Senpai(Senpai::new(conf)),
+            };
+            self.agents.push(Agent {
+                memcg: m,
+                path: parsed.memcg.trim_end_matches('/').to_string(),
+                kind,
+                last_end: parsed.start_ns,
+                result: AgentResult {
+                    kind: a.kind.clone(),
+                    memcg: parsed.memcg.clone(),
+                    writes: Vec::new(),
+                },
+            });
+        }
+        Ok(())
+    }
+
+    /// Stops agent task `id` if every workload is done and the scenario has no
+    /// `duration`, its clock back at its last step's end; whether it stopped.
+    pub(super) fn agent_stops(&mut self, id: usize, a: usize) -> bool {
+        if self.end_ns.is_some() || !self.wls.iter().all(|w| w.done) {
+            return false;
+        }
+        let t = &mut self.tasks[id];
+        t.state = State::Done;
+        t.clock = self.agents[a].last_end;
+        self.k.sched.cancel(id);
+        true
+    }
+
+    /// One step of agent `a` (task `id`): its kind's step, its writes into the results'
+    /// events and its own series, then sleep a tick from where the step ended.
+    pub(super) fn agent_step(&mut self, id: usize, a: usize, clock: u64) {
+        let cpu = self.tasks[id].cpu;
+        self.k.cur = crate::kernel::Exec::new(clock, cpu, false, None);
+        let ag = &mut self.agents[a];
+        let mut cg = Cgroup {
+            k: &mut self.k,
+            p: self.p.as_mut(),
+            m: ag.memcg,
+            path: &ag.path,
+            writes: Vec::new(),
+        };
+        let (decided, tick) = match &mut ag.kind {
+            AgentState::Senpai(s) => (s.step(&mut cg), s.tick_ns()),
+        };
+        let writes = std::mem::take(&mut cg.writes);
+        for (at, bytes, command, r) in writes {
+            ag.result.writes.push(AgentWrite {
+                time_s: at as f64 / 1e9,
+                pressure_us: decided.unwrap_or(0),
+                memory_high: bytes,
+            });
+            self.event_results.push(EventResult {
+                time_s: at as f64 / 1e9,
+                command,
+                result: outcome_text(r),
+            });
+        }
+        let end = self.k.cur.clock;
+        ag.last_end = end;
+        self.schedule(id, end + tick);
+    }
+}

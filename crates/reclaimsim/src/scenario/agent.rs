@@ -1,0 +1,135 @@
+//! Reading an `[[agent]]`: its kind and that kind's parameters, with their defaults, as
+//! plain values for the engine (`engine::agent`).
+
+use crate::scenario::config::AgentConfig;
+
+/// The kinds of agent.
+pub const KINDS: [&str; 1] = ["senpai"];
+
+/// senpai.py's options (facebookincubator/senpai, senpai.py's argparse defaults), the
+/// interval and tick as times.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SenpaiConf {
+    /// `--min-size`, bytes (default 100 << 20).
+    pub min_size: u64,
+    /// `--max-size`, bytes (default 100 << 30).
+    pub max_size: u64,
+    /// The time between two reads (its `time.sleep(1)`), ns.
+    pub tick_ns: u64,
+    /// `--interval`: ticks between two probes (default 6).
+    pub interval: u64,
+    /// `--pressure`: target stall, µs of the `some` total since the last adjustment
+    /// (default 10 * 1000).
+    pub pressure: u64,
+    /// `--max-probe` (default 0.01), `--max-backoff` (default 1.0).
+    pub max_probe: f64,
+    pub max_backoff: f64,
+    /// `--coeff-probe` (default 10), `--coeff-backoff` (default 20).
+    pub coeff_probe: f64,
+    pub coeff_backoff: f64,
+}
+
+/// What an agent is, by kind.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AgentKind {
+    Senpai(SenpaiConf),
+}
+
+/// An agent read: its kind, the memcg it controls (by path) and when it starts (ns).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParsedAgent {
+    pub kind: AgentKind,
+    pub memcg: String,
+    pub start_ns: u64,
+}
+
+/// A problem with an agent: the key it is about and what is wrong.
+pub type AgentProblem = (&'static str, String);
+
+/// senpai.py's default `--interval` (6 ticks of 1 s).
+pub const SENPAI_INTERVAL_NS: u64 = 6_000_000_000;
+/// senpai.py's default `--interval`, in ticks.
+pub const SENPAI_TICKS: u64 = 6;
+
+/// Reads an agent of a known `kind`, its parameters checked.
+pub fn parse(a: &AgentConfig) -> Result<ParsedAgent, AgentProblem> {
+    let kind = match a.kind.as_str() {
+        "senpai" => AgentKind::Senpai(senpai(a)?),
+        other => {
+            return Err((
+                "kind",
+                format!(
+                    "unknown agent kind \"{other}\" (one of {})",
+                    KINDS.join(", ")
+                ),
+            ))
+        }
+    };
+    Ok(ParsedAgent {
+        kind,
+        memcg: a.memcg.clone(),
+        start_ns: a.start.map_or(0, |d| d.0),
+    })
+}
+
+/// A senpai agent's options, senpai.py's defaults for those not given. The tick is
+/// `interval` / 6 by default (senpai.py's ratio: 1 s ticks, 6 per interval); a given
+/// `tick` makes `interval` / `tick` ticks per interval, rounded down.
+fn senpai(a: &AgentConfig) -> Result<SenpaiConf, AgentProblem> {
+    let interval_ns = a.interval.map_or(SENPAI_INTERVAL_NS, |d| d.0);
+    let (tick_ns, interval) = match a.tick {
+        None => (interval_ns / SENPAI_TICKS, SENPAI_TICKS),
+        Some(t) if t.0 == 0 => return Err(("tick", "must be more than 0".into())),
+        Some(t) if t.0 > interval_ns => {
+            return Err(("tick", "must not be longer than `interval`".into()))
+        }
+        Some(t) => (t.0, interval_ns / t.0),
+    };
+    if tick_ns == 0 {
+        return Err(("interval", "must be at least 6 ns (six ticks)".into()));
+    }
+    let min_size = a.min_size.map_or(100 << 20, |b| b.0);
+    let max_size = a.max_size.map_or(100 << 30, |b| b.0);
+    if min_size > max_size {
+        return Err(("min_size", "must not be more than `max_size`".into()));
+    }
+    let pressure = a.pressure.unwrap_or(10 * 1000);
+    if pressure == 0 {
+        return Err(("pressure", "must be more than 0 (µs)".into()));
+    }
+    Ok(SenpaiConf {
+        min_size,
+        max_size,
+        tick_ns,
+        interval,
+        pressure,
+        max_probe: fraction("max_probe", a.max_probe, 0.01)?,
+        max_backoff: fraction("max_backoff", a.max_backoff, 1.0)?,
+        coeff_probe: positive("coeff_probe", a.coeff_probe, 10.0)?,
+        coeff_backoff: positive("coeff_backoff", a.coeff_backoff, 20.0)?,
+    })
+}
+
+/// A share of the limit: 0 to 1 for a probe (it cannot lower by more than all of it),
+/// any finite non-negative for a back-off; `default` when not given.
+fn fraction(key: &'static str, v: Option<f64>, default: f64) -> Result<f64, AgentProblem> {
+    let v = v.unwrap_or(default);
+    let top = if key == "max_probe" { 1.0 } else { f64::MAX };
+    if !(v.is_finite() && (0.0..=top).contains(&v)) {
+        let range = if key == "max_probe" {
+            "0 to 1"
+        } else {
+            "0 or more"
+        };
+        return Err((key, format!("{v} is not {range}")));
+    }
+    Ok(v)
+}
+
+fn positive(key: &'static str, v: Option<f64>, default: f64) -> Result<f64, AgentProblem> {
+    let v = v.unwrap_or(default);
+    if !(v.is_finite() && v > 0.0) {
+        return Err((key, format!("{v} is not more than 0")));
+    }
+    Ok(v)
+}
