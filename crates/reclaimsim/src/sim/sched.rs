@@ -11,6 +11,8 @@
 //! the virtual time its wait ends.
 
 use corosensei::Yielder;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 pub type TaskId = usize;
 
@@ -39,10 +41,14 @@ pub type TaskYielder = Yielder<(), Yield>;
 /// not be marked noalias (see `Kernel`).
 #[derive(Default)]
 pub struct Sched {
-    /// The tasks due, each at most once.
-    due: DueQueue,
+    /// (clock, place in the wake-up order, task, generation).
+    heap: BinaryHeap<Reverse<(u64, u64, TaskId, u64)>>,
     /// Per task: its place among tasks due at the same virtual time (default: its id).
     order: Vec<u64>,
+    /// Per task: the generation of its live queue entry; older entries are stale.
+    gen: Vec<u64>,
+    /// Per task: whether it has a live entry.
+    queued: Vec<bool>,
     /// The task running now.
     pub current: TaskId,
     /// The running coroutine's yielder; null outside any task (the engine between
@@ -82,112 +88,11 @@ struct Smt {
     carry: Vec<u64>,
 }
 
-/// The tasks due to run: a binary min-heap of task ids ordered by (clock, place in the
-/// wake-up order, id), with each task's position in it, so that a task has at most one
-/// entry (a push moves it, a cancel takes it out) and the heap holds no stale entries.
-#[derive(Default)]
-struct DueQueue {
-    heap: Vec<TaskId>,
-    /// Per task: its index in `heap`, or `NOT_DUE`.
-    pos: Vec<usize>,
-    /// Per task: (clock, place) of its entry.
-    key: Vec<(u64, u64)>,
-}
-
-const NOT_DUE: usize = usize::MAX;
-
-impl DueQueue {
-    fn order_key(&self, id: TaskId) -> (u64, u64, TaskId) {
-        (self.key[id].0, self.key[id].1, id)
-    }
-
-    fn before(&self, a: TaskId, b: TaskId) -> bool {
-        self.order_key(a) < self.order_key(b)
-    }
-
-    fn is_queued(&self, id: TaskId) -> bool {
-        self.pos.get(id).is_some_and(|&i| i != NOT_DUE)
-    }
-
-    fn first(&self) -> Option<TaskId> {
-        self.heap.first().copied()
-    }
-
-    /// Queues `id` at (clock, place), moving its entry if it has one.
-    fn set(&mut self, id: TaskId, clock: u64, place: u64) {
-        if id >= self.pos.len() {
-            self.pos.resize(id + 1, NOT_DUE);
-            self.key.resize(id + 1, (0, 0));
-        }
-        self.key[id] = (clock, place);
-        if self.pos[id] == NOT_DUE {
-            self.heap.push(id);
-            self.pos[id] = self.heap.len() - 1;
-        }
-        let i = self.sift_up(self.pos[id]);
-        self.sift_down(i);
-    }
-
-    /// Takes `id`'s entry out, if it has one.
-    fn remove(&mut self, id: TaskId) {
-        if !self.is_queued(id) {
-            return;
-        }
-        let i = self.pos[id];
-        self.pos[id] = NOT_DUE;
-        let last = self.heap.pop().expect("a queued task is in the heap");
-        if last != id {
-            self.heap[i] = last;
-            self.pos[last] = i;
-            let i = self.sift_up(i);
-            self.sift_down(i);
-        }
-    }
-
-    fn sift_up(&mut self, mut i: usize) -> usize {
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if !self.before(self.heap[i], self.heap[parent]) {
-                break;
-            }
-            self.swap(i, parent);
-            i = parent;
-        }
-        i
-    }
-
-    fn sift_down(&mut self, mut i: usize) {
-        loop {
-            let l = 2 * i + 1;
-            if l >= self.heap.len() {
-                return;
-            }
-            let r = l + 1;
-            let c = if r < self.heap.len() && self.before(self.heap[r], self.heap[l]) {
-                r
-            } else {
-                l
-            };
-            if !self.before(self.heap[c], self.heap[i]) {
-                return;
-            }
-            self.swap(i, c);
-            i = c;
-        }
-    }
-
-    fn swap(&mut self, i: usize, j: usize) {
-        self.heap.swap(i, j);
-        self.pos[self.heap[i]] = i;
-        self.pos[self.heap[j]] = j;
-    }
-}
-
 impl Sched {
     /// Orders tasks due at the same virtual time by `order[id]` (lower first) rather
     /// than by id; tasks past its end keep their id. Set before any task is queued.
     pub fn set_order(&mut self, order: Vec<u64>) {
-        debug_assert!(self.due.heap.is_empty(), "wake-up order set with tasks queued");
+        debug_assert!(self.heap.is_empty(), "wake-up order set with tasks queued");
         self.order = order;
     }
 
@@ -243,42 +148,62 @@ impl Sched {
 
     /// Queues `id` to run at `clock`, replacing any entry it had.
     pub fn push(&mut self, id: TaskId, clock: u64) {
-        let place = self.place(id);
-        self.due.set(id, clock, place);
+        if id >= self.gen.len() {
+            self.gen.resize(id + 1, 0);
+            self.queued.resize(id + 1, false);
+        }
+        self.gen[id] += 1;
+        self.queued[id] = true;
+        self.heap
+            .push(Reverse((clock, self.place(id), id, self.gen[id])));
     }
 
     /// Drops `id`'s entry, if it has one.
     pub fn cancel(&mut self, id: TaskId) {
-        self.due.remove(id);
+        if id < self.gen.len() {
+            self.gen[id] += 1;
+            self.queued[id] = false;
+        }
     }
 
     pub fn is_queued(&self, id: TaskId) -> bool {
-        self.due.is_queued(id)
+        self.queued.get(id).copied().unwrap_or(false)
     }
 
-    /// Takes the earliest entry.
+    /// Takes the earliest live entry.
     pub fn pop(&mut self) -> Option<(u64, TaskId)> {
-        let id = self.due.first()?;
-        let clock = self.due.key[id].0;
-        self.due.remove(id);
+        self.drop_stale();
+        let Reverse((clock, _, id, _)) = self.heap.pop()?;
+        self.queued[id] = false;
         Some((clock, id))
     }
 
-    /// The earliest entry.
+    /// The earliest live entry.
     pub fn peek(&mut self) -> Option<(u64, TaskId)> {
-        self.due.first().map(|id| (self.due.key[id].0, id))
+        self.drop_stale();
+        self.heap.peek().map(|&Reverse((c, _, id, _))| (c, id))
     }
 
     /// Whether a queued task is due before `id` at `clock`: earlier, or at the same time
     /// and earlier in the wake-up order.
     pub fn due_before(&mut self, clock: u64, id: TaskId) -> bool {
+        self.drop_stale();
         let me = (clock, self.place(id), id);
-        (self.due.first()).is_some_and(|other| self.due.order_key(other) < me)
+        (self.heap.peek()).is_some_and(|&Reverse((c, o, other, _))| (c, o, other) < me)
     }
 
-    /// The earliest entry's time (a lower bound of virtual time for progress reports).
+    fn drop_stale(&mut self) {
+        while let Some(&Reverse((_, _, id, g))) = self.heap.peek() {
+            if g == self.gen[id] && self.queued[id] {
+                break;
+            }
+            self.heap.pop();
+        }
+    }
+
+    /// Entries, live or stale (a lower bound of virtual time for progress reports).
     pub fn min_clock(&self) -> Option<u64> {
-        self.due.first().map(|id| self.due.key[id].0)
+        self.heap.peek().map(|&Reverse((c, _, _, _))| c)
     }
 
     pub fn in_task(&self) -> bool {
@@ -335,52 +260,4 @@ pub fn switch_cost_ns(rounds: u64) -> f64 {
     // SAFETY: from Box::into_raw above; the coroutines are gone.
     drop(unsafe { Box::from_raw(sched) });
     ns
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeSet;
-
-    /// Pushes, moves and cancels in a pseudo-random order: the queue always gives what
-    /// an ordered set of (clock, place, id) with one entry per task gives.
-    #[test]
-    fn the_due_queue_orders_as_a_sorted_set_with_one_entry_per_task() {
-        let mut s = Sched::default();
-        s.set_order((0..40).map(|i| (i * 7) % 40).collect());
-        let mut want: BTreeSet<(u64, u64, TaskId)> = BTreeSet::new();
-        let mut at: Vec<Option<u64>> = vec![None; 40];
-        let mut x = 12345u64;
-        for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let id = (x % 40) as TaskId;
-            let op = (x >> 8) % 4;
-            if op != 1 {
-                if let Some(c) = at[id].take() {
-                    want.remove(&(c, s.place(id), id));
-                }
-            }
-            match op {
-                0 => s.cancel(id),
-                1 => {
-                    let got = s.pop();
-                    let w = want.pop_first().map(|(c, _, wid)| (c, wid));
-                    assert_eq!(got, w);
-                    if let Some((_, wid)) = w {
-                        at[wid] = None;
-                    }
-                }
-                _ => {
-                    let clock = (x >> 16) % 50;
-                    s.push(id, clock);
-                    want.insert((clock, s.place(id), id));
-                    at[id] = Some(clock);
-                }
-            }
-            assert_eq!(s.peek(), want.first().map(|&(c, _, id)| (c, id)));
-            assert_eq!(s.due.heap.len(), want.len());
-        }
-    }
 }
