@@ -183,22 +183,20 @@ impl Kernel {
     pub fn new(s: &Setup) -> Kernel {
         let nr_nodes = s.topology.nodes.max(1) as u64;
         let per_node = s.memory_pages / nr_nodes;
-        let mfk = s
-            .kernel
-            .min_free_kbytes
-            .unwrap_or_else(|| default_min_free_kbytes(per_node * nr_nodes));
         let nr_frames = (per_node * nr_nodes) as usize;
         let mut folios = vec![Folio::default(); nr_frames];
         let mut links = vec![Link::NONE; nr_frames];
+        // The watermarks (and the per-CPU lists' high) are set below, by
+        // setup_per_zone_wmarks, as at boot.
         let nodes: Vec<Node> = (0..nr_nodes)
             .map(|n| {
-                let wm = zone_watermarks(
+                Node::new(
+                    (n * per_node) as Pfn,
                     per_node,
-                    per_node * nr_nodes,
-                    mfk,
-                    s.kernel.watermark_scale_factor,
-                );
-                Node::new((n * per_node) as Pfn, per_node, wm, &mut links, &mut folios)
+                    [0; 3],
+                    &mut links,
+                    &mut folios,
+                )
             })
             .collect();
         let memcgs = MemcgTree::with_memcgs(&s.memcgs);
@@ -210,7 +208,7 @@ impl Kernel {
         };
         let cpus = s.topology.nr_cpus().max(1) as usize;
         let pcp = page_alloc::pcp_lists(&nodes, cpus);
-        Kernel {
+        let mut k = Kernel {
             sched: Sched::default(),
             _pin: std::marker::PhantomPinned,
             cfg: s.kernel.clone(),
@@ -243,7 +241,9 @@ impl Kernel {
             lock_site: Default::default(),
             alloc_stall: Default::default(),
             memcg_stalls: Default::default(),
-        }
+        };
+        k.setup_per_zone_wmarks();
+        k
     }
 
     /// Records a reclaim stall of `ns` of `kind` for `memcg`'s tasks.
