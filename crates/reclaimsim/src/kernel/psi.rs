@@ -395,6 +395,15 @@ fn recent_times(gc: &mut GroupCpu, agg: usize, now: u64) -> [u64; NR_STATES] {
 }
 
 impl Group {
+    /// psi_show's work on one group: a collection up to `now`, and the averages updated
+    /// if their 2 s period is over.
+    fn show(&mut self, now: u64) {
+        self.collect(AVGS, now);
+        if now >= self.avg_next_update {
+            self.avg_next_update = self.update_averages(now);
+        }
+    }
+
     /// collect_percpu_times: each CPU's SOME and FULL time weighted by its non-idle
     /// time, over the non-idle time of all CPUs, added to the aggregator's total;
     /// whether any CPU was non-idle since the last look. The kernel weights by
@@ -488,10 +497,7 @@ impl Psi {
     pub fn show_all(&mut self, now: u64) {
         self.tick(now);
         for g in &mut self.groups {
-            g.collect(AVGS, now);
-            if now >= g.avg_next_update {
-                g.avg_next_update = g.update_averages(now);
-            }
+            g.show(now);
         }
     }
 
@@ -499,11 +505,7 @@ impl Psi {
     /// averaging work due by then, a collection, the averages updated if due; the file.
     pub fn show(&mut self, memcg: MemcgId, now: u64) -> Pressure {
         self.tick(now);
-        let g = &mut self.groups[memcg as usize];
-        g.collect(AVGS, now);
-        if now >= g.avg_next_update {
-            g.avg_next_update = g.update_averages(now);
-        }
+        self.groups[memcg as usize].show(now);
         self.pressure(memcg)
     }
 
