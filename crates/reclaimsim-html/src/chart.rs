@@ -5,7 +5,7 @@
 use crate::page::Figure;
 use plotly::common::{Marker, Mode, Orientation, TextPosition, Title};
 use plotly::layout::{
-    Axis, AxisRange, AxisType, BarMode, Legend, Margin, UniformText, UniformTextMode,
+    Axis, AxisRange, AxisType, BarMode, Legend, Margin, TraceOrder, UniformText, UniformTextMode,
 };
 use plotly::{Bar, Layout, Plot, Scatter};
 
@@ -103,7 +103,51 @@ pub fn grouped_bars(
             .bar_mode(BarMode::Group)
             .uniform_text(text),
     );
-    Figure { plot, wide: false }
+    Figure::new(plot, false)
+}
+
+/// Grouped horizontal bars: one row per label (the first at the top), one bar per
+/// series in each row, on a log value axis when `x_log`. For long labels (a lock's call
+/// sites) and values spanning orders of magnitude, which vertical bars crowd.
+pub fn grouped_hbars(
+    title: &str,
+    x_title: &str,
+    rows: &[String],
+    series: Vec<Series>,
+    x_log: bool,
+) -> Figure {
+    let mut plot = Plot::new();
+    let n = series.len();
+    // Plotly draws the first category at the bottom, and in each group the first trace
+    // lowest: given bottom up (and the legend reversed), rows and bars read top down.
+    let up: Vec<String> = rows.iter().rev().cloned().collect();
+    for (i, s) in series.into_iter().enumerate().rev() {
+        let bar = Bar::new(s.y.into_iter().rev().collect(), up.clone())
+            .orientation(Orientation::Horizontal)
+            .name(s.name)
+            .marker(Marker::new().color(color(i)));
+        plot.add_trace(bar);
+    }
+    let mut x = Axis::new()
+        .title(Title::with_text(x_title))
+        .auto_margin(true);
+    if x_log {
+        x = x.type_(AxisType::Log);
+    }
+    let y = (Axis::new().auto_margin(true)).type_(AxisType::Category);
+    // About 14 px a bar and a little between rows, so no bar is thinner than a line.
+    let height = 120 + rows.len() * (n.max(1) * 14 + 10);
+    let layout = layout(title, x_title, "", false)
+        .bar_mode(BarMode::Group)
+        .x_axis(x)
+        .y_axis(y)
+        .legend(Legend::new().trace_order(TraceOrder::Reversed))
+        .height(height);
+    plot.set_layout(layout);
+    Figure {
+        height_px: Some(height),
+        ..Figure::new(plot, true)
+    }
 }
 
 /// A line over its own x.
@@ -129,7 +173,7 @@ pub fn lines(title: &str, x_title: &str, y_title: &str, series: Vec<Line>) -> Fi
         plot.add_trace(line);
     }
     plot.set_layout(layout(title, x_title, y_title, false));
-    Figure { plot, wide: true }
+    Figure::new(plot, true)
 }
 
 /// Move a chart's legend to its right (for long, rotated x labels that a legend below
@@ -161,7 +205,7 @@ pub fn category_lines(
             .type_(AxisType::Category),
     );
     plot.set_layout(layout);
-    Figure { plot, wide: false }
+    Figure::new(plot, false)
 }
 
 /// Areas stacked over a numeric x, one per series.
@@ -182,7 +226,7 @@ pub fn stacked_areas(
         plot.add_trace(area);
     }
     plot.set_layout(layout(title, x_title, y_title, false));
-    Figure { plot, wide: false }
+    Figure::new(plot, false)
 }
 
 /// Horizontal bars, one per row label, each stacked from the series (a profile's
@@ -202,5 +246,5 @@ pub fn stacked_hbars(title: &str, x_title: &str, rows: &[String], series: Vec<Se
         .bar_mode(BarMode::Stack)
         .y_axis(Axis::new().auto_margin(true).type_(AxisType::Category));
     plot.set_layout(layout);
-    Figure { plot, wide: true }
+    Figure::new(plot, true)
 }

@@ -8,6 +8,20 @@ pub struct Figure {
     pub plot: Plot,
     /// Take the page's full width (time series); otherwise charts sit two to a row.
     pub wide: bool,
+    /// Its height in px, where a row's 380 px is too little (a bar for each of many
+    /// labels); None: the row's.
+    pub height_px: Option<usize>,
+}
+
+impl Figure {
+    /// A chart of the row's height.
+    pub fn new(plot: Plot, wide: bool) -> Self {
+        Figure {
+            plot,
+            wide,
+            height_px: None,
+        }
+    }
 }
 
 /// A heading, an optional note (why a chart is missing, how to read them), its charts.
@@ -84,9 +98,12 @@ impl Page {
             out += "<div class=\"grid\">\n";
             for f in &s.figures {
                 let class = if f.wide { "fig wide" } else { "fig" };
+                let style = f
+                    .height_px
+                    .map_or(String::new(), |h| format!(" style=\"height:{h}px\""));
                 let id = format!("plot-{n}");
                 out += &format!(
-                    "<div class=\"{class}\">{}</div>\n",
+                    "<div class=\"{class}\"{style}>{}</div>\n",
                     f.plot.to_inline_html(Some(&id))
                 );
                 n += 1;
@@ -159,14 +176,19 @@ mod tests {
             sections: vec![Section {
                 heading: "h".into(),
                 note: Some("n".into()),
-                figures: vec![Figure {
-                    plot: Plot::new(),
-                    wide: false,
-                }],
+                figures: vec![
+                    Figure::new(Plot::new(), false),
+                    Figure {
+                        height_px: Some(700),
+                        ..Figure::new(Plot::new(), true)
+                    },
+                ],
             }],
         };
         let html = page.render();
         assert!(html.contains("<title>a&lt;b</title>"));
+        assert!(html.contains("<div class=\"fig\"><div id=\"plot-0\""));
+        assert!(html.contains("<div class=\"fig wide\" style=\"height:700px\"><div id=\"plot-1\""));
         assert!(html.contains("<pre>x &amp; y</pre>"));
         let summary = html
             .find("<tr><th>x&lt;y</th><td>1</td><td>2 (2.00x)</td></tr>")
@@ -178,10 +200,9 @@ mod tests {
         );
         assert!(html.contains("plotly.js v"), "plotly.js is inlined");
         assert!(!html.contains("<script src"), "no external script");
-        // plotly.js's script and the figure's: MathJax is left out.
-        assert_eq!(html.matches("<script").count(), 2);
-        assert!(html.contains("id=\"plot-0\""));
-        assert!(html.contains("content=\"1\""));
+        // plotly.js's script and the figures': MathJax is left out.
+        assert_eq!(html.matches("<script").count(), 3);
+        assert!(html.contains("content=\"2\""));
         assert_eq!(html, page.render(), "deterministic");
     }
 }

@@ -411,8 +411,9 @@ fn stalls(vs: &[VariantResult]) -> Section {
 /// Lock sites shown: the ones with the most wait in any variant.
 const MAX_LOCK_SITES: usize = 8;
 
-/// Wait time per lock class and call site: the sites that waited most in any variant,
-/// on a log axis (waits span orders of magnitude), without per-bar labels.
+/// Wait time per lock class and call site: the sites that waited most in any variant, as
+/// horizontal bars (the site names stay readable) on a log axis (waits span orders of
+/// magnitude), without per-bar labels.
 fn locks(vs: &[VariantResult]) -> Section {
     let wait = |v: &VariantResult, c: &str, s: &str| {
         let site = v.locks.get(c).and_then(|l| l.sites.get(s));
@@ -451,9 +452,7 @@ fn locks(vs: &[VariantResult]) -> Section {
             text: vec![],
         })
         .collect();
-    let mut figure = chart::grouped_bars("Lock wait", "ms (virtual, all CPUs; log)", &x, s, true);
-    figure.wide = true;
-    chart::legend_right(&mut figure);
+    let figure = chart::grouped_hbars("Lock wait", "ms (virtual, all CPUs; log)", &x, s, true);
     Section {
         heading,
         note,
@@ -742,12 +741,19 @@ mod tests {
         let section = locks(&two());
         assert_eq!(section.figures.len(), 1);
         let j = json(&section.figures[0]);
-        assert_eq!(j["layout"]["yaxis"]["type"], "log");
-        let x: Vec<&str> = (j["data"][0]["x"].as_array().unwrap().iter())
+        assert_eq!(j["layout"]["xaxis"]["type"], "log");
+        assert_eq!(j["data"][0]["orientation"], "h");
+        // The traces go in bottom up too: the first variant is the last trace.
+        assert_eq!(j["data"][1]["name"], "base");
+        assert_eq!(j["layout"]["legend"]["traceorder"], "reversed");
+        let rows: Vec<&str> = (j["data"][1]["y"].as_array().unwrap().iter())
             .map(|x| x.as_str().unwrap())
             .collect();
-        let want: Vec<String> = (2..10).rev().map(|i| format!("lru_lock/s{i}")).collect();
-        assert_eq!(x, want, "the 8 most, most first");
+        // Plotly draws the first row at the bottom, so the most comes last.
+        let want: Vec<String> = (2..10).map(|i| format!("lru_lock/s{i}")).collect();
+        assert_eq!(rows, want, "the 8 most, most at the top");
+        let x = j["data"][1]["x"].as_array().unwrap();
+        assert_eq!((x[0].as_f64(), x[7].as_f64()), (Some(3.0), Some(10.0)));
         let text = j["data"][0]["text"].as_array();
         assert!(text.is_none_or(|t| t.is_empty()), "no labels to collide");
         assert!(section.note.unwrap().contains("8 of 10 sites"));
