@@ -494,11 +494,30 @@ impl Mglru {
     }
 }
 
+/// Whether a task's reclaim state (its walk, kswapd's node, need_swapping) is empty.
+fn is_empty(walk: &Option<MmWalk>, node: Option<usize>, need_swapping: bool) -> bool {
+    walk.is_none() && node.is_none() && !need_swapping
+}
+
 impl Policy for Mglru {
     fn switch_task(&mut self, from: usize, to: usize) {
         let n = from.max(to) + 1;
         if self.parked.len() < n {
             self.parked.resize_with(n, Default::default);
+        }
+        // A task's parked state was emptied when it was switched in, so it is empty now.
+        let (walk, node, swapping) = &self.parked[from];
+        debug_assert!(
+            is_empty(walk, *node, *swapping),
+            "task {from} parked while running"
+        );
+        // Most switches are between tasks outside reclaim: nothing to park or restore,
+        // and moving the (empty) walks would copy them for nothing.
+        let (walk, node, swapping) = &self.parked[to];
+        if is_empty(&self.walk, self.walk_node, self.need_swapping)
+            && is_empty(walk, *node, *swapping)
+        {
+            return;
         }
         self.parked[from] = (self.walk.take(), self.walk_node.take(), self.need_swapping);
         (self.walk, self.walk_node, self.need_swapping) = std::mem::take(&mut self.parked[to]);
