@@ -158,6 +158,8 @@ const WORDS: &[&str] = &[
     "high",
     "low",
     "min",
+    "swap_max",
+    "memory.swap.max",
     "workload",
     "start",
     "after",

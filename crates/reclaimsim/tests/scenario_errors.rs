@@ -106,6 +106,31 @@ fn absurd_size() {
 }
 
 #[test]
+fn bad_swap_max() {
+    for (value, message) in [
+        ("\"lots\"", "not a size"),
+        ("-4", "negative"),
+        ("\"2000TiB\"", "absurd"),
+    ] {
+        let text = edit(
+            "max = \"32MiB\"",
+            &format!("max = \"32MiB\"\nswap_max = {value}"),
+        );
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "swap_max = ", "memcg[0].swap_max");
+        assert!(e.message.contains(message), "{e}");
+    }
+    // "max" and "0" are what cgroup v2 takes.
+    for value in ["\"max\"", "\"0\"", "0"] {
+        let text = edit(
+            "max = \"32MiB\"",
+            &format!("max = \"32MiB\"\nswap_max = {value}"),
+        );
+        scenario::parse(&text, "s.toml", &[], None).unwrap();
+    }
+}
+
+#[test]
 fn missing_field_points_at_its_table() {
     let text = edit("memory = \"64MiB\"\n", "");
     let e = error(&text, &[]);
@@ -693,6 +718,16 @@ fn event_values_are_checked_where_written() {
             "memcg = \"/b\"\nfile = \"memory.high\"\nvalue = \"1MiB\"\n",
             "memcg = \"/b\"",
             "event[0].memcg",
+        ),
+        (
+            "memcg = \"/a\"\nfile = \"memory.swap.max\"\nvalue = \"lots\"\n",
+            "value = \"lots\"",
+            "event[0].value",
+        ),
+        (
+            "memcg = \"/\"\nfile = \"memory.swap.max\"\nvalue = \"max\"\n",
+            "file = \"memory.swap.max\"",
+            "event[0].file",
         ),
         (
             "sysctl = \"vm.swappiness\"\nvalue = 201\n",

@@ -239,6 +239,8 @@ pub struct MemcgSetup {
     pub high: u64,
     pub low: u64,
     pub min: u64,
+    /// memory.swap.max in pages (`u64::MAX` for none).
+    pub swap_max: u64,
 }
 
 /// Everything `Kernel::new` builds the machine from: memory and swap in pages, the CPU

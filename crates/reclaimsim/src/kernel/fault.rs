@@ -485,9 +485,8 @@ fn do_swap_page(
 }
 
 /// Models should_try_to_free_swap() (Linux 6.1) for a swap-cache folio just mapped by
-/// do_swap_page(): free its slot when mem_cgroup_swap_full() (vm_swap_full(): free
-/// swap below half; the model has no memory.swap.max, so no memcg is ever nearer its
-/// limit), or on a write fault when the fault holds the only reference besides the swap
+/// do_swap_page(): free its slot when mem_cgroup_swap_full() (free swap below half, or
+/// the folio's memcg or an ancestor at half its memory.swap.max), or on a write fault when the fault holds the only reference besides the swap
 /// cache's (folio_ref_count() == 2: not isolated by reclaim, in no per-CPU batch). No
 /// mlock or VM_LOCKED in the model.
 fn should_try_to_free_swap(k: &Kernel, pfn: Pfn, write: bool) -> bool {
@@ -495,7 +494,7 @@ fn should_try_to_free_swap(k: &Kernel, pfn: Pfn, write: bool) -> bool {
     if !f.test(pg::SWAPCACHE) {
         return false;
     }
-    if k.swap.as_ref().is_some_and(|s| s.full()) {
+    if k.swap_full(f.memcg) {
         return true;
     }
     write && !f.test(pg::HELD | pg::IN_LRU_ADD) && f.pins() == 0

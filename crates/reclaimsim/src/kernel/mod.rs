@@ -473,9 +473,23 @@ impl Kernel {
         b as u64
     }
 
-    /// Swap is usable for this memcg: a device with free slots (mem_cgroup_get_nr_swap_pages > 0).
-    pub fn can_swap(&self) -> bool {
-        self.swap.as_ref().is_some_and(|s| s.nr_free() > 0)
+    /// Models mem_cgroup_get_nr_swap_pages() (6.1): the free swap slots (get_nr_swap_pages),
+    /// capped by what memory.swap.max leaves `memcg` and each ancestor below the root.
+    pub fn nr_swap_pages(&self, memcg: MemcgId) -> u64 {
+        let free = self.swap.as_ref().map_or(0, |s| s.nr_free());
+        free.min(self.memcgs.swap_margin(memcg))
+    }
+
+    /// Models can_reclaim_anon_pages() (6.1) without demotion: swap is usable for this
+    /// memcg (mem_cgroup_get_nr_swap_pages() > 0; the root's is the global count).
+    pub fn can_swap(&self, memcg: MemcgId) -> bool {
+        self.nr_swap_pages(memcg) > 0
+    }
+
+    /// Models mem_cgroup_swap_full() (6.1): vm_swap_full() (free swap below half), or
+    /// `memcg` or an ancestor uses half its memory.swap.max.
+    pub fn swap_full(&self, memcg: MemcgId) -> bool {
+        self.swap.as_ref().is_some_and(|s| s.full()) || self.memcgs.swap_half_full(memcg)
     }
 
     /// Models can_age_anon_pages(): a swap device exists (full or not).

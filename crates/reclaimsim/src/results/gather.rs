@@ -141,10 +141,22 @@ fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
         reclaim_stalls: reclaim_stalls(k, m),
         current: cg.usage * 4096,
         swap_current: cg.swap_usage * 4096,
+        swap_events: swap_events(k, &sub),
         model_counters,
         pressure: k.psi.pressure(m),
     };
     (cg.path.clone(), result)
+}
+
+/// memory.swap.events over the memcgs `sub` (6.1's order less `high`), summed as
+/// memory.events is.
+fn swap_events(k: &Kernel, sub: &[MemcgId]) -> indexmap::IndexMap<String, u64> {
+    let events = sub.iter().map(|&c| &k.memcgs.cgs[c as usize].events);
+    let (max, fail) = events.fold((0, 0), |(m, f), e| (m + e.swap_max, f + e.swap_fail));
+    [("max", max), ("fail", fail)]
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), v))
+        .collect()
 }
 
 /// memory.events over the memcgs `sub`, in 6.1's order: memcg_memory_event() counts an

@@ -129,6 +129,12 @@ pub struct MemcgResult {
     /// memory.swap.current: the swap slots charged to the memcg, in bytes.
     #[serde(rename = "memory.swap.current", default)]
     pub swap_current: u64,
+    /// memory.swap.events as 6.1 prints them, less `high` (memory.swap.high is not
+    /// modelled): `max`, swap charges that met memory.swap.max, and `fail`, swap-outs
+    /// that got no slot (none free, or at memory.swap.max); hierarchical, each counted in
+    /// the swapped folio's memcg and its ancestors.
+    #[serde(rename = "memory.swap.events", default)]
+    pub swap_events: IndexMap<String, u64>,
     /// The model's per-memcg counts that 6.1's memory.stat does not have (hierarchical):
     /// kernel counters 6.1 keeps only globally, as the model attributes them to memcgs
     /// (`pswpin`, `pswpout`, `pgscan_anon`, `pgscan_file`, `pgsteal_anon`,

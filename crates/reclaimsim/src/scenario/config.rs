@@ -280,6 +280,19 @@ pub struct MemcgConfig {
     pub high: Option<ByteSize>,
     pub low: Option<ByteSize>,
     pub min: Option<ByteSize>,
+    /// memory.swap.max: a size, or "max" (no limit, as when absent).
+    #[serde(default, deserialize_with = "size_or_max")]
+    pub swap_max: Option<ByteSize>,
+}
+
+/// A size, or the string "max" (no limit: None), as cgroup v2's limit files take them.
+fn size_or_max<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ByteSize>, D::Error> {
+    match toml::Value::deserialize(d)? {
+        toml::Value::String(s) if s.trim() == "max" => Ok(None),
+        v => ByteSize::deserialize(v)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+    }
 }
 
 /// One workload, placed in a memcg and a cpuset. Exactly one of the workload
@@ -435,6 +448,7 @@ impl Scenario {
                     high: pages(c.high, u64::MAX),
                     low: pages(c.low, 0),
                     min: pages(c.min, 0),
+                    swap_max: pages(c.swap_max, u64::MAX),
                 })
                 .collect(),
         }

@@ -1581,6 +1581,7 @@ fn check_memcgs(s: &Scenario) -> Result<(), Problem> {
             ("high", c.high),
             ("low", c.low),
             ("min", c.min),
+            ("swap_max", c.swap_max),
         ] {
             if let Some(size) = size.filter(|b| b.0 >= ABSURD) {
                 return fail(

@@ -285,6 +285,7 @@ fn fields(s: &mut Scenario) -> Vec<(String, Size<'_>)> {
             ("high", &mut c.high),
             ("low", &mut c.low),
             ("min", &mut c.min),
+            ("swap_max", &mut c.swap_max),
         ];
         for (name, limit) in limits {
             if let Some(b) = limit {
