@@ -106,6 +106,74 @@ fn absurd_size() {
 }
 
 #[test]
+fn bad_zswap_settings() {
+    let swap = |zswap: &str| {
+        edit(
+            "cpus = 2\n",
+            &format!("cpus = 2\nswap = {{ device = \"ramdisk\", size = \"64MiB\", zswap = {{ {zswap} }} }}\n"),
+        )
+    };
+    for (zswap, field, message) in [
+        (
+            "compressor = \"lzma\"",
+            "machine.swap.zswap.compressor",
+            "unknown variant",
+        ),
+        (
+            "zpool = \"zram\"",
+            "machine.swap.zswap.zpool",
+            "unknown variant",
+        ),
+        (
+            "max_pool_percent = 101",
+            "machine.swap.zswap.max_pool_percent",
+            "0 to 100",
+        ),
+        (
+            "accept_threshold_percent = 200",
+            "machine.swap.zswap.accept_threshold_percent",
+            "0 to 100",
+        ),
+        (
+            "max_pool_percent = -1",
+            "machine.swap.zswap.max_pool_percent",
+            "",
+        ),
+        (
+            "same_filled = true",
+            "machine.swap.zswap.same_filled",
+            "unknown field",
+        ),
+    ] {
+        let text = swap(zswap);
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "swap = ", field);
+        assert!(e.message.contains(message), "{e}");
+    }
+    for zswap in [
+        "",
+        "compressor = \"lzo-rle\", zpool = \"zsmalloc\"",
+        "compressor = \"zstd\"",
+    ] {
+        scenario::parse(&swap(zswap), "s.toml", &[], None).unwrap();
+    }
+    // page_content: known kinds, shares adding up to 100.
+    for (content, message) in [
+        ("{ zero = 50 }", "add up to 50"),
+        ("{ text = 100 }", "unknown field"),
+    ] {
+        let text = edit(
+            "memcg = \"/a\"\n",
+            &format!("memcg = \"/a\"\npage_content = {content}\n"),
+        );
+        let e = error(&text, &[]);
+        assert!(e.field.starts_with("workload[0].page_content"), "{e}");
+        assert_eq!(e.line, Some(line(&text, "page_content")), "{e}");
+        assert!(e.message.contains(message), "{e}");
+    }
+}
+
+#[test]
 fn bad_swap_max() {
     for (value, message) in [
         ("\"lots\"", "not a size"),

@@ -543,7 +543,7 @@ fn swapin_skip_swapcache(
         p.refault(k, new, shadow, true);
     }
     let start = k.cur.clock;
-    swap_readpage(k, memcg);
+    swap_readpage(k, memcg, slot);
     k.workingset_read_stall(new, start, k.cur.clock);
     // The refault check may have waited for an lru lock: the pte_same() check.
     if pte_changed(k, mm, v, idx, orig) {
@@ -560,19 +560,22 @@ fn swapin_skip_swapcache(
     Ok(())
 }
 
-/// Models swap_readpage() of one page from zram or brd, which complete in the caller's
+/// Models swap_readpage() of one page from zswap (frontswap_load) or else zram or brd, which complete in the caller's
 /// context (zram's decompression, brd's copy), and pswpin; then do_swap_page() counts the
 /// major fault ("had to read the page from swap area"). 6.1 reads through the device's
 /// ->rw_page (bdev_read_page), which skips submit_bio(): pswpin (global only), no pgpgin.
-fn swap_readpage(k: &mut Kernel, memcg: MemcgId) {
-    match k.swap.as_ref().unwrap().device {
-        crate::kernel::config::SwapDevice::Zram => {
-            k.spend(k.costs.zram_decompress, Cat::Compression)
+fn swap_readpage(k: &mut Kernel, memcg: MemcgId, slot: u32) {
+    // frontswap_load() first: a page zswap holds is not read from the device (no pswpin).
+    if !crate::kernel::zswap::load(k, slot, memcg) {
+        match k.swap.as_ref().unwrap().device {
+            crate::kernel::config::SwapDevice::Zram => {
+                k.spend(k.costs.zram_decompress, Cat::Compression)
+            }
+            crate::kernel::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
         }
-        crate::kernel::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
+        // Per memcg too: the model's attribution, shown outside memory.stat.
+        k.count(Vm::Pswpin, memcg, 1);
     }
-    // Per memcg too: the model's attribution, shown outside memory.stat.
-    k.count(Vm::Pswpin, memcg, 1);
     k.count(Vm::Pgmajfault, memcg, 1);
 }
 
@@ -589,7 +592,7 @@ fn swap_read_folio(
 ) {
     let memcg = k.mms[mm as usize].memcg;
     let start = k.cur.clock;
-    swap_readpage(k, memcg);
+    swap_readpage(k, memcg, slot);
     let read_end = k.cur.clock;
     let vpn = k.mms[mm as usize].vmas[v].start + idx as u64;
     let f = &mut k.folios[pfn as usize];

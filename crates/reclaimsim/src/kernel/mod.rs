@@ -25,6 +25,7 @@ pub mod throttle;
 pub mod vmscan;
 pub mod workingset;
 pub mod writeback;
+pub mod zswap;
 
 use crate::kernel::config::{KernelConfig, LruLockKind, PolicyKind, Setup};
 use crate::kernel::debug::vm_bug_on;
@@ -177,6 +178,15 @@ fn empty_lruvecs(nr_memcgs: usize, nr_nodes: usize) -> Vec<Lruvec> {
         .collect()
 }
 
+/// The swap device of `s`, with zswap in front of it when configured (sized for
+/// `memcgs` memcgs).
+fn new_swap(s: &Setup, memcgs: usize) -> Option<Swap> {
+    let (device, pages) = s.swap?;
+    let mut sw = Swap::new(device, pages);
+    sw.zswap = (s.zswap.as_ref()).map(|&c| Box::new(zswap::Zswap::new(c, sw.slots.len(), memcgs)));
+    Some(sw)
+}
+
 impl Kernel {
     /// Builds the machine of a scenario: frames, nodes with watermarks, the memcg tree
     /// and its lruvecs, swap, CPUs. Workload address spaces and files come later.
@@ -200,6 +210,7 @@ impl Kernel {
             })
             .collect();
         let memcgs = MemcgTree::with_memcgs(&s.memcgs);
+        let memcgs_len = memcgs.cgs.len();
         let nr_lruvecs = memcgs.cgs.len() * nodes.len();
         let lruvecs = empty_lruvecs(memcgs.cgs.len(), nodes.len());
         let nr_locks = match s.kernel.lru_lock {
@@ -223,7 +234,7 @@ impl Kernel {
             lruvecs,
             mms: Vec::new(),
             files: Vec::new(),
-            swap: s.swap.map(|(device, pages)| Swap::new(device, pages)),
+            swap: new_swap(s, memcgs_len),
             batches: vec![CpuBatches::default(); cpus],
             pcp,
             swap_slots: vec![Default::default(); cpus],
@@ -438,6 +449,11 @@ impl Kernel {
         }
     }
 
+    /// The machine's frames (totalram_pages()).
+    pub fn memory_pages(&self) -> u64 {
+        self.folios.len() as u64
+    }
+
     /// Free pages over all nodes.
     pub fn free_pages(&self) -> u64 {
         self.nodes.iter().map(|n| n.zone.free).sum()
@@ -467,7 +483,10 @@ impl Kernel {
             .map(|f| f.slots.capacity() * 8)
             .sum::<usize>();
         b += self.swap.as_ref().map_or(0, |s| {
-            s.slots.len() * 8 + s.memcg.len() * 2 + s.free_bytes()
+            s.slots.len() * 8
+                + s.memcg.len() * 2
+                + s.free_bytes()
+                + s.zswap.as_ref().map_or(0, |z| z.host_bytes())
         });
         b += self.lruvecs.len() * size_of::<Lruvec>();
         b as u64
@@ -510,6 +529,7 @@ mod tests {
             memory_pages: 4096,
             topology: crate::sim::topology::Topology::flat(2, 1),
             swap: None,
+            zswap: None,
             kernel: KernelConfig {
                 lru_lock: LruLockKind::Node,
                 ..Default::default()

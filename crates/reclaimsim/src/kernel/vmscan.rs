@@ -403,7 +403,8 @@ pub fn lru_scan_touch(k: &mut Kernel, prefetched: bool) {
     k.cur.prefetch_at = k.cur.clock;
 }
 
-/// Models pageout(): writes a dirty folio. A swap-cache folio goes to zram or brd, which
+/// Models pageout(): writes a dirty folio. A swap-cache folio goes to zswap if it takes
+/// it (swap_writepage's frontswap_store), else to zram or brd, which
 /// complete in the submitter's context, so it comes back clean at once; a page-cache
 /// folio gets PG_reclaim and an asynchronous write (ext4 on brd completes through its
 /// end_io work), so it comes back with PG_writeback. 6.1's __swap_writepage() hands the
@@ -416,14 +417,15 @@ fn pageout(k: &mut Kernel, pfn: Pfn) {
         crate::kernel::writeback::pageout_file(k, pfn);
         return;
     }
-    match k.swap.as_ref().map(|s| s.device) {
-        Some(crate::kernel::config::SwapDevice::Zram) => {
-            k.spend(k.costs.zram_compress, Cat::Compression)
-        }
-        _ => k.spend(k.costs.page_copy, Cat::Io),
+    // swap_writepage(): frontswap_store() first; a page zswap took is not written.
+    let slot = k.folio_swap[pfn as usize];
+    let zswap = k.swap.as_ref().is_some_and(|s| s.zswap.is_some());
+    if !(zswap && crate::kernel::zswap::store(k, pfn, slot)) {
+        let device = k.swap.as_ref().unwrap().device;
+        crate::kernel::swap::device_write_cost(k, device);
+        // Per memcg too: the model's attribution, shown outside memory.stat.
+        k.count(Vm::Pswpout, f.memcg, 1);
     }
-    // Per memcg too: the model's attribution, shown outside memory.stat.
-    k.count(Vm::Pswpout, f.memcg, 1);
     k.folios[pfn as usize].clear(pg::DIRTY | pg::RECLAIM);
 }
 

@@ -269,6 +269,8 @@ fn default_cpus() -> u32 {
 pub struct SwapConfig {
     pub device: SwapDevice,
     pub size: ByteSize,
+    /// zswap in front of the device (mm/zswap.c, Linux 6.1); off when absent.
+    pub zswap: Option<crate::kernel::config::ZswapConfig>,
 }
 
 /// One memcg of the cgroup v2 tree. Parents must be declared (the root "/" always exists).
@@ -327,6 +329,9 @@ pub struct WorkloadConfig {
     pub after: Option<String>,
     /// Stop when this workload finishes (fio killed when memtier is done, as the seeds do).
     pub until: Option<String>,
+    /// What its processes' anon pages hold, in percent of each kind (zswap compresses
+    /// them accordingly); default all `items2000`.
+    pub page_content: Option<crate::kernel::config::PageContent>,
     pub fio: Option<crate::workload::fio::FioOptions>,
     pub memcached: Option<crate::workload::memtier::MemcachedOptions>,
     pub dd: Option<crate::workload::dd::DdOptions>,
@@ -437,6 +442,9 @@ impl Scenario {
             memory_pages: m.memory.pages(),
             topology: m.topology(),
             swap: m.swap.as_ref().map(|sw| (sw.device, sw.size.pages())),
+            zswap: (m.swap.as_ref())
+                .and_then(|sw| sw.zswap)
+                .filter(|z| z.enabled),
             kernel: self.kernel.clone(),
             costs: self.costs.clone(),
             memcgs: self
