@@ -38,6 +38,7 @@ def test_run_gives_every_frame() -> None:
     assert list(ms.columns[:4]) == ["file_dirty", "file_writeback", "inactive_anon", "active_anon"]
     assert list(r.memory_events.columns) == ["low", "high", "max", "oom", "oom_kill"]
     assert (r.memory_events.loc[("base", "/")] >= r.memory_events_local.loc[("base", "/")]).all()
+    assert list(r.memory_swap_events.columns) == ["max", "fail"]
     w = r.workloads
     assert w.index.names == ["variant", "workload"]
     assert list(w.columns) == ["ops", "ops_per_sec", "mib_per_sec", "measured_s", "p50_ns",

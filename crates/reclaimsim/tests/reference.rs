@@ -213,12 +213,16 @@ const PROBE: &str = "zz_probe";
 /// `every_shipped_profile_is_complete_with_sources_and_ranges` checks), a phase's `mix`
 /// (the same keys as `workload.anon.mix`), and the tables whose keys are names
 /// (`[variants]`, `trace.tenants`).
-const PROBES: [(&str, &str); 21] = [
+const PROBES: [(&str, &str); 22] = [
     ("", "{P}\n[machine]\nmemory = \"64MiB\"\n"),
     ("machine", "[machine]\nmemory = \"64MiB\"\n{P}\n"),
     (
         "machine.swap",
         "[machine]\nmemory = \"64MiB\"\n[machine.swap]\ndevice = \"zram\"\nsize = \"1MiB\"\n{P}\n",
+    ),
+    (
+        "machine.swap.zswap",
+        "[machine]\nmemory = \"64MiB\"\n[machine.swap]\ndevice = \"zram\"\nsize = \"1MiB\"\n[machine.swap.zswap]\n{P}\n",
     ),
     ("kernel", "[machine]\nmemory = \"64MiB\"\n[kernel]\n{P}\n"),
     (

@@ -106,6 +106,99 @@ fn absurd_size() {
 }
 
 #[test]
+fn bad_zswap_settings() {
+    let swap = |zswap: &str| {
+        edit(
+            "cpus = 2\n",
+            &format!("cpus = 2\nswap = {{ device = \"ramdisk\", size = \"64MiB\", zswap = {{ {zswap} }} }}\n"),
+        )
+    };
+    for (zswap, field, message) in [
+        (
+            "compressor = \"lzma\"",
+            "machine.swap.zswap.compressor",
+            "unknown variant",
+        ),
+        (
+            "zpool = \"zram\"",
+            "machine.swap.zswap.zpool",
+            "unknown variant",
+        ),
+        (
+            "max_pool_percent = 101",
+            "machine.swap.zswap.max_pool_percent",
+            "0 to 100",
+        ),
+        (
+            "accept_threshold_percent = 200",
+            "machine.swap.zswap.accept_threshold_percent",
+            "0 to 100",
+        ),
+        (
+            "max_pool_percent = -1",
+            "machine.swap.zswap.max_pool_percent",
+            "",
+        ),
+        (
+            "same_filled = true",
+            "machine.swap.zswap.same_filled",
+            "unknown field",
+        ),
+    ] {
+        let text = swap(zswap);
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "swap = ", field);
+        assert!(e.message.contains(message), "{e}");
+    }
+    for zswap in [
+        "",
+        "compressor = \"lzo-rle\", zpool = \"zsmalloc\"",
+        "compressor = \"zstd\"",
+    ] {
+        scenario::parse(&swap(zswap), "s.toml", &[], None).unwrap();
+    }
+    // page_content: known kinds, shares adding up to 100.
+    for (content, message) in [
+        ("{ zero = 50 }", "add up to 50"),
+        ("{ text = 100 }", "unknown field"),
+    ] {
+        let text = edit(
+            "memcg = \"/a\"\n",
+            &format!("memcg = \"/a\"\npage_content = {content}\n"),
+        );
+        let e = error(&text, &[]);
+        assert!(e.field.starts_with("workload[0].page_content"), "{e}");
+        assert_eq!(e.line, Some(line(&text, "page_content")), "{e}");
+        assert!(e.message.contains(message), "{e}");
+    }
+}
+
+#[test]
+fn bad_swap_max() {
+    for (value, message) in [
+        ("\"lots\"", "not a size"),
+        ("-4", "negative"),
+        ("\"2000TiB\"", "absurd"),
+    ] {
+        let text = edit(
+            "max = \"32MiB\"",
+            &format!("max = \"32MiB\"\nswap_max = {value}"),
+        );
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "swap_max = ", "memcg[0].swap_max");
+        assert!(e.message.contains(message), "{e}");
+    }
+    // "max" and "0" are what cgroup v2 takes.
+    for value in ["\"max\"", "\"0\"", "0"] {
+        let text = edit(
+            "max = \"32MiB\"",
+            &format!("max = \"32MiB\"\nswap_max = {value}"),
+        );
+        scenario::parse(&text, "s.toml", &[], None).unwrap();
+    }
+}
+
+#[test]
 fn missing_field_points_at_its_table() {
     let text = edit("memory = \"64MiB\"\n", "");
     let e = error(&text, &[]);
@@ -693,6 +786,16 @@ fn event_values_are_checked_where_written() {
             "memcg = \"/b\"\nfile = \"memory.high\"\nvalue = \"1MiB\"\n",
             "memcg = \"/b\"",
             "event[0].memcg",
+        ),
+        (
+            "memcg = \"/a\"\nfile = \"memory.swap.max\"\nvalue = \"lots\"\n",
+            "value = \"lots\"",
+            "event[0].value",
+        ),
+        (
+            "memcg = \"/\"\nfile = \"memory.swap.max\"\nvalue = \"max\"\n",
+            "file = \"memory.swap.max\"",
+            "event[0].file",
         ),
         (
             "sysctl = \"vm.swappiness\"\nvalue = 201\n",

@@ -71,6 +71,7 @@ pub fn trace(a: &TraceArgs) -> Result<(), Failure> {
                 s.machine.swap = Some(SwapConfig {
                     device: SwapDevice::Zram,
                     size,
+                    zswap: None,
                 });
             }
             s

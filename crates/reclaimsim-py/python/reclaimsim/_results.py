@@ -118,6 +118,12 @@ class RunResult:
         return self._memcg_frame("memory.events.local")
 
     @functools.cached_property
+    def memory_swap_events(self) -> pd.DataFrame:
+        """Each memcg's memory.swap.events (hierarchical): ``max`` (swap charges that met
+        memory.swap.max) and ``fail`` (swap-outs that got no slot); rows (variant, memcg)."""
+        return self._memcg_frame("memory.swap.events")
+
+    @functools.cached_property
     def workloads(self) -> pd.DataFrame:
         """Per workload (or ``workload:phase``): ops, ops/s, MiB/s, measured seconds and
         latency percentiles in ns; rows (variant, workload)."""

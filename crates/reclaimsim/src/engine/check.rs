@@ -23,6 +23,12 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
     place_free(k, &mut place)?;
     place_lru(k, p, &mut place)?;
     let pins = place_batches(k, &mut place)?;
+    if let Some(z) = k.swap.as_ref().and_then(|s| s.zswap.as_ref()) {
+        // zswap's zpool pages: allocated, held by the pool, charged to the root.
+        for pfn in z.frames() {
+            place.put(pfn, 4)?;
+        }
+    }
     let charged = check_frames(k, &place, &pins, held_ok)?;
     check_charges(k, &charged)?;
     check_mappings(k)?;
@@ -146,6 +152,7 @@ fn check_frames(
         match (allocated, place.0[pfn]) {
             (false, 1) | (true, 2) | (true, 3) if !f.test(pg::HELD) => {}
             (true, 0) if held_ok && f.test(pg::HELD) => {}
+            (true, 4) if f.test(pg::HELD) => {}
             (true, 0) => {
                 return Err(format!(
                     "allocated pfn {pfn} (flags {:#x}) is on no list and in no batch",

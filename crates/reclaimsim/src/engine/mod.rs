@@ -490,7 +490,8 @@ fn setup_workload(
     for f in &layout.files {
         k.files.push(File::new(f.pages, f.sparse));
     }
-    let mms = create_processes(k, gen.as_ref(), memcg, file_base).map_err(setup)?;
+    let content = wc.page_content.unwrap_or_default();
+    let mms = create_processes(k, gen.as_ref(), memcg, file_base, content).map_err(setup)?;
     let mut tids = Vec::new();
     for t in 0..layout.threads() {
         tids.push(tasks.len());
@@ -539,6 +540,7 @@ fn create_processes(
     gen: &dyn Workload,
     memcg: MemcgId,
     file_base: u32,
+    content: crate::kernel::config::PageContent,
 ) -> Result<Vec<u32>, String> {
     let mut mms = Vec::new();
     for (pi, proc_) in gen.layout().processes.iter().enumerate() {
@@ -552,6 +554,7 @@ fn create_processes(
         };
         let mut mm = Mm {
             memcg,
+            content,
             ..Default::default()
         };
         for r in &proc_.regions {

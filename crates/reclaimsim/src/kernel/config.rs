@@ -15,6 +15,93 @@ pub enum SwapDevice {
     Ramdisk,
 }
 
+/// zswap's compressor (/sys/module/zswap/parameters/compressor, Linux 6.1).
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Compressor {
+    /// lzo1x-1 (CONFIG_ZSWAP_COMPRESSOR_DEFAULT_LZO, 6.1's default).
+    #[default]
+    Lzo,
+    /// lzo1x-1 with run-length encoding of zero runs (zram's default).
+    LzoRle,
+    Lz4,
+    /// zstd at the crypto API's level 3.
+    Zstd,
+}
+
+/// zswap's allocator (/sys/module/zswap/parameters/zpool, Linux 6.1).
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Zpool {
+    /// Two objects a page at most (mm/zbud.c; CONFIG_ZSWAP_ZPOOL_DEFAULT_ZBUD, 6.1's
+    /// default); evictable: pages are written back in its LRU order.
+    #[default]
+    Zbud,
+    /// Three objects a page at most (mm/z3fold.c); evictable like zbud.
+    Z3fold,
+    /// Size classes packed into zspages (mm/zsmalloc.c); 6.1's zsmalloc has no
+    /// zpool_shrink, so nothing is ever written back.
+    Zsmalloc,
+}
+
+/// `swap.zswap`: zswap's module parameters (mm/zswap.c, Linux 6.1); enabled when given.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ZswapConfig {
+    /// enabled: false turns zswap off (the table's other keys are then unused), so that
+    /// a variant can take it away.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default)]
+    pub compressor: Compressor,
+    #[serde(default)]
+    pub zpool: Zpool,
+    /// max_pool_percent: the pool's limit in percent of RAM (totalram_pages), 0..=100.
+    #[serde(default = "default_max_pool_percent")]
+    pub max_pool_percent: u32,
+    /// accept_threshold_percent: once full, the pool takes stores again below this
+    /// percent of its limit (zswap_can_accept), 0..=100.
+    #[serde(default = "default_accept_threshold_percent")]
+    pub accept_threshold_percent: u32,
+    /// same_filled_pages_enabled: pages of one repeated word are kept as that word.
+    #[serde(default = "yes")]
+    pub same_filled_pages: bool,
+}
+
+/// What a process's anon pages hold, as shares in percent of calibrate's page kinds
+/// (`[[workload]] page_content`): they decide how zswap compresses them. Default: all
+/// memcached items of 2000-byte 'x' values, the seeds' pages.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PageContent {
+    #[serde(default)]
+    pub items2000: u32,
+    #[serde(default)]
+    pub items32: u32,
+    #[serde(default)]
+    pub zero: u32,
+    #[serde(default)]
+    pub random: u32,
+}
+
+impl Default for PageContent {
+    fn default() -> Self {
+        PageContent {
+            items2000: 100,
+            items32: 0,
+            zero: 0,
+            random: 0,
+        }
+    }
+}
+
+fn default_max_pool_percent() -> u32 {
+    20
+}
+fn default_accept_threshold_percent() -> u32 {
+    90
+}
+
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum PolicyKind {
@@ -239,6 +326,8 @@ pub struct MemcgSetup {
     pub high: u64,
     pub low: u64,
     pub min: u64,
+    /// memory.swap.max in pages (`u64::MAX` for none).
+    pub swap_max: u64,
 }
 
 /// Everything `Kernel::new` builds the machine from: memory and swap in pages, the CPU
@@ -252,6 +341,8 @@ pub struct Setup {
     pub topology: crate::sim::topology::Topology,
     /// The swap device and its size in pages, if any.
     pub swap: Option<(SwapDevice, u64)>,
+    /// zswap in front of the swap device, if configured.
+    pub zswap: Option<ZswapConfig>,
     pub kernel: KernelConfig,
     pub costs: CostTable,
     pub memcgs: Vec<MemcgSetup>,

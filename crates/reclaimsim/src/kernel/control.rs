@@ -28,6 +28,8 @@ pub enum MemcgFile {
     Max(u64),
     Low(u64),
     Min(u64),
+    /// memory.swap.max.
+    SwapMax(u64),
     /// memory.reclaim: the amount, and the `swappiness=` argument of 6.13+ kernels (not
     /// in 6.1): the swappiness of this reclaim only.
     Reclaim {
@@ -78,6 +80,8 @@ fn memcg_write(k: &mut Kernel, p: &mut dyn Policy, m: MemcgId, file: MemcgFile) 
         // memory_low_write() / memory_min_write(): page_counter_set_low/min, no more.
         MemcgFile::Low(v) => cg.low = v,
         MemcgFile::Min(v) => cg.min = v,
+        // swap_max_write(): page_counter's max set (xchg), nothing reclaimed or freed.
+        MemcgFile::SwapMax(v) => cg.swap_max = v,
         MemcgFile::High(v) => memory_high_write(k, p, m, v),
         MemcgFile::Max(v) => return memory_max_write(k, p, m, v),
         MemcgFile::Reclaim { pages, swappiness } => {

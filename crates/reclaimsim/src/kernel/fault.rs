@@ -485,9 +485,8 @@ fn do_swap_page(
 }
 
 /// Models should_try_to_free_swap() (Linux 6.1) for a swap-cache folio just mapped by
-/// do_swap_page(): free its slot when mem_cgroup_swap_full() (vm_swap_full(): free
-/// swap below half; the model has no memory.swap.max, so no memcg is ever nearer its
-/// limit), or on a write fault when the fault holds the only reference besides the swap
+/// do_swap_page(): free its slot when mem_cgroup_swap_full() (free swap below half, or
+/// the folio's memcg or an ancestor at half its memory.swap.max), or on a write fault when the fault holds the only reference besides the swap
 /// cache's (folio_ref_count() == 2: not isolated by reclaim, in no per-CPU batch). No
 /// mlock or VM_LOCKED in the model.
 fn should_try_to_free_swap(k: &Kernel, pfn: Pfn, write: bool) -> bool {
@@ -495,7 +494,7 @@ fn should_try_to_free_swap(k: &Kernel, pfn: Pfn, write: bool) -> bool {
     if !f.test(pg::SWAPCACHE) {
         return false;
     }
-    if k.swap.as_ref().is_some_and(|s| s.full()) {
+    if k.swap_full(f.memcg) {
         return true;
     }
     write && !f.test(pg::HELD | pg::IN_LRU_ADD) && f.pins() == 0
@@ -544,7 +543,7 @@ fn swapin_skip_swapcache(
         p.refault(k, new, shadow, true);
     }
     let start = k.cur.clock;
-    swap_readpage(k, memcg);
+    swap_readpage(k, memcg, slot);
     k.workingset_read_stall(new, start, k.cur.clock);
     // The refault check may have waited for an lru lock: the pte_same() check.
     if pte_changed(k, mm, v, idx, orig) {
@@ -561,19 +560,22 @@ fn swapin_skip_swapcache(
     Ok(())
 }
 
-/// Models swap_readpage() of one page from zram or brd, which complete in the caller's
+/// Models swap_readpage() of one page from zswap (frontswap_load) or else zram or brd, which complete in the caller's
 /// context (zram's decompression, brd's copy), and pswpin; then do_swap_page() counts the
 /// major fault ("had to read the page from swap area"). 6.1 reads through the device's
 /// ->rw_page (bdev_read_page), which skips submit_bio(): pswpin (global only), no pgpgin.
-fn swap_readpage(k: &mut Kernel, memcg: MemcgId) {
-    match k.swap.as_ref().unwrap().device {
-        crate::kernel::config::SwapDevice::Zram => {
-            k.spend(k.costs.zram_decompress, Cat::Compression)
+fn swap_readpage(k: &mut Kernel, memcg: MemcgId, slot: u32) {
+    // frontswap_load() first: a page zswap holds is not read from the device (no pswpin).
+    if !crate::kernel::zswap::load(k, slot, memcg) {
+        match k.swap.as_ref().unwrap().device {
+            crate::kernel::config::SwapDevice::Zram => {
+                k.spend(k.costs.zram_decompress, Cat::Compression)
+            }
+            crate::kernel::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
         }
-        crate::kernel::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
+        // Per memcg too: the model's attribution, shown outside memory.stat.
+        k.count(Vm::Pswpin, memcg, 1);
     }
-    // Per memcg too: the model's attribution, shown outside memory.stat.
-    k.count(Vm::Pswpin, memcg, 1);
     k.count(Vm::Pgmajfault, memcg, 1);
 }
 
@@ -590,7 +592,7 @@ fn swap_read_folio(
 ) {
     let memcg = k.mms[mm as usize].memcg;
     let start = k.cur.clock;
-    swap_readpage(k, memcg);
+    swap_readpage(k, memcg, slot);
     let read_end = k.cur.clock;
     let vpn = k.mms[mm as usize].vmas[v].start + idx as u64;
     let f = &mut k.folios[pfn as usize];

@@ -16,6 +16,12 @@ pub struct Events {
     pub max: u64,
     pub oom: u64,
     pub oom_kill: u64,
+    /// memory.swap.events `max`: swap charges that met memory.swap.max (counted in the
+    /// folio's memcg, as 6.1's __mem_cgroup_try_charge_swap does).
+    pub swap_max: u64,
+    /// memory.swap.events `fail`: swap-outs that got no slot, for want of a free slot
+    /// on the device or at memory.swap.max.
+    pub swap_fail: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -30,6 +36,8 @@ pub struct Memcg {
     pub precharged: u64,
     /// Swap slots charged (memory.swap.current), hierarchical.
     pub swap_usage: u64,
+    /// memory.swap.max in pages (`u64::MAX` for "max").
+    pub swap_max: u64,
     pub max: u64,
     pub high: u64,
     pub low: u64,
@@ -53,6 +61,7 @@ impl Memcg {
             usage: 0,
             precharged: 0,
             swap_usage: 0,
+            swap_max: u64::MAX,
             max: u64::MAX,
             high: u64::MAX,
             low: 0,
@@ -107,6 +116,7 @@ impl MemcgTree {
             let id = tree.add(&c.path, parent);
             let cg = &mut tree.cgs[id as usize];
             (cg.max, cg.high, cg.low, cg.min) = (c.max, c.high, c.low, c.min);
+            cg.swap_max = c.swap_max;
         }
         tree
     }
@@ -195,6 +205,48 @@ impl MemcgTree {
             cg.usage = cg.usage.saturating_sub(nr);
             c = cg.parent;
         }
+    }
+
+    /// Models page_counter_try_charge() on memcg->swap (6.1's
+    /// __mem_cgroup_try_charge_swap): charges one slot to `m` and its ancestors unless
+    /// one of them below the root would go over its memory.swap.max; the root's counter
+    /// is not charged through this path (mem_cgroup_is_root) and has no limit. On
+    /// failure, counts memory.swap.events `max` and `fail` in `m` (memcg_memory_event of
+    /// the folio's memcg, which the results sum up the tree) and charges nothing.
+    pub fn try_charge_swap(&mut self, m: MemcgId) -> bool {
+        let at_max = self.ancestors(m).any(|c| {
+            let cg = &self.cgs[c as usize];
+            c != ROOT && cg.swap_usage >= cg.swap_max
+        });
+        if at_max {
+            let e = &mut self.cgs[m as usize].events;
+            e.swap_max += 1;
+            e.swap_fail += 1;
+            return false;
+        }
+        self.swap_charge(m, 1);
+        true
+    }
+
+    /// The swap slots `m` may still take below its and its ancestors' memory.swap.max
+    /// (the memcg part of mem_cgroup_get_nr_swap_pages()); `u64::MAX` with no limit.
+    pub fn swap_margin(&self, m: MemcgId) -> u64 {
+        (self.ancestors(m).take_while(|&c| c != ROOT))
+            .map(|c| {
+                let cg = &self.cgs[c as usize];
+                cg.swap_max.saturating_sub(cg.swap_usage)
+            })
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// The memcg part of mem_cgroup_swap_full() (6.1): `m` or an ancestor below the root
+    /// uses at least half of its memory.swap.max (memory.swap.high is not modelled).
+    pub fn swap_half_full(&self, m: MemcgId) -> bool {
+        (self.ancestors(m).take_while(|&c| c != ROOT)).any(|c| {
+            let cg = &self.cgs[c as usize];
+            cg.swap_max != u64::MAX && cg.swap_usage * 2 >= cg.swap_max
+        })
     }
 
     pub fn swap_charge(&mut self, m: MemcgId, delta: i64) {

@@ -132,6 +132,8 @@ pub struct Mm {
     /// Resident anonymous pages, for OOM victim selection (get_mm_counter MM_ANONPAGES).
     pub anon_rss: u64,
     pub swap_ents: u64,
+    /// What its anon pages hold (its workload's `page_content`), for zswap.
+    pub content: crate::kernel::config::PageContent,
 }
 
 impl Mm {

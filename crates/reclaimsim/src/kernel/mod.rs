@@ -25,6 +25,7 @@ pub mod throttle;
 pub mod vmscan;
 pub mod workingset;
 pub mod writeback;
+pub mod zswap;
 
 use crate::kernel::config::{KernelConfig, LruLockKind, PolicyKind, Setup};
 use crate::kernel::debug::vm_bug_on;
@@ -177,6 +178,15 @@ fn empty_lruvecs(nr_memcgs: usize, nr_nodes: usize) -> Vec<Lruvec> {
         .collect()
 }
 
+/// The swap device of `s`, with zswap in front of it when configured (sized for
+/// `memcgs` memcgs).
+fn new_swap(s: &Setup, memcgs: usize) -> Option<Swap> {
+    let (device, pages) = s.swap?;
+    let mut sw = Swap::new(device, pages);
+    sw.zswap = (s.zswap.as_ref()).map(|&c| Box::new(zswap::Zswap::new(c, sw.slots.len(), memcgs)));
+    Some(sw)
+}
+
 impl Kernel {
     /// Builds the machine of a scenario: frames, nodes with watermarks, the memcg tree
     /// and its lruvecs, swap, CPUs. Workload address spaces and files come later.
@@ -200,6 +210,7 @@ impl Kernel {
             })
             .collect();
         let memcgs = MemcgTree::with_memcgs(&s.memcgs);
+        let memcgs_len = memcgs.cgs.len();
         let nr_lruvecs = memcgs.cgs.len() * nodes.len();
         let lruvecs = empty_lruvecs(memcgs.cgs.len(), nodes.len());
         let nr_locks = match s.kernel.lru_lock {
@@ -223,7 +234,7 @@ impl Kernel {
             lruvecs,
             mms: Vec::new(),
             files: Vec::new(),
-            swap: s.swap.map(|(device, pages)| Swap::new(device, pages)),
+            swap: new_swap(s, memcgs_len),
             batches: vec![CpuBatches::default(); cpus],
             pcp,
             swap_slots: vec![Default::default(); cpus],
@@ -438,6 +449,11 @@ impl Kernel {
         }
     }
 
+    /// The machine's frames (totalram_pages()).
+    pub fn memory_pages(&self) -> u64 {
+        self.folios.len() as u64
+    }
+
     /// Free pages over all nodes.
     pub fn free_pages(&self) -> u64 {
         self.nodes.iter().map(|n| n.zone.free).sum()
@@ -467,15 +483,32 @@ impl Kernel {
             .map(|f| f.slots.capacity() * 8)
             .sum::<usize>();
         b += self.swap.as_ref().map_or(0, |s| {
-            s.slots.len() * 8 + s.memcg.len() * 2 + s.free_bytes()
+            s.slots.len() * 8
+                + s.memcg.len() * 2
+                + s.free_bytes()
+                + s.zswap.as_ref().map_or(0, |z| z.host_bytes())
         });
         b += self.lruvecs.len() * size_of::<Lruvec>();
         b as u64
     }
 
-    /// Swap is usable for this memcg: a device with free slots (mem_cgroup_get_nr_swap_pages > 0).
-    pub fn can_swap(&self) -> bool {
-        self.swap.as_ref().is_some_and(|s| s.nr_free() > 0)
+    /// Models mem_cgroup_get_nr_swap_pages() (6.1): the free swap slots (get_nr_swap_pages),
+    /// capped by what memory.swap.max leaves `memcg` and each ancestor below the root.
+    pub fn nr_swap_pages(&self, memcg: MemcgId) -> u64 {
+        let free = self.swap.as_ref().map_or(0, |s| s.nr_free());
+        free.min(self.memcgs.swap_margin(memcg))
+    }
+
+    /// Models can_reclaim_anon_pages() (6.1) without demotion: swap is usable for this
+    /// memcg (mem_cgroup_get_nr_swap_pages() > 0; the root's is the global count).
+    pub fn can_swap(&self, memcg: MemcgId) -> bool {
+        self.nr_swap_pages(memcg) > 0
+    }
+
+    /// Models mem_cgroup_swap_full() (6.1): vm_swap_full() (free swap below half), or
+    /// `memcg` or an ancestor uses half its memory.swap.max.
+    pub fn swap_full(&self, memcg: MemcgId) -> bool {
+        self.swap.as_ref().is_some_and(|s| s.full()) || self.memcgs.swap_half_full(memcg)
     }
 
     /// Models can_age_anon_pages(): a swap device exists (full or not).
@@ -496,6 +529,7 @@ mod tests {
             memory_pages: 4096,
             topology: crate::sim::topology::Topology::flat(2, 1),
             swap: None,
+            zswap: None,
             kernel: KernelConfig {
                 lru_lock: LruLockKind::Node,
                 ..Default::default()

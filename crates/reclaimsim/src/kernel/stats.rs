@@ -51,6 +51,11 @@ counters! {
     NrDirtied => "nr_dirtied",
     NrWritten => "nr_written",
     NrThrottledWritten => "nr_throttled_written",
+    // zswap (vmstat from 5.19; written-back pages are 6.8's zswpwb, debugfs
+    // written_back_pages in 6.1). The results show them only when zswap is configured.
+    Zswpin => "zswpin",
+    Zswpout => "zswpout",
+    Zswpwb => "zswpwb",
     // The model's own counts and sleep times of the throttles (kernel/throttle.rs).
     DirtyThrottle => "balance_dirty_pages_pause",
     DirtyThrottleNs => "balance_dirty_pages_pause_ns",

@@ -55,6 +55,8 @@ pub struct Swap {
     /// every device the model has. Then do_swap_page skips the swap cache for an entry
     /// with one reference. Tests clear it to take the swap-cache path.
     pub synchronous_io: bool,
+    /// zswap in front of the device, when the scenario configures it.
+    pub zswap: Option<Box<crate::kernel::zswap::Zswap>>,
 }
 
 impl Swap {
@@ -70,6 +72,7 @@ impl Swap {
             synchronous_io: match device {
                 SwapDevice::Zram | SwapDevice::Ramdisk => true,
             },
+            zswap: None,
         }
     }
 
@@ -100,6 +103,15 @@ impl Swap {
                 s
             })
         })
+    }
+}
+
+/// The CPU time of writing one page to the swap device in the submitter's context:
+/// zram's compression (lzo-rle), brd's copy.
+pub fn device_write_cost(k: &mut Kernel, device: SwapDevice) {
+    match device {
+        SwapDevice::Zram => k.spend(k.costs.zram_compress, Cat::Compression),
+        SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
     }
 }
 
@@ -161,9 +173,12 @@ impl Kernel {
         {
             self.spin_lock(LockRef::SwapInfo, LockSite::SwapcacheFreeEntries);
             let ret = std::mem::take(&mut self.swap_slots[cpu].slots_ret);
-            let sw = self.swap.as_mut().unwrap();
             for s in ret {
-                sw.free.push(s);
+                // swap_range_free(): frontswap_invalidate_page() of the slot.
+                if self.swap.as_ref().unwrap().zswap.is_some() {
+                    crate::kernel::zswap::invalidate(self, s);
+                }
+                self.swap.as_mut().unwrap().free.push(s);
             }
             self.spend(self.costs.swap_slot, Cat::Other);
             self.spin_unlock(LockRef::SwapInfo);

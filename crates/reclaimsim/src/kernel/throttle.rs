@@ -131,7 +131,7 @@ fn skip_throttle_noprogress(k: &Kernel, node: usize) -> bool {
     if k.nodes[node].kswapd_failures >= MAX_RECLAIM_RETRIES {
         return true;
     }
-    let can_swap = k.can_swap();
+    let can_swap = k.can_swap(crate::kernel::memcg::ROOT);
     let reclaimable: u64 = (0..k.memcgs.cgs.len())
         .map(|m| &k.lruvecs[k.lruvec(m as MemcgId, node)].nr)
         .map(|nr| nr[2] + nr[3] + if can_swap { nr[0] + nr[1] } else { 0 })

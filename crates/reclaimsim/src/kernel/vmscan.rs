@@ -213,16 +213,12 @@ pub fn check_putback(k: &Kernel, lv: usize, pfn: Pfn) {
 
 /// shrink_folio_list()'s activate_locked (Linux 6.1): a swap-cache folio that is not a
 /// candidate for swapping gives back its swap space when mem_cgroup_swap_full() (free
-/// swap below half; no memory.swap.max or mlock in the model). folio_free_swap() then
+/// swap below half, or the memcg at half its memory.swap.max; no mlock in the model). folio_free_swap() then
 /// refuses a folio under writeback or one a PTE still references by its swap entry
 /// (folio_swapped(): with one mapping per page, an unmapped folio).
 fn activate_free_swap(k: &mut Kernel, pfn: Pfn) {
     let f = k.folios[pfn as usize];
-    if f.test(pg::SWAPCACHE)
-        && k.swap.as_ref().is_some_and(|s| s.full())
-        && f.mapped()
-        && !f.test(pg::WRITEBACK)
-    {
+    if f.test(pg::SWAPCACHE) && k.swap_full(f.memcg) && f.mapped() && !f.test(pg::WRITEBACK) {
         crate::kernel::fault::folio_free_swap(k, pfn);
     }
 }
@@ -357,18 +353,31 @@ fn orphaned_swapcache(k: &Kernel, pfn: Pfn) -> bool {
     f.test(pg::SWAPCACHE) && !f.mapped() && f.pins() == 0 && k.mms[f.owner as usize].dead
 }
 
-/// Models add_to_swap(): gives an anon folio a swap slot and puts it in the swap cache.
+/// Models add_to_swap() and its folio_alloc_swap() (6.1): gives an anon folio a swap
+/// slot and puts it in the swap cache. The slot's charge is
+/// mem_cgroup_try_charge_swap(): without a slot (no device, or none free) it counts
+/// memory.swap.events `fail`; at memory.swap.max of the folio's memcg or an ancestor it
+/// counts `max` and `fail` and the slot goes back (put_swap_folio). Either way
+/// shrink_folio_list activates the folio (activate_locked_split).
 fn add_to_swap(k: &mut Kernel, pfn: Pfn) -> bool {
     let memcg = k.folios[pfn as usize].memcg;
-    if k.swap.is_none() {
-        return false;
-    }
-    let Some(slot) = k.get_swap_slot(memcg) else {
+    let slot = if k.swap.is_some() {
+        k.get_swap_slot(memcg)
+    } else {
+        None
+    };
+    let Some(slot) = slot else {
+        k.memcgs.cgs[memcg as usize].events.swap_fail += 1;
         return false;
     };
+    if !k.memcgs.try_charge_swap(memcg) {
+        // The slot was taken from the map: put_swap_folio() hands it back.
+        k.swap.as_mut().unwrap().slots[slot as usize] = SwapSlot::used(0);
+        k.put_swap_slot(slot);
+        return false;
+    }
     k.spend(k.costs.swap_slot, Cat::Other);
     k.swap.as_mut().unwrap().slots[slot as usize] = SwapSlot::cached(pfn);
-    k.memcgs.swap_charge(memcg, 1);
     k.folio_swap[pfn as usize] = slot;
     let f = &mut k.folios[pfn as usize];
     f.set(pg::SWAPCACHE | pg::DIRTY);
@@ -394,7 +403,8 @@ pub fn lru_scan_touch(k: &mut Kernel, prefetched: bool) {
     k.cur.prefetch_at = k.cur.clock;
 }
 
-/// Models pageout(): writes a dirty folio. A swap-cache folio goes to zram or brd, which
+/// Models pageout(): writes a dirty folio. A swap-cache folio goes to zswap if it takes
+/// it (swap_writepage's frontswap_store), else to zram or brd, which
 /// complete in the submitter's context, so it comes back clean at once; a page-cache
 /// folio gets PG_reclaim and an asynchronous write (ext4 on brd completes through its
 /// end_io work), so it comes back with PG_writeback. 6.1's __swap_writepage() hands the
@@ -407,14 +417,15 @@ fn pageout(k: &mut Kernel, pfn: Pfn) {
         crate::kernel::writeback::pageout_file(k, pfn);
         return;
     }
-    match k.swap.as_ref().map(|s| s.device) {
-        Some(crate::kernel::config::SwapDevice::Zram) => {
-            k.spend(k.costs.zram_compress, Cat::Compression)
-        }
-        _ => k.spend(k.costs.page_copy, Cat::Io),
+    // swap_writepage(): frontswap_store() first; a page zswap took is not written.
+    let slot = k.folio_swap[pfn as usize];
+    let zswap = k.swap.as_ref().is_some_and(|s| s.zswap.is_some());
+    if !(zswap && crate::kernel::zswap::store(k, pfn, slot)) {
+        let device = k.swap.as_ref().unwrap().device;
+        crate::kernel::swap::device_write_cost(k, device);
+        // Per memcg too: the model's attribution, shown outside memory.stat.
+        k.count(Vm::Pswpout, f.memcg, 1);
     }
-    // Per memcg too: the model's attribution, shown outside memory.stat.
-    k.count(Vm::Pswpout, f.memcg, 1);
     k.folios[pfn as usize].clear(pg::DIRTY | pg::RECLAIM);
 }
 

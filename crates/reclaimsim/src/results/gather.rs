@@ -69,12 +69,35 @@ impl Engine {
             timeseries: self.samples.clone(),
             lru_gen: self.lru_gen_states(self.run_end()),
             events: self.event_results.clone(),
+            zswap: zswap(k),
             agents: self.agents.iter().map(|a| a.result.clone()).collect(),
             alloc_stall: AllocStall::from(&k.alloc_stall),
             sched: self.sched_use(),
             pressure: k.psi.system(),
         }
     }
+}
+
+/// zswap's debugfs view, when configured.
+fn zswap(k: &Kernel) -> Option<crate::results::ZswapResult> {
+    let z = k.swap.as_ref()?.zswap.as_ref()?;
+    let c = z.counters;
+    Some(crate::results::ZswapResult {
+        pool_total_size: z.pool_pages() * 4096,
+        stored_pages: z.stored_pages,
+        same_filled_pages: z.same_filled_pages,
+        written_back_pages: c.written_back_pages,
+        pool_limit_hit: c.pool_limit_hit,
+        reject_reclaim_fail: c.reject_reclaim_fail,
+        reject_alloc_fail: c.reject_alloc_fail,
+        reject_compress_poor: c.reject_compress_poor,
+        duplicate_entry: c.duplicate_entry,
+    })
+}
+
+/// Whether zswap is configured: its counters are shown only then.
+fn has_zswap(k: &Kernel) -> bool {
+    k.swap.as_ref().is_some_and(|s| s.zswap.is_some())
 }
 
 /// /proc/vmstat: the kernel's event counters, free, dirty and writeback pages, LRU list
@@ -84,6 +107,11 @@ fn vmstat(k: &Kernel) -> BTreeMap<String, u64> {
         .take(NR_KERNEL_VM)
         .map(|(n, v)| (n.to_string(), *v))
         .collect();
+    if !has_zswap(k) {
+        for c in [Vm::Zswpin, Vm::Zswpout, Vm::Zswpwb] {
+            vmstat.remove(VM_NAMES[c as usize]);
+        }
+    }
     vmstat.insert("nr_free_pages".into(), k.free_pages());
     vmstat.insert("nr_dirty".into(), k.wb.nr_dirty);
     vmstat.insert("nr_writeback".into(), k.wb.nr_writeback);
@@ -111,6 +139,12 @@ fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
     let named = |c: Vm| (VM_NAMES[c as usize].to_string(), count(c));
     let mut stat: indexmap::IndexMap<String, u64> = indexmap::IndexMap::new();
     let gauge = |v: &[u64]| sub.iter().map(|&c| v[c as usize]).sum::<u64>() * 4096;
+    if let Some(z) = k.swap.as_ref().and_then(|s| s.zswap.as_ref()) {
+        // 6.1's memory_stats[] has them just before file_mapped.
+        let sum = |v: &[u64]| sub.iter().map(|&c| v[c as usize]).sum::<u64>();
+        stat.insert("zswap".into(), sum(&z.memcg_bytes));
+        stat.insert("zswapped".into(), sum(&z.memcg_pages) * 4096);
+    }
     stat.insert("file_dirty".into(), gauge(&k.wb.memcg_dirty));
     stat.insert("file_writeback".into(), gauge(&k.wb.memcg_writeback));
     for (i, name) in lru::NAMES.iter().enumerate() {
@@ -131,6 +165,10 @@ fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
         count(Vm::PgstealKswapd) + count(Vm::PgstealDirect),
     );
     stat.extend(MEMCG_VM_EVENTS.map(named));
+    if has_zswap(k) {
+        // memcg_vm_event_stat[]'s last entries the model keeps.
+        stat.extend([Vm::Zswpin, Vm::Zswpout].map(named));
+    }
     let model_counters = (MEMCG_GLOBAL_ONLY.into_iter().map(named))
         .chain((NR_KERNEL_VM..VM_NAMES.len()).map(|i| (VM_NAMES[i].to_string(), raw(i))))
         .collect();
@@ -141,10 +179,22 @@ fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
         reclaim_stalls: reclaim_stalls(k, m),
         current: cg.usage * 4096,
         swap_current: cg.swap_usage * 4096,
+        swap_events: swap_events(k, &sub),
         model_counters,
         pressure: k.psi.pressure(m),
     };
     (cg.path.clone(), result)
+}
+
+/// memory.swap.events over the memcgs `sub` (6.1's order less `high`), summed as
+/// memory.events is.
+fn swap_events(k: &Kernel, sub: &[MemcgId]) -> indexmap::IndexMap<String, u64> {
+    let events = sub.iter().map(|&c| &k.memcgs.cgs[c as usize].events);
+    let (max, fail) = events.fold((0, 0), |(m, f), e| (m + e.swap_max, f + e.swap_fail));
+    [("max", max), ("fail", fail)]
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), v))
+        .collect()
 }
 
 /// memory.events over the memcgs `sub`, in 6.1's order: memcg_memory_event() counts an

@@ -66,6 +66,9 @@ pub struct VariantResult {
     /// The scenario's `[[event]]` commands as they ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventResult>,
+    /// zswap's state and debugfs counters at the end, when the scenario configures zswap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zswap: Option<ZswapResult>,
     /// Per `[[agent]]`, in the scenario's order: each memory.high it wrote, when, and the
     /// pressure it had read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -99,6 +102,30 @@ impl From<&crate::kernel::stats::Histogram> for AllocStall {
     }
 }
 
+/// zswap at the end of a run: what 6.1's /sys/kernel/debug/zswap shows (its names).
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
+pub struct ZswapResult {
+    /// The zpool's memory, in bytes (pages taken from RAM times 4096).
+    pub pool_total_size: u64,
+    /// Entries stored, same-filled ones included.
+    pub stored_pages: u64,
+    /// Entries kept as one repeated word, without compression.
+    pub same_filled_pages: u64,
+    /// Entries the shrink worker wrote back to the swap device (6.8's vmstat `zswpwb`).
+    pub written_back_pages: u64,
+    /// Stores that found the pool at max_pool_percent.
+    pub pool_limit_hit: u64,
+    /// Shrink worker runs that freed no zpool page (always, with zsmalloc in 6.1).
+    pub reject_reclaim_fail: u64,
+    /// Stores the zpool could not allocate for (no free frame; zsmalloc: an object
+    /// above a page).
+    pub reject_alloc_fail: u64,
+    /// Stores whose compressed page was too large for zbud or z3fold.
+    pub reject_compress_poor: u64,
+    /// Stores over a slot that still had an entry (the old one is dropped).
+    pub duplicate_entry: u64,
+}
+
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct MemcgResult {
     /// memory.stat as 6.1 prints it (hierarchical; sizes in bytes), the keys the model
@@ -129,6 +156,12 @@ pub struct MemcgResult {
     /// memory.swap.current: the swap slots charged to the memcg, in bytes.
     #[serde(rename = "memory.swap.current", default)]
     pub swap_current: u64,
+    /// memory.swap.events as 6.1 prints them, less `high` (memory.swap.high is not
+    /// modelled): `max`, swap charges that met memory.swap.max, and `fail`, swap-outs
+    /// that got no slot (none free, or at memory.swap.max); hierarchical, each counted in
+    /// the swapped folio's memcg and its ancestors.
+    #[serde(rename = "memory.swap.events", default)]
+    pub swap_events: IndexMap<String, u64>,
     /// The model's per-memcg counts that 6.1's memory.stat does not have (hierarchical):
     /// kernel counters 6.1 keeps only globally, as the model attributes them to memcgs
     /// (`pswpin`, `pswpout`, `pgscan_anon`, `pgscan_file`, `pgsteal_anon`,

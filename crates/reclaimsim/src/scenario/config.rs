@@ -269,6 +269,8 @@ fn default_cpus() -> u32 {
 pub struct SwapConfig {
     pub device: SwapDevice,
     pub size: ByteSize,
+    /// zswap in front of the device (mm/zswap.c, Linux 6.1); off when absent.
+    pub zswap: Option<crate::kernel::config::ZswapConfig>,
 }
 
 /// One memcg of the cgroup v2 tree. Parents must be declared (the root "/" always exists).
@@ -280,6 +282,19 @@ pub struct MemcgConfig {
     pub high: Option<ByteSize>,
     pub low: Option<ByteSize>,
     pub min: Option<ByteSize>,
+    /// memory.swap.max: a size, or "max" (no limit, as when absent).
+    #[serde(default, deserialize_with = "size_or_max")]
+    pub swap_max: Option<ByteSize>,
+}
+
+/// A size, or the string "max" (no limit: None), as cgroup v2's limit files take them.
+fn size_or_max<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ByteSize>, D::Error> {
+    match toml::Value::deserialize(d)? {
+        toml::Value::String(s) if s.trim() == "max" => Ok(None),
+        v => ByteSize::deserialize(v)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+    }
 }
 
 /// One workload, placed in a memcg and a cpuset. Exactly one of the workload
@@ -314,6 +329,9 @@ pub struct WorkloadConfig {
     pub after: Option<String>,
     /// Stop when this workload finishes (fio killed when memtier is done, as the seeds do).
     pub until: Option<String>,
+    /// What its processes' anon pages hold, in percent of each kind (zswap compresses
+    /// them accordingly); default all `items2000`.
+    pub page_content: Option<crate::kernel::config::PageContent>,
     pub fio: Option<crate::workload::fio::FioOptions>,
     pub memcached: Option<crate::workload::memtier::MemcachedOptions>,
     pub dd: Option<crate::workload::dd::DdOptions>,
@@ -424,6 +442,9 @@ impl Scenario {
             memory_pages: m.memory.pages(),
             topology: m.topology(),
             swap: m.swap.as_ref().map(|sw| (sw.device, sw.size.pages())),
+            zswap: (m.swap.as_ref())
+                .and_then(|sw| sw.zswap)
+                .filter(|z| z.enabled),
             kernel: self.kernel.clone(),
             costs: self.costs.clone(),
             memcgs: self
@@ -435,6 +456,7 @@ impl Scenario {
                     high: pages(c.high, u64::MAX),
                     low: pages(c.low, 0),
                     min: pages(c.min, 0),
+                    swap_max: pages(c.swap_max, u64::MAX),
                 })
                 .collect(),
         }

@@ -8,12 +8,13 @@ use crate::scenario::config::EventConfig;
 use crate::units::{parse_size, PAGE_SIZE};
 
 /// The memcg files an event may write.
-pub const FILES: [&str; 5] = [
+pub const FILES: [&str; 6] = [
     "memory.high",
     "memory.max",
     "memory.low",
     "memory.min",
     "memory.reclaim",
+    "memory.swap.max",
 ];
 
 /// The sysctls an event may write.
@@ -110,6 +111,7 @@ fn memcg_file(ev: &EventConfig) -> Result<ParsedEvent, EventProblem> {
             "memory.high" => MemcgFile::High(pages),
             "memory.max" => MemcgFile::Max(pages),
             "memory.low" => MemcgFile::Low(pages),
+            "memory.swap.max" => MemcgFile::SwapMax(pages),
             _ => MemcgFile::Min(pages),
         };
         (file, written)

@@ -1182,7 +1182,9 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
             return fail(at(name), "must be more than 0");
         }
     }
+    check_zswap(s)?;
     check_memcgs(s)?;
+    check_page_content(s)?;
     check_workloads(s)?;
     check_events(s)?;
     check_agents(s)
@@ -1244,6 +1246,42 @@ fn check_machine(s: &Scenario) -> Result<(), Problem> {
         ),
         _ => Ok(()),
     }
+}
+
+/// `machine.swap.zswap`: its percentages within 0 to 100, as zswap's parameter handlers
+/// take them (6.1 checks neither; the model refuses a limit past the machine).
+fn check_zswap(s: &Scenario) -> Result<(), Problem> {
+    let Some(z) = s.machine.swap.as_ref().and_then(|sw| sw.zswap) else {
+        return Ok(());
+    };
+    for (key, v) in [
+        ("max_pool_percent", z.max_pool_percent),
+        ("accept_threshold_percent", z.accept_threshold_percent),
+    ] {
+        if v > 100 {
+            return fail(
+                at(&format!("machine.swap.zswap.{key}")),
+                format!("{v}: a percentage, 0 to 100"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Each workload's `page_content`: shares in percent that add up to 100.
+fn check_page_content(s: &Scenario) -> Result<(), Problem> {
+    for (i, w) in s.workloads.iter().enumerate() {
+        let Some(c) = w.page_content else { continue };
+        let sum =
+            u64::from(c.items2000) + u64::from(c.items32) + u64::from(c.zero) + u64::from(c.random);
+        if sum != 100 {
+            return fail(
+                elem("workload", i, "page_content"),
+                format!("the shares add up to {sum}, not 100"),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `machine.sockets`, `cores_per_socket` and `threads_per_core`: cores_per_socket given,
@@ -1581,6 +1619,7 @@ fn check_memcgs(s: &Scenario) -> Result<(), Problem> {
             ("high", c.high),
             ("low", c.low),
             ("min", c.min),
+            ("swap_max", c.swap_max),
         ] {
             if let Some(size) = size.filter(|b| b.0 >= ABSURD) {
                 return fail(

@@ -142,6 +142,7 @@ fn workload_durations<'a>(w: &'a mut WorkloadConfig, out: &mut Vec<(String, &'a 
         pin: _,
         after: _,
         until: _,
+        page_content: _,
     } = w;
     let at = |rest: &[&str]| path(&[&["workload", name.as_str()], rest].concat());
     out.push((at(&["start"]), start));
@@ -285,6 +286,7 @@ fn fields(s: &mut Scenario) -> Vec<(String, Size<'_>)> {
             ("high", &mut c.high),
             ("low", &mut c.low),
             ("min", &mut c.min),
+            ("swap_max", &mut c.swap_max),
         ];
         for (name, limit) in limits {
             if let Some(b) = limit {
@@ -318,6 +320,7 @@ fn workload_fields<'a>(w: &'a mut WorkloadConfig, out: &mut Vec<(String, Size<'a
         start: _,
         after: _,
         until: _,
+        page_content: _,
     } = w;
     let field = |rest: &[&str]| path(&[&["workload", name.as_str()], rest].concat());
     if let Some(o) = fio {

@@ -68,6 +68,18 @@ pub struct CostTable {
     pub zram_decompress: u64,
     /// Swap slot allocation / free and swap-cache insert / delete.
     pub swap_slot: u64,
+    /// LZ4 compression of one 4 KiB page (zswap's `lz4` compressor): lzbench's LZ4 runs
+    /// ~700-800 MB/s on general data (~5 us a page), far faster on pages of long runs
+    /// such as the seeds' memcached items (~1-2 us).
+    pub lz4_compress: u64,
+    /// LZ4 decompression of one page: ~4-5 GB/s on general data in lzbench (~0.9 us).
+    pub lz4_decompress: u64,
+    /// zstd compression of one page at the kernel crypto API's level 3 (zswap's `zstd`):
+    /// lzbench's zstd -3 runs ~300-450 MB/s on general data (~10 us a page), faster on
+    /// runs.
+    pub zstd_compress: u64,
+    /// zstd decompression of one page: ~1-1.5 GB/s on general data in lzbench (~3 us).
+    pub zstd_decompress: u64,
     /// memcached's CPU time per request apart from its connection's network work:
     /// parsing, hashing, the item lookup and building the reply.
     pub memcached_request: u64,
@@ -194,6 +206,10 @@ impl Default for CostTable {
             zram_compress: 1800,
             zram_decompress: 1100,
             swap_slot: 100,
+            lz4_compress: 1500,
+            lz4_decompress: 500,
+            zstd_compress: 6000,
+            zstd_decompress: 2500,
             memcached_request: 4900,
             memcached_batch: 4600,
             loopback_wait: 4000,

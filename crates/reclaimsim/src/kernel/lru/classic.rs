@@ -129,7 +129,7 @@ pub fn get_scan_count(k: &Kernel, lv: usize, sc: &mut ScanControl) -> [u64; 4] {
     let swappiness = u64::from(sc.swappiness(k));
     // No swap, or cgroup reclaim with swappiness 0: file only.
     let (balance, fraction, denominator) =
-        if !sc.may_swap || !k.can_swap() || (sc.cgroup_reclaim() && swappiness == 0) {
+        if !sc.may_swap || !k.can_swap(memcg) || (sc.cgroup_reclaim() && swappiness == 0) {
             (ScanBalance::File, [0, 0], 1)
         } else if sc.priority == 0 && swappiness != 0 {
             (ScanBalance::Equal, [0, 0], 1)
@@ -601,7 +601,8 @@ impl Policy for Classic {
         if !file {
             ws += lru_size_hier(k, elv, lru::INACTIVE_FILE);
         }
-        if k.can_swap() {
+        // 6.1 asks mem_cgroup_get_nr_swap_pages(eviction_memcg).
+        if k.can_swap(s.memcg) {
             ws += lru_size_hier(k, elv, lru::ACTIVE_ANON);
             if file {
                 ws += lru_size_hier(k, elv, lru::INACTIVE_ANON);

@@ -146,7 +146,7 @@ impl Mglru {
             SeqSpec::Abs(s) => s,
             SeqSpec::Max(d) => max_seq.checked_sub(d).ok_or("EINVAL")?,
         };
-        let swappiness = c.swappiness.unwrap_or_else(|| Self::get_swappiness(k));
+        let swappiness = c.swappiness.unwrap_or_else(|| Self::get_swappiness(k, lv));
         match c.op {
             Op::Aging => self.run_aging(k, lv, seq, swappiness != 0, c.opt.is_none_or(|o| o != 0)),
             Op::Eviction => {

@@ -297,18 +297,18 @@ impl Mglru {
     }
 
     /// Models get_swappiness() (6.3): 0 when the reclaim may not swap, else 6.1's.
-    fn get_swappiness_v63(k: &Kernel, sc: &ScanControl) -> u32 {
+    fn get_swappiness_v63(k: &Kernel, lv: usize, sc: &ScanControl) -> u32 {
         if !sc.may_swap {
             0
         } else {
-            Self::get_swappiness_sc(k, sc)
+            Self::get_swappiness_sc(k, lv, sc)
         }
     }
 
     /// Models lruvec_is_sizable() (6.3): the evictable pages, shifted by the priority
     /// unless the memcg is offline, are not zero.
     pub fn lruvec_is_sizable(&self, k: &Kernel, lv: usize, sc: &ScanControl) -> bool {
-        let can_swap = Self::get_swappiness_v63(k, sc) != 0;
+        let can_swap = Self::get_swappiness_v63(k, lv, sc) != 0;
         let g = &self.lrugen[lv];
         let mut total = 0u64;
         for t in usize::from(!can_swap)..2 {
@@ -392,7 +392,7 @@ impl Mglru {
     fn try_to_shrink_lruvec(&mut self, k: &mut Kernel, lv: usize, sc: &mut ScanControl) -> bool {
         let nr_to_reclaim = get_nr_to_reclaim(sc);
         // No __GFP_IO-less reclaim in the model, so swappiness is never forced to 1.
-        let swappiness = Self::get_swappiness_v63(k, sc);
+        let swappiness = Self::get_swappiness_v63(k, lv, sc);
         let mut scanned = 0u64;
         let mut nr_to_scan;
         loop {
@@ -522,7 +522,8 @@ impl Mglru {
             file += k.lruvecs[lv].nr[crate::kernel::folio::lru::INACTIVE_FILE];
         }
         let mut reclaimable = file;
-        if Self::get_swappiness_v63(k, sc) != 0 {
+        // 6.3 asks for the root memcg's lruvec (mem_cgroup_lruvec(NULL, pgdat)).
+        if Self::get_swappiness_v63(k, k.lruvec(ROOT, node), sc) != 0 {
             reclaimable += anon;
         }
         reclaimable /= MEMCG_NR_GENS as u64;

@@ -265,10 +265,12 @@ impl Mglru {
         }
     }
 
-    /// Models get_swappiness() (6.1): 0 when fewer than MIN_LRU_BATCH swap slots are free
-    /// (no demotion in this model), else vm.swappiness (cgroup v2: one value for all).
-    fn get_swappiness(k: &Kernel) -> u32 {
-        let free = k.swap.as_ref().map_or(0, |s| s.nr_free());
+    /// Models get_swappiness() (6.1): 0 when the lruvec's memcg has fewer than
+    /// MIN_LRU_BATCH swap slots left (mem_cgroup_get_nr_swap_pages: free slots, capped by
+    /// memory.swap.max up the tree; no demotion in this model), else vm.swappiness
+    /// (cgroup v2: one value for all).
+    fn get_swappiness(k: &Kernel, lv: usize) -> u32 {
+        let free = k.nr_swap_pages(k.lruvecs[lv].memcg);
         if free < MIN_LRU_BATCH {
             0
         } else {
@@ -278,8 +280,8 @@ impl Mglru {
 
     /// get_swappiness() of 6.13 for a reclaim: as 6.1's, with sc_swappiness() (the
     /// swappiness memory.reclaim was given, if any) in place of vm.swappiness.
-    fn get_swappiness_sc(k: &Kernel, sc: &ScanControl) -> u32 {
-        let free = k.swap.as_ref().map_or(0, |s| s.nr_free());
+    fn get_swappiness_sc(k: &Kernel, lv: usize, sc: &ScanControl) -> u32 {
+        let free = k.nr_swap_pages(k.lruvecs[lv].memcg);
         if free < MIN_LRU_BATCH {
             0
         } else {
@@ -289,10 +291,10 @@ impl Mglru {
 
     /// The swappiness lru_gen_shrink_lruvec() evicts with (6.1 and v11 alike): the
     /// memcg's without may_swap only for global reclaim, and then 1 (file first).
-    fn shrink_swappiness(k: &Kernel, sc: &ScanControl) -> u32 {
+    fn shrink_swappiness(k: &Kernel, lv: usize, sc: &ScanControl) -> u32 {
         if sc.may_swap {
-            Self::get_swappiness_sc(k, sc)
-        } else if !sc.cgroup_reclaim() && Self::get_swappiness(k) != 0 {
+            Self::get_swappiness_sc(k, lv, sc)
+        } else if !sc.cgroup_reclaim() && Self::get_swappiness(k, lv) != 0 {
             1
         } else {
             0
@@ -369,7 +371,7 @@ impl Mglru {
         let reclaimed = sc.nr_reclaimed;
         let seq = self.lrugen[lv].max_seq;
         let completed = loop {
-            let swappiness = Self::shrink_swappiness(k, sc);
+            let swappiness = Self::shrink_swappiness(k, lv, sc);
             let (nr_to_scan, need) = self.get_nr_to_scan(k, lv, sc, swappiness);
             if let Some(need) = need {
                 need_aging = need;
@@ -420,7 +422,7 @@ impl Mglru {
     /// memory.min or, with min_ttl_ms, its oldest file generation is younger than
     /// min_ttl or it is too small at this priority. True if it is usable for reclaim.
     fn age_lruvec(&mut self, k: &mut Kernel, lv: usize, sc: &ScanControl) -> bool {
-        let swappiness = Self::get_swappiness(k);
+        let swappiness = Self::get_swappiness(k, lv);
         let memcg = k.lruvecs[lv].memcg;
         let (max_seq, min_seq) = (self.lrugen[lv].max_seq, self.lrugen[lv].min_seq);
         k.memcgs.calculate_protection(ROOT, memcg);

@@ -188,7 +188,7 @@ impl Mglru {
         let mut scanned = 0;
         let reclaimed = sc.nr_reclaimed;
         loop {
-            let swappiness = Self::shrink_swappiness(k, sc);
+            let swappiness = Self::shrink_swappiness(k, lv, sc);
             let nr_to_scan = self.get_nr_to_scan_v11(k, lv, sc, swappiness, patch09);
             if nr_to_scan == 0 {
                 break;
@@ -217,7 +217,7 @@ impl Mglru {
     /// empty, nothing; otherwise age when aging is due and the lruvec is not too small
     /// at this priority. kswapd does not wait for other walkers.
     fn age_lruvec_v11(&mut self, k: &mut Kernel, lv: usize, sc: &ScanControl) {
-        let swappiness = Self::get_swappiness(k);
+        let swappiness = Self::get_swappiness(k, lv);
         let memcg = k.lruvecs[lv].memcg;
         let max_seq = self.lrugen[lv].max_seq;
         k.memcgs.calculate_protection(ROOT, memcg);

@@ -1,0 +1,297 @@
+//! zswap as Linux 6.1 has it (docs/model/page-cache-swap.md): stores before the device
+//! write, same-filled pages kept as their word, incompressible pages rejected to the
+//! device, the pool's limit with its accept threshold, the shrink worker writing back the
+//! oldest zpool page (zbud, z3fold; never with zsmalloc), loads before the device read,
+//! and the pool's pages taken from RAM. The first tests drive kernel functions on a small
+//! classic-LRU machine and run the checker; the others run whole scenarios.
+
+mod common;
+
+use common::{run_checked, vmstat, Sys};
+use reclaimsim::kernel::folio::Pfn;
+use reclaimsim::kernel::lru::Policy;
+use reclaimsim::kernel::memcg::ROOT;
+use reclaimsim::kernel::stats::Vm;
+use reclaimsim::kernel::vmscan::{self, ReclaimStat, ScanControl};
+
+/// 64 MiB, 2 CPUs, a 64 MiB ramdisk with zswap `zswap` (the inside of its table) and one
+/// process of `pages` anon pages holding `content` (the inside of a page_content table).
+fn machine(zswap: &str, content: &str, pages: u64) -> (Sys, u32, u64) {
+    let mut s = Sys::new(&format!(
+        "[machine]\nmemory = \"64MiB\"\ncpus = 2\n\
+         swap = {{ device = \"ramdisk\", size = \"64MiB\", zswap = {{ {zswap} }} }}\n"
+    ));
+    let (mm, start) = s.process(ROOT, None, pages);
+    s.k.mms[mm as usize].content = parse_content(content);
+    for i in 0..pages {
+        s.fault(mm, start + i, true);
+    }
+    s.drain();
+    (s, mm, start)
+}
+
+fn parse_content(text: &str) -> reclaimsim::kernel::config::PageContent {
+    let mut c = reclaimsim::kernel::config::PageContent {
+        items2000: 0,
+        items32: 0,
+        zero: 0,
+        random: 0,
+    };
+    for part in text.split(',') {
+        let (k, v) = part.split_once('=').unwrap();
+        let v: u32 = v.trim().parse().unwrap();
+        match k.trim() {
+            "items2000" => c.items2000 = v,
+            "items32" => c.items32 = v,
+            "zero" => c.zero = v,
+            _ => c.random = v,
+        }
+    }
+    c
+}
+
+/// Reclaims every page of the process through shrink_folio_list (PTEs old, isolated
+/// from the inactive anon list), as swap_bypass.rs does one page at a time.
+fn reclaim_all(s: &mut Sys, mm: u32, start: u64, pages: u64) -> u64 {
+    let lv = s.lv(ROOT);
+    let mut list: Vec<Pfn> = Vec::new();
+    for i in 0..pages {
+        let vpn = start + i;
+        let m = &s.k.mms[mm as usize];
+        let v = m.find_vma(vpn).unwrap();
+        let Some(pfn) = m.vmas[v].ptes[(vpn - m.vmas[v].start) as usize].pfn() else {
+            continue;
+        };
+        s.k.mms[mm as usize].pte_mut(vpn).unwrap().mkold();
+        s.k.lock_lruvec(lv);
+        s.p.del_folio(&mut s.k, pfn);
+        assert!(s.k.isolate_lru_flag(pfn));
+        s.k.unlock();
+        list.push(pfn);
+    }
+    let mut sc = ScanControl::new(32, None, false);
+    let mut stat = ReclaimStat::default();
+    let freed = vmscan::shrink_folio_list(&mut s.k, &mut s.p, &mut list, &mut sc, &mut stat);
+    s.k.lock_lruvec(lv);
+    for pfn in list {
+        s.k.folios[pfn as usize].set(reclaimsim::kernel::folio::pg::LRU);
+        s.p.add_folio(&mut s.k, pfn, false);
+    }
+    s.k.unlock();
+    freed
+}
+
+/// Frames allocated (anon, page cache, zpool).
+fn allocated(s: &Sys) -> usize {
+    let a = reclaimsim::kernel::folio::pg::ALLOCATED;
+    s.k.folios.iter().filter(|f| f.test(a)).count()
+}
+
+/// The swap slot the PTE at `vpn` holds.
+fn slot_of(s: &Sys, mm: u32, vpn: u64) -> u32 {
+    let m = &s.k.mms[mm as usize];
+    let v = m.find_vma(vpn).unwrap();
+    m.vmas[v].ptes[(vpn - m.vmas[v].start) as usize]
+        .swap_slot()
+        .expect("swapped out")
+}
+
+fn z(s: &Sys) -> &reclaimsim::kernel::zswap::Zswap {
+    s.k.swap.as_ref().unwrap().zswap.as_deref().unwrap()
+}
+
+#[test]
+fn compressible_pages_go_to_the_pool_and_not_to_the_device() {
+    let (mut s, mm, start) = machine("", "items2000 = 100", 16);
+    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    assert_eq!((s.vm(Vm::Zswpout), s.vm(Vm::Pswpout)), (16, 0));
+    // 119 bytes and the 8-byte header: 2 chunks, two objects a zbud page.
+    assert_eq!(z(&s).stored_pages, 16);
+    assert_eq!(z(&s).pool_pages(), 8);
+    // Swapping them in decompresses: zswpin, no pswpin; a major fault all the same.
+    for i in 0..16 {
+        s.fault(mm, start + i, false);
+    }
+    assert_eq!((s.vm(Vm::Zswpin), s.vm(Vm::Pswpin)), (16, 0));
+    assert_eq!(s.vm(Vm::Pgmajfault), 16);
+    s.drain();
+    s.check();
+}
+
+#[test]
+fn an_incompressible_page_is_rejected_and_goes_to_the_device() {
+    for zpool in ["zbud", "z3fold", "zsmalloc"] {
+        let (mut s, mm, start) = machine(&format!("zpool = \"{zpool}\""), "random = 100", 8);
+        assert_eq!(reclaim_all(&mut s, mm, start, 8), 8);
+        assert_eq!((s.vm(Vm::Zswpout), s.vm(Vm::Pswpout)), (0, 8), "{zpool}");
+        let c = z(&s).counters;
+        // zbud and z3fold refuse it (-ENOSPC); zsmalloc's zs_malloc fails above a page.
+        let rejected = c.reject_compress_poor + c.reject_alloc_fail;
+        assert_eq!(rejected, 8, "{zpool}");
+        assert_eq!(z(&s).pool_pages(), 0, "{zpool}");
+        s.check();
+    }
+}
+
+#[test]
+fn same_filled_pages_are_kept_without_compression_and_take_no_pool_memory() {
+    let (mut s, mm, start) = machine("", "zero = 100", 8);
+    let before = allocated(&s);
+    assert_eq!(reclaim_all(&mut s, mm, start, 8), 8);
+    assert_eq!(z(&s).same_filled_pages, 8);
+    assert_eq!(z(&s).pool_pages(), 0);
+    assert_eq!(allocated(&s) + 8, before);
+    // Turned off, they are compressed like any page (27 bytes: two a zbud page).
+    let (mut s, mm, start) = machine("same_filled_pages = false", "zero = 100", 8);
+    assert_eq!(reclaim_all(&mut s, mm, start, 8), 8);
+    assert_eq!(z(&s).same_filled_pages, 0);
+    assert_eq!(z(&s).pool_pages(), 4);
+    s.check();
+}
+
+#[test]
+fn the_pool_takes_its_pages_from_ram_and_gives_them_back() {
+    let (mut s, mm, start) = machine("zpool = \"z3fold\"", "items32 = 100", 70);
+    let before = allocated(&s);
+    assert_eq!(reclaim_all(&mut s, mm, start, 70), 70);
+    // 984 + 8 bytes: 16 chunks; three a z3fold page.
+    assert_eq!(z(&s).pool_pages(), 24);
+    assert_eq!(
+        allocated(&s) + 70,
+        before + 24,
+        "the pool's pages came from RAM"
+    );
+    s.check();
+    // Swap-in keeps the entry (6.1's load is not exclusive), and freeing a slot does not
+    // drop it at once either: the slot waits in the CPU's return cache, and its return
+    // to the swap map (swap_range_free, 64 slots at a time) invalidates the entry.
+    for i in 0..63 {
+        s.fault(mm, start + i, false);
+    }
+    assert_eq!(z(&s).stored_pages, 70);
+    s.fault(mm, start + 63, false);
+    assert_eq!(z(&s).stored_pages, 6);
+    assert!(z(&s).pool_pages() <= 3);
+    s.drain();
+    s.check();
+}
+
+/// A machine whose zswap pool may hold `percent` of its 16 MiB, filled with pages that
+/// compress to 984 bytes, in `zpool`.
+fn filling(zpool: &str, percent: u32) -> (Sys, u32, u64) {
+    let (mut s, mm, start) = machine(
+        &format!("zpool = \"{zpool}\", max_pool_percent = {percent}"),
+        "items32 = 100",
+        1024,
+    );
+    // The pool's limit: 64 MiB (16384 pages) x percent / 100.
+    reclaim_all(&mut s, mm, start, 1024);
+    (s, mm, start)
+}
+
+#[test]
+fn a_full_pool_rejects_stores_and_writes_back_its_oldest_page() {
+    // 1% of 16384 pages is 163 zbud pages: 326 objects, the rest goes to the device.
+    let (s, mm, start) = filling("zbud", 1);
+    let c = z(&s).counters;
+    assert!(c.pool_limit_hit > 0);
+    assert!(c.written_back_pages > 0, "the shrink worker wrote back");
+    // One zbud page of two objects a worker run.
+    assert_eq!(
+        c.written_back_pages,
+        2 * (c.pool_limit_hit - c.reject_reclaim_fail)
+    );
+    assert_eq!(s.vm(Vm::Zswpwb), c.written_back_pages);
+    // Every page reclaimed went somewhere: the pool, or the device (rejected or written
+    // back later).
+    assert_eq!(s.vm(Vm::Zswpout), z(&s).stored_pages + c.written_back_pages);
+    assert!(z(&s).pool_pages() <= 164);
+    // The oldest pages went: the first two pages stored (one zbud page) are on the
+    // device now, the last one stored is still in the pool.
+    for i in 0..2 {
+        assert!(!z(&s).has_entry(slot_of(&s, mm, start + i)), "page {i}");
+    }
+    let stored_last = (0..1024)
+        .rev()
+        .find(|&i| z(&s).has_entry(slot_of(&s, mm, start + i)));
+    assert!(stored_last.is_some());
+    s.check();
+}
+
+#[test]
+fn zsmalloc_never_writes_back() {
+    let (s, ..) = filling("zsmalloc", 1);
+    let c = z(&s).counters;
+    assert!(c.pool_limit_hit > 0);
+    assert_eq!(c.written_back_pages, 0);
+    assert_eq!(c.reject_reclaim_fail, c.pool_limit_hit);
+    s.check();
+}
+
+#[test]
+fn after_filling_the_pool_refuses_stores_until_below_the_accept_threshold() {
+    let (mut s, mm, start) = filling("zbud", 1);
+    let c = z(&s).counters;
+    // The shrink worker took the pool below its limit (163 pages), but not below 90%
+    // of it: zswap_pool_reached_full stays set, and the stores after a limit hit were
+    // refused without counting one.
+    assert!(z(&s).reached_full);
+    assert!(z(&s).pool_pages() <= 163);
+    assert!(1024 - s.vm(Vm::Zswpout) - c.pool_limit_hit > 0);
+    // Swap everything in: the entries go as the slots return to the swap map, and the
+    // pool is empty.
+    for i in 0..1024 {
+        s.fault(mm, start + i, false);
+    }
+    s.drain();
+    assert_eq!((z(&s).stored_pages, z(&s).pool_pages()), (0, 0));
+    // Below the threshold, the next store is taken and clears reached_full.
+    let before = s.vm(Vm::Zswpout);
+    assert_eq!(reclaim_all(&mut s, mm, start, 100), 100);
+    assert_eq!(s.vm(Vm::Zswpout), before + 100);
+    assert!(!z(&s).reached_full);
+    s.check();
+}
+
+const SCENARIO: &str = r#"
+name = "zswap"
+[machine]
+memory = "32MiB"
+cpus = 2
+swap = { device = "ramdisk", size = "64MiB", zswap = { max_pool_percent = 10 } }
+[kernel]
+policy = "POLICY"
+[[workload]]
+name = "anon"
+page_content = { items32 = 80, zero = 10, random = 10 }
+[workload.anon]
+size = "40MiB"
+populate = true
+pattern = "random"
+accesses = 30000
+"#;
+
+#[test]
+fn a_run_with_zswap_fills_the_pool_and_writes_back_under_both_policies() {
+    for policy in ["classic", "mglru"] {
+        let r = run_checked(&SCENARIO.replace("POLICY", policy));
+        let z = r.zswap.as_ref().expect("zswap results");
+        assert!(vmstat(&r, "zswpout") > 0, "{policy}");
+        assert!(z.written_back_pages > 0, "{policy}");
+        assert_eq!(vmstat(&r, "zswpwb"), z.written_back_pages, "{policy}");
+        assert!(z.same_filled_pages > 0, "{policy}");
+        assert!(z.reject_compress_poor > 0, "{policy}: the random pages");
+        assert!(vmstat(&r, "pswpout") > 0, "{policy}");
+        let root = &r.memcgs["/"].stat;
+        assert_eq!(root["zswapped"], z.stored_pages * 4096, "{policy}");
+        assert!(root["zswap"] > 0, "{policy}");
+    }
+    // Without zswap the results have none of it.
+    let text = SCENARIO
+        .replace("POLICY", "classic")
+        .replace(", zswap = { max_pool_percent = 10 }", "");
+    let r = run_checked(&text);
+    assert!(r.zswap.is_none());
+    assert!(!r.vmstat.contains_key("zswpout"));
+    assert!(!r.memcgs["/"].stat.contains_key("zswap"));
+}
