@@ -1,7 +1,8 @@
 //! User-space agents (`[[agent]]`) as tasks: each wakes at its tick on its CPU, reads a
 //! memcg's files as a process reads them (memory.pressure through psi_show,
 //! memory.current, memory.high) and writes memory.high through `control::write`, so a
-//! write's reclaim runs in the agent's task. Reads cost no CPU time in the model. An
+//! write's reclaim runs in the agent's task. Each read and write costs the agent's task
+//! CPU time (`cgroup_read`, `cgroup_stat_read` for memory.stat, `cgroup_write`). An
 //! agent stops when every workload is done (it does not keep the run alive).
 //!
 //! Kinds: senpai, as facebookincubator/senpai's senpai.py (Senpai.tick, Senpai.adjust,
@@ -10,14 +11,14 @@
 //! files and the system's pressure at its interval (`AgentView`) and returns writes,
 //! parsed as an `[[event]]`'s and run through the same `control::write`.
 
-use super::record::{AgentResult, AgentWrite};
+use super::record::{AgentKill, AgentResult, AgentWrite};
 use super::SimError;
 use super::{new_task, outcome_text, Engine, EventResult, Kind, State};
 use crate::kernel::control::{self, MemcgFile, Outcome, Write};
 use crate::kernel::lru::Policy;
 use crate::kernel::memcg::MemcgId;
 use crate::kernel::psi::Pressure;
-use crate::kernel::stats;
+use crate::kernel::stats::{self, Cat};
 use crate::kernel::Kernel;
 use crate::scenario::agent::{self, AgentKind, SenpaiConf};
 use crate::scenario::config::Scenario;
@@ -114,9 +115,16 @@ struct External {
 }
 
 /// The files of every memcg and the system's pressure, read now (each pressure file
-/// through psi_show, as a read brings its averages up to date).
+/// through psi_show, as a read brings its averages up to date), at the CPU cost of
+/// reading them all: per memcg nine small files and memory.stat, and
+/// /proc/pressure/memory.
 fn read_all(k: &mut Kernel, last: &[EventResult]) -> AgentView {
     k.sync();
+    let nr = k.memcgs.cgs.len() as u64;
+    k.spend(
+        k.costs.cgroup_read * (9 * nr + 1) + k.costs.cgroup_stat_read * nr,
+        Cat::Other,
+    );
     let now = k.cur.clock;
     let bytes = |pages: u64| (pages != u64::MAX).then(|| pages.saturating_mul(PAGE_SIZE));
     let mut memcgs = BTreeMap::new();
@@ -189,6 +197,7 @@ impl External {
         self.last.clear();
         for (command, w) in writes {
             let at = k.cur.clock;
+            k.spend(k.costs.cgroup_write, Cat::Other);
             let r = control::write(k, p, &w);
             self.last.push(EventResult {
                 time_s: at as f64 / 1e9,
@@ -213,6 +222,7 @@ pub(crate) struct Agent {
 /// Per kind, what the agent keeps between its steps.
 enum AgentState {
     Senpai(Senpai),
+    Oomd(super::oomd::Oomd),
     External(External),
 }
 
@@ -231,6 +241,7 @@ impl Cgroup<'_> {
     /// memory.pressure's `some` total (µs), as psi_show brings it up to now.
     fn total(&mut self) -> u64 {
         self.k.sync();
+        self.k.spend(self.k.costs.cgroup_read, Cat::Other);
         let now = self.k.cur.clock;
         self.k.psi.show(self.m, now).some.total
     }
@@ -238,6 +249,7 @@ impl Cgroup<'_> {
     /// memory.high in bytes, "max" as senpai.py reads it ((1 << 64) - 1).
     fn read_limit(&mut self) -> u64 {
         self.k.sync();
+        self.k.spend(self.k.costs.cgroup_read, Cat::Other);
         match self.k.memcgs.cgs[self.m as usize].high {
             u64::MAX => u64::MAX,
             pages => pages.saturating_mul(PAGE_SIZE),
@@ -247,12 +259,14 @@ impl Cgroup<'_> {
     /// memory.current in bytes.
     fn read_current(&mut self) -> u64 {
         self.k.sync();
+        self.k.spend(self.k.costs.cgroup_read, Cat::Other);
         self.k.memcgs.cgs[self.m as usize].usage * PAGE_SIZE
     }
 
     /// `echo BYTES > memory.high`, as 6.1 runs it (`control::write`).
     fn write_high(&mut self, bytes: u64) {
         let at = self.k.cur.clock;
+        self.k.spend(self.k.costs.cgroup_write, Cat::Other);
         let w = Write::Memcg(self.m, MemcgFile::High(bytes / PAGE_SIZE));
         let r = control::write(self.k, self.p, &w);
         let shown = format!("echo {bytes} > {}/memory.high", self.path);
@@ -365,9 +379,10 @@ impl Engine {
     pub(super) fn add_agents(&mut self, s: &Scenario) -> Result<(), SimError> {
         for (i, a) in s.agents.iter().enumerate() {
             let bad = |f: &str, e: String| SimError::Setup(format!("agent[{i}].{f}: {e}"));
-            let parsed = agent::parse(a).map_err(|(f, e)| bad(f, e))?;
-            let m = (self.k.memcgs.by_path(&parsed.memcg))
-                .ok_or_else(|| bad("memcg", format!("no memcg \"{}\"", parsed.memcg)))?;
+            let parsed = agent::parse(a).map_err(|(f, e)| bad(&f, e))?;
+            let path = parsed.memcg.clone().unwrap_or_else(|| "/".into());
+            let m = (self.k.memcgs.by_path(&path))
+                .ok_or_else(|| bad("memcg", format!("no memcg \"{path}\"")))?;
             let set = match a.cpu {
                 Some(cpu) => vec![cpu],
                 None => self.cpusets[self.tasks[0].cpuset as usize].clone(),
@@ -382,16 +397,18 @@ impl Engine {
             self.tasks.push(task);
             let kind = match parsed.kind {
                 AgentKind::Senpai(conf) => AgentState::Senpai(Senpai::new(conf)),
+                AgentKind::Oomd(conf) => AgentState::Oomd(super::oomd::Oomd::new(conf)),
             };
             self.agents.push(Agent {
                 memcg: m,
-                path: parsed.memcg.trim_end_matches('/').to_string(),
+                path: path.trim_end_matches('/').to_string(),
                 kind,
                 last_end: parsed.start_ns,
                 result: AgentResult {
                     kind: a.kind.clone(),
-                    memcg: parsed.memcg.clone(),
+                    memcg: path,
                     writes: Vec::new(),
+                    kills: Vec::new(),
                 },
             });
         }
@@ -432,6 +449,7 @@ impl Engine {
                 kind: x.kind,
                 memcg: "/".into(),
                 writes: Vec::new(),
+                kills: Vec::new(),
             },
         });
     }
@@ -468,6 +486,17 @@ impl Engine {
                 }
                 s.tick_ns()
             }
+            AgentState::Oomd(o) => {
+                let kills = o.step(&mut self.k, self.p.as_mut());
+                for kill in kills {
+                    let k = self.record_kill(kill);
+                    self.agents[a].result.kills.push(k);
+                }
+                let AgentState::Oomd(o) = &self.agents[a].kind else {
+                    unreachable!()
+                };
+                o.interval_ns()
+            }
             AgentState::External(x) => {
                 match x.step(&mut self.k, self.p.as_mut()) {
                     Ok(done) => self.event_results.extend(done),
@@ -477,7 +506,38 @@ impl Engine {
             }
         };
         let end = self.k.cur.clock;
-        ag.last_end = end;
+        self.agents[a].last_end = end;
         self.schedule(id, end + tick);
+    }
+
+    /// An oomd kill as the results show it, also in the run's events (its command
+    /// oomd's action on the cgroup, its result the processes killed).
+    fn record_kill(&mut self, kill: super::oomd::OomdKill) -> AgentKill {
+        let time_s = self.k.cur.clock as f64 / 1e9;
+        let memcg = self.k.memcgs.cgs[kill.memcg as usize].path.clone();
+        let victims: Vec<String> = (kill.mms.iter())
+            .map(|&mm| {
+                (self.wls.iter())
+                    .find(|w| w.mms.contains(&mm))
+                    .map_or_else(|| format!("mm{mm}"), |w| w.name.clone())
+            })
+            .collect();
+        let result = match kill.dry {
+            true => "dry: no kill".to_string(),
+            false => format!("killed {}", victims.join(", ")),
+        };
+        self.event_results.push(EventResult {
+            time_s,
+            command: format!("oomd {}: {} {memcg}", kill.ruleset, kill.action),
+            result,
+        });
+        AgentKill {
+            time_s,
+            ruleset: kill.ruleset,
+            action: kill.action.to_string(),
+            memcg,
+            victims,
+            dry: kill.dry,
+        }
     }
 }

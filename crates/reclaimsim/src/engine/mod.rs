@@ -11,6 +11,7 @@ mod agent;
 mod cfs;
 pub mod check;
 mod clients;
+mod oomd;
 mod record;
 
 use crate::kernel::control::{self, Outcome, Write};
@@ -32,7 +33,7 @@ use crate::workload::{RegionSpec, Step, Touch, Workload, WorkloadOptions};
 pub use agent::{AgentView, ControlWrite, Controller, ExternalAgent, MemcgFiles};
 use corosensei::{Coroutine, CoroutineResult};
 pub use record::{
-    AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
+    AgentKill, AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -336,9 +337,7 @@ fn drive(
         if why != Yield::StepDone {
             continue;
         }
-        if let Some(why) = e.failure.take() {
-            return Err(SimError::Agent(why));
-        }
+        e.agent_failed()?;
         // Counted in steps; other tasks may be inside theirs, so the checks also see
         // the state between tasks' sync points.
         e.steps += 1;
@@ -710,6 +709,13 @@ impl Engine {
             }
         }
         Ok(e)
+    }
+
+    /// An agent's failure (`Engine::failure`), once, as the run's error.
+    fn agent_failed(&mut self) -> Result<(), SimError> {
+        self.failure
+            .take()
+            .map_or(Ok(()), |why| Err(SimError::Agent(why)))
     }
 
     fn schedule(&mut self, id: usize, clock: u64) {

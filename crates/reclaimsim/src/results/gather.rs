@@ -39,6 +39,10 @@ impl Engine {
                 time_s: o.time_ns as f64 / 1e9,
                 scope: (o.scope).map_or("global".into(), |m| k.memcgs.cgs[m as usize].path.clone()),
                 victim: mm_owner(o.victim_mm),
+                victim_memcg: k.memcgs.cgs[k.mms[o.victim_mm as usize].memcg as usize]
+                    .path
+                    .clone(),
+                stall_s: o.stall_ns.map(|ns| ns as f64 / 1e9),
             })
             .collect();
         VariantResult {
