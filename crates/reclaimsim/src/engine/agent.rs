@@ -120,12 +120,13 @@ struct External {
 /// /proc/pressure/memory.
 fn read_all(k: &mut Kernel, last: &[EventResult]) -> AgentView {
     k.sync();
+    // Read at the time the other tasks have reached; the reads' CPU time after.
+    let now = k.cur.clock;
     let nr = k.memcgs.cgs.len() as u64;
     k.spend(
         k.costs.cgroup_read * (9 * nr + 1) + k.costs.cgroup_stat_read * nr,
         Cat::Other,
     );
-    let now = k.cur.clock;
     let bytes = |pages: u64| (pages != u64::MAX).then(|| pages.saturating_mul(PAGE_SIZE));
     let mut memcgs = BTreeMap::new();
     for m in 0..k.memcgs.cgs.len() as MemcgId {
@@ -198,6 +199,8 @@ impl External {
         for (command, w) in writes {
             let at = k.cur.clock;
             k.spend(k.costs.cgroup_write, Cat::Other);
+            // The write lands after its syscall's time: the tasks due before it go first.
+            k.sync();
             let r = control::write(k, p, &w);
             self.last.push(EventResult {
                 time_s: at as f64 / 1e9,
@@ -241,8 +244,9 @@ impl Cgroup<'_> {
     /// memory.pressure's `some` total (µs), as psi_show brings it up to now.
     fn total(&mut self) -> u64 {
         self.k.sync();
-        self.k.spend(self.k.costs.cgroup_read, Cat::Other);
+        // psi_show at the time the other tasks have reached, then the read's CPU time.
         let now = self.k.cur.clock;
+        self.k.spend(self.k.costs.cgroup_read, Cat::Other);
         self.k.psi.show(self.m, now).some.total
     }
 
@@ -267,6 +271,8 @@ impl Cgroup<'_> {
     fn write_high(&mut self, bytes: u64) {
         let at = self.k.cur.clock;
         self.k.spend(self.k.costs.cgroup_write, Cat::Other);
+        // The write lands after its syscall's time: the tasks due before it go first.
+        self.k.sync();
         let w = Write::Memcg(self.m, MemcgFile::High(bytes / PAGE_SIZE));
         let r = control::write(self.k, self.p, &w);
         let shown = format!("echo {bytes} > {}/memory.high", self.path);

@@ -65,8 +65,9 @@ impl Files<'_> {
     /// memory.pressure's `full` line: avg10, avg60, avg300 (oomd's mem_pressure()).
     fn pressure(&mut self, m: MemcgId) -> [f64; 3] {
         self.k.sync();
-        self.k.spend(self.k.costs.cgroup_read, Cat::Other);
+        // psi_show at the time the other tasks have reached, then the read's CPU time.
         let now = self.k.cur.clock;
+        self.k.spend(self.k.costs.cgroup_read, Cat::Other);
         let Pressure { full, .. } = self.k.psi.show(m, now);
         [full.avg10, full.avg60, full.avg300]
     }
@@ -396,6 +397,8 @@ impl Oomd {
             let Some(victim) = self.pick(&mut f, a) else {
                 continue;
             };
+            // The kill lands after the reads' time: the tasks due before it go first.
+            f.k.sync();
             let now = f.now();
             let mms = if a.dry {
                 Vec::new()
