@@ -236,6 +236,7 @@ pub(crate) fn run_variant(
         let opts = RunOptions {
             check,
             watch: Some(&mut watch),
+            agent: None,
         };
         reclaimsim::results::run(job.scenario, &job.name, opts)
     };

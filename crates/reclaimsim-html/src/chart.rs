@@ -176,13 +176,6 @@ pub fn lines(title: &str, x_title: &str, y_title: &str, series: Vec<Line>) -> Fi
     Figure::new(plot, true)
 }
 
-/// Move a chart's legend to its right (for long, rotated x labels that a legend below
-/// would cover).
-pub fn legend_right(figure: &mut Figure) {
-    let layout = figure.plot.layout().clone().legend(Legend::new());
-    figure.plot.set_layout(layout);
-}
-
 /// Lines over categories (a sweep's values, which need not be numbers), one per series.
 pub fn category_lines(
     title: &str,

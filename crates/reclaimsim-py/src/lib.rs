@@ -6,16 +6,23 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use rayon::prelude::*;
-use reclaimsim::engine::RunOptions;
+use reclaimsim::engine::{
+    AgentView, ControlWrite, Controller, ExternalAgent, RunOptions, SimError,
+};
 use reclaimsim::results::{RunResult, VariantResult};
 use reclaimsim::scenario::config::Scenario;
 use reclaimsim::scenario::{self, LoadedScenario, ScenarioError};
+use std::sync::{Arc, Mutex};
 use toml_edit::{Array, ArrayOfTables, DocumentMut, InlineTable, Item, Table, Value};
 
 /// Why a call failed, before it becomes a Python exception (made with the GIL held).
 enum Failure {
     Scenario(ScenarioError),
     Run(String),
+    /// An agent's write that cannot be made (`SimError::Agent`).
+    Agent(String),
+    /// The agent function raised: its exception, raised again as it was.
+    Raised(PyErr),
 }
 
 impl Failure {
@@ -23,6 +30,8 @@ impl Failure {
         let made = match self {
             Failure::Scenario(e) => scenario_error(py, &e),
             Failure::Run(msg) => error_class(py, "RunError").and_then(|c| c.call1((msg,))),
+            Failure::Agent(msg) => error_class(py, "AgentError").and_then(|c| c.call1((msg,))),
+            Failure::Raised(e) => return e,
         };
         match made {
             Ok(exc) => PyErr::from_value(exc),
@@ -76,7 +85,8 @@ fn inspect(
 
 /// Run the base scenario, or one variant, as `reclaimsim run` does: its results JSON.
 #[pyfunction]
-#[pyo3(signature = (text, file, sets, seed=None, variant=None, check=false))]
+#[pyo3(signature = (text, file, sets, seed=None, variant=None, check=false, agent=None))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     text: &str,
@@ -85,11 +95,13 @@ fn run(
     seed: Option<u64>,
     variant: Option<&str>,
     check: bool,
+    agent: Option<(Py<PyAny>, String)>,
 ) -> PyResult<String> {
     py.detach(|| {
         let loaded = load(text, file, &sets, seed)?;
         let (name, s) = pick(&loaded, file, variant)?;
-        let result = run_all(&[(s, name)], check)?.remove(0);
+        let agent = agent_of(agent)?;
+        let result = run_all(&[(s, name)], check, agent.as_ref())?.remove(0);
         let run = RunResult {
             scenario: loaded.base.name.clone(),
             description: loaded.base.description.clone(),
@@ -129,7 +141,7 @@ fn pick<'a>(
 /// Run every variant, as `reclaimsim compare` does (in parallel, one per core): the
 /// results JSON.
 #[pyfunction]
-#[pyo3(signature = (text, file, sets, seed=None, check=false))]
+#[pyo3(signature = (text, file, sets, seed=None, check=false, agent=None))]
 fn compare(
     py: Python<'_>,
     text: &str,
@@ -137,9 +149,11 @@ fn compare(
     sets: Vec<String>,
     seed: Option<u64>,
     check: bool,
+    agent: Option<(Py<PyAny>, String)>,
 ) -> PyResult<String> {
     py.detach(|| {
         let loaded = load(text, file, &sets, seed)?;
+        let agent = agent_of(agent)?;
         let jobs: Vec<(&Scenario, &str)> = loaded
             .variants
             .iter()
@@ -149,7 +163,7 @@ fn compare(
             scenario: loaded.base.name.clone(),
             description: loaded.base.description.clone(),
             seed: loaded.base.seed,
-            variants: run_all(&jobs, check)?,
+            variants: run_all(&jobs, check, agent.as_ref())?,
             sensitivity: None,
         };
         to_json(&run)
@@ -157,16 +171,87 @@ fn compare(
     .map_err(|f| f.into_py(py))
 }
 
+/// The agent function and its interval, the interval read as a scenario's durations.
+fn agent_of(agent: Option<(Py<PyAny>, String)>) -> Result<Option<(Py<PyAny>, u64)>, Failure> {
+    let Some((f, interval)) = agent else {
+        return Ok(None);
+    };
+    match reclaimsim::units::parse_duration(&interval) {
+        Ok(0) => Err(Failure::Agent("agent_interval: must be more than 0".into())),
+        Ok(ns) => Ok(Some((f, ns))),
+        Err(e) => Err(Failure::Agent(format!("agent_interval: {e}"))),
+    }
+}
+
 /// Independent runs on every core (rayon), results in the order given. Each run is
 /// single-threaded and deterministic, so the spread over threads changes only wall time.
-fn run_all(jobs: &[(&Scenario, &str)], check: bool) -> Result<Vec<VariantResult>, Failure> {
-    jobs.par_iter()
-        .map(|(s, name)| {
-            let opts = RunOptions { check, watch: None };
-            reclaimsim::results::run(s, name, opts).map_err(|e| format!("variant {name}: {e}"))
+/// With an agent function the runs go one after another, so that a function with state
+/// sees the variants in order, each run's calls together.
+fn run_all(
+    jobs: &[(&Scenario, &str)],
+    check: bool,
+    agent: Option<&(Py<PyAny>, u64)>,
+) -> Result<Vec<VariantResult>, Failure> {
+    let one = |(s, name): &(&Scenario, &str)| {
+        let raised = Arc::new(Mutex::new(None));
+        let opts = RunOptions {
+            check,
+            watch: None,
+            agent: agent.map(|(f, interval_ns)| ExternalAgent {
+                kind: "python".into(),
+                controller: Box::new(PyController {
+                    fun: Python::attach(|py| f.clone_ref(py)),
+                    raised: raised.clone(),
+                }),
+                interval_ns: *interval_ns,
+                start_ns: 0,
+            }),
+        };
+        let r = reclaimsim::results::run(s, name, opts);
+        if let Some(e) = raised.lock().ok().and_then(|mut g| g.take()) {
+            return Err(Failure::Raised(e));
+        }
+        r.map_err(|e| match e {
+            SimError::Agent(why) => Failure::Agent(format!("variant {name}: {why}")),
+            e => Failure::Run(format!("variant {name}: {e}")),
         })
-        .collect::<Result<Vec<_>, String>>()
-        .map_err(Failure::Run)
+    };
+    if agent.is_some() {
+        jobs.iter().map(one).collect()
+    } else {
+        jobs.par_iter().map(one).collect()
+    }
+}
+
+/// The agent function as the engine's `Controller`: the state as JSON to the package's
+/// wrapper (`reclaimsim._agent`), which calls the user's function and hands back its
+/// writes as `(memcg or None, file, value)` triples. What it raises is kept in `raised`
+/// and raised again when the run has stopped.
+struct PyController {
+    fun: Py<PyAny>,
+    raised: Arc<Mutex<Option<PyErr>>>,
+}
+
+impl Controller for PyController {
+    fn tick(&mut self, view: &AgentView) -> Result<Vec<ControlWrite>, String> {
+        let json = serde_json::to_string(view).map_err(|e| format!("agent state: {e}"))?;
+        Python::attach(|py| {
+            let got = (self.fun.call1(py, (json,)))
+                .and_then(|r| r.extract::<Vec<(Option<String>, String, String)>>(py));
+            match got {
+                Ok(ws) => Ok(ws
+                    .into_iter()
+                    .map(|(memcg, file, value)| ControlWrite { memcg, file, value })
+                    .collect()),
+                Err(e) => {
+                    if let Ok(mut slot) = self.raised.lock() {
+                        *slot = Some(e);
+                    }
+                    Err("the agent function raised".into())
+                }
+            }
+        })
+    }
 }
 
 fn to_json(run: &RunResult) -> Result<String, Failure> {

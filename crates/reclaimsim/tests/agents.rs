@@ -191,3 +191,36 @@ fn bad_agents_are_named_with_their_field_and_line() {
         );
     }
 }
+
+/// The agent task's CPU time in a run.
+fn agent_cpu_s(r: &VariantResult) -> f64 {
+    let t = r.sched.tasks.iter().find(|t| t.task == "agent0");
+    t.unwrap_or_else(|| panic!("no agent task: {:?}", r.sched.tasks))
+        .cpu_s
+}
+
+#[test]
+fn an_agents_reads_and_writes_cost_its_task_cpu_time() {
+    // Idle: senpai reads memory.pressure every 1 ms tick from 10 ms to the end (200 ms),
+    // and probes (memory.high read, written) every 6 ms.
+    let costs = |read: u64, write: u64| {
+        let text = scenario_text(IDLE, "");
+        let text = text.replace(
+            "[[memcg]]",
+            &format!("[costs]\ncgroup_read = {read}\ncgroup_write = {write}\n[[memcg]]"),
+        );
+        let r = run_checked(&text);
+        (agent_cpu_s(&r), writes(&r).len())
+    };
+    let (free, n) = costs(0, 0);
+    let (reads, _) = costs(100_000, 0);
+    let (both, n_both) = costs(100_000, 1_000_000);
+    // At least one read per tick (over 150 ticks of 1 ms and the reads), each 100 µs;
+    // the writes 1 ms each.
+    assert!(reads - free >= 150.0 * 100e-6, "{free} {reads}");
+    assert!(
+        n_both > 10 && both - reads > n_both as f64 * 1e-3 * 0.5,
+        "{reads} {both} {n_both}"
+    );
+    assert!(n > 10 && free < 0.01, "{n} {free}");
+}

@@ -577,6 +577,13 @@ fn memory_max_event_oom_kills_in_the_memcg() {
     assert_eq!(r.oom_kills.len(), 1);
     assert_eq!(r.oom_kills[0].scope, "/a");
     assert!((r.oom_kills[0].time_s - 0.005).abs() < 1e-3);
+    // The OOM timeline: the victim's memcg, and the stall before the kill, the write's
+    // reclaim from its start (5 ms and a context switch) to the kill.
+    let k = &r.oom_kills[0];
+    assert_eq!((k.victim.as_str(), k.victim_memcg.as_str()), ("anon", "/a"));
+    let stall = k.stall_s.expect("a write's OOM has a stall");
+    assert!(stall > 0.0 && stall <= k.time_s - 0.005, "{k:?}");
+    assert!(stall > k.time_s - 0.005 - 10e-6, "{k:?}");
     // The worker's own charges may meet the limit too (another `oom` event), but the
     // one kill is the write's.
     assert!(memcg_event(&r, "/a", "oom") >= 1);
@@ -608,4 +615,28 @@ fn memcg_writes_under_mglru() {
         );
         assert!(memcg_stat(&r, "/a", "usage") <= 4 << 20, "{memcg_reclaim}");
     }
+}
+
+/// The OOM timeline of a charge's memcg OOM: a worker storing 8 MiB under a 4 MiB
+/// memory.max without swap OOMs in its own charge; the stall before the kill is its
+/// limit reclaim for that charge, from its first round to the kill.
+#[test]
+fn a_charge_oom_records_the_stall_before_the_kill() {
+    let text = MAX_UNDER_ANON
+        .replace("[[event]]\nat = \"5ms\"\nmemcg = \"/a\"\nfile = \"memory.max\"\nvalue = \"4MiB\"\ncpu = 1\n", "")
+        .replace("path = \"/a\"", "path = \"/a\"\nmax = \"4MiB\"");
+    assert!(
+        !text.contains("[[event]]") && text.contains("max = \"4MiB\""),
+        "{text}"
+    );
+    let r = run_checked(&text);
+    assert_eq!(r.oom_kills.len(), 1, "{:?}", r.oom_kills);
+    let k = &r.oom_kills[0];
+    assert_eq!(
+        (k.scope.as_str(), k.victim.as_str(), k.victim_memcg.as_str()),
+        ("/a", "anon", "/a")
+    );
+    let stall = k.stall_s.expect("a charge's OOM has a stall");
+    // At least the MAX_RECLAIM_RETRIES rounds of reclaim before it, well under the run.
+    assert!(stall > 1e-6 && stall < k.time_s, "{k:?}");
 }

@@ -17,10 +17,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, Optional, Union
 
 from . import _core
-from ._errors import RunError, ScenarioError
+from ._agent import AgentState, Write, shim as _shim
+from ._errors import AgentError, RunError, ScenarioError
 from ._results import RunResult
 from ._source import Scenario, sets as _sets, source as _source
 from ._sweep import Grid, SweepResult, sweep
@@ -29,8 +31,19 @@ __version__: str = _core.__version__
 __all__ = [
     "run", "compare", "sweep", "load_results", "scenario_toml", "metric_info", "RunResult",
     "SweepResult",
-    "ScenarioError", "RunError", "Scenario", "Grid",
+    "ScenarioError", "RunError", "AgentError", "Scenario", "Grid", "AgentState", "Write",
 ]
+
+#: An agent function: called with the state at each interval, returns writes (or None).
+Agent = Callable[[AgentState], Optional[Iterable[Write]]]
+
+
+def _hook(agent: Optional[Agent], interval: str) -> Optional[tuple[Any, str]]:
+    if agent is None:
+        return None
+    if not callable(agent):
+        raise TypeError(f"agent: {agent!r} is not callable")
+    return (_shim(agent), str(interval))
 
 
 def run(
@@ -40,15 +53,26 @@ def run(
     variant: Optional[str] = None,
     *,
     check: bool = False,
+    agent: Optional[Agent] = None,
+    agent_interval: str = "1s",
 ) -> RunResult:
     """Run the base scenario, or one ``variant`` of it, as ``reclaimsim run`` does.
 
     ``seed`` overrides the scenario's seed; ``set`` overrides any field by dotted key, as
     ``--set`` does (``{"machine.memory": "1GiB", "duration": "2s"}``), applied to the base
     and every variant; ``check`` runs the invariant checker (slower).
+
+    ``agent``: a function called as ``agent(state)`` at virtual time 0 and then every
+    ``agent_interval`` of virtual time after each call's writes end, with an
+    :class:`AgentState`; the writes it returns run as ``[[event]]`` writes would, in its
+    own task (the results' ``events`` list them). A write that cannot be made raises
+    :class:`AgentError`; what the function raises stops the run and is raised again.
     """
     text, file = _source(scenario)
-    return RunResult(json.loads(_core.run(text, file, _sets(set), seed, variant, check)))
+    hook = _hook(agent, agent_interval)
+    return RunResult(
+        json.loads(_core.run(text, file, _sets(set), seed, variant, check, hook))
+    )
 
 
 def compare(
@@ -57,11 +81,15 @@ def compare(
     set: Optional[Mapping[str, Any]] = None,
     *,
     check: bool = False,
+    agent: Optional[Agent] = None,
+    agent_interval: str = "1s",
 ) -> RunResult:
     """Run every ``[variants.NAME]`` of the scenario (in parallel, one per core), as
-    ``reclaimsim compare`` does; arguments as for :func:`run`."""
+    ``reclaimsim compare`` does; arguments as for :func:`run`. With an ``agent`` the
+    variants run one after another, in the scenario's order, each with its own calls."""
     text, file = _source(scenario)
-    return RunResult(json.loads(_core.compare(text, file, _sets(set), seed, check)))
+    hook = _hook(agent, agent_interval)
+    return RunResult(json.loads(_core.compare(text, file, _sets(set), seed, check, hook)))
 
 
 def load_results(path: Union[str, "os.PathLike[str]"]) -> Union[RunResult, SweepResult]:

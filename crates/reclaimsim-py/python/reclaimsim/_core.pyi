@@ -1,5 +1,6 @@
 """The Rust extension: scenarios in, the library's results JSON out. Runs release the GIL."""
 
+from collections.abc import Callable
 from typing import Any, Optional
 
 __version__: str
@@ -16,11 +17,17 @@ def run(
     seed: Optional[int] = None,
     variant: Optional[str] = None,
     check: bool = False,
+    agent: Optional[tuple[Callable[[str], list[tuple[Optional[str], str, str]]], str]] = None,
 ) -> str:
     """Run the base or one variant: the results JSON. Raises ScenarioError or RunError."""
 
 def compare(
-    text: str, file: str, sets: list[str], seed: Optional[int] = None, check: bool = False
+    text: str,
+    file: str,
+    sets: list[str],
+    seed: Optional[int] = None,
+    check: bool = False,
+    agent: Optional[tuple[Callable[[str], list[tuple[Optional[str], str, str]]], str]] = None,
 ) -> str:
     """Run every variant in parallel: the results JSON. Raises ScenarioError or RunError."""
 

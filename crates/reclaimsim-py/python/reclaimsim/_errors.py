@@ -40,3 +40,9 @@ class ScenarioError(ValueError):
 
 class RunError(RuntimeError):
     """A run that failed (the model stopped with an error): which variant, and why."""
+
+
+class AgentError(RunError):
+    """A write an ``agent=fn`` returned that cannot be made (an unknown file, memcg or
+    sysctl, a bad value): ``str(e)`` names the variant, the write as returned and what is
+    wrong. The run stops there."""

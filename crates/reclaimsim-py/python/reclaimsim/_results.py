@@ -288,9 +288,12 @@ class RunResult:
 
     @functools.cached_property
     def oom_kills(self) -> pd.DataFrame:
-        """OOM kills: virtual time, scope (``global`` or the memcg) and victim."""
+        """The kernel's OOM kills (the OOM timeline): virtual time, scope (``global`` or the
+        memcg), the victim's workload and memcg, and ``stall_s``, the stall before the
+        kill (None when kswapd called the OOM killer)."""
         records = [{"variant": v["name"], **k} for v in self.raw["variants"] for k in v["oom_kills"]]
-        return _frame(records, ["variant", "time_s", "scope", "victim"], [], self.variants)
+        columns = ["variant", "time_s", "scope", "victim", "victim_memcg", "stall_s"]
+        return _frame(records, columns, [], self.variants)
 
     def to_json(self, path: Union[str, "os.PathLike[str]", None] = None) -> str:
         """The results document as JSON (``reclaimsim report`` reads it); written to

@@ -11,6 +11,7 @@ mod agent;
 mod cfs;
 pub mod check;
 mod clients;
+mod oomd;
 mod record;
 
 use crate::kernel::control::{self, Outcome, Write};
@@ -29,9 +30,10 @@ use crate::scenario::config::{PolicyKind, Scenario, WorkloadConfig};
 use crate::scenario::event::EventWrite;
 use crate::sim::sched::{self, TaskYielder, Yield};
 use crate::workload::{RegionSpec, Step, Touch, Workload, WorkloadOptions};
+pub use agent::{AgentView, ControlWrite, Controller, ExternalAgent, MemcgFiles};
 use corosensei::{Coroutine, CoroutineResult};
 pub use record::{
-    AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
+    AgentKill, AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -44,6 +46,9 @@ pub struct RunOptions<'a> {
     /// Shown where the run is every `WATCH_EVERY` steps (a few milliseconds of wall
     /// time); when it returns false the run stops with `SimError::Stopped` (Ctrl-C).
     pub watch: Option<&'a mut dyn FnMut(&Progress) -> bool>,
+    /// A controller from outside the library, run as one more agent task (the Python
+    /// package's `agent=fn`).
+    pub agent: Option<ExternalAgent>,
 }
 
 /// A failure while running (an invariant violation found by `--check`, or a workload that
@@ -54,6 +59,10 @@ pub enum SimError {
     Invariant { time_s: f64, what: String },
     #[error("{0}")]
     Setup(String),
+    /// A controller (`RunOptions::agent`) failed, or asked for a write that cannot be
+    /// made: which, and why.
+    #[error("{0}")]
+    Agent(String),
     /// The watcher (`RunOptions::watch`) asked to stop (Ctrl-C).
     #[error("stopped at {time_s:.3} s of virtual time ({phase})")]
     Stopped { time_s: f64, phase: String },
@@ -238,6 +247,8 @@ pub(crate) struct Engine {
     pub(crate) event_results: Vec<EventResult>,
     /// The `[[agent]]`s, in the scenario's order.
     pub(crate) agents: Vec<agent::Agent>,
+    /// Why an agent stopped the run (`SimError::Agent`), set in its step.
+    failure: Option<String>,
     /// The workloads and `workload:phase`s that have finished (what `trigger` was given).
     finished: BTreeSet<String>,
     /// The flusher's task id.
@@ -251,7 +262,7 @@ type TaskCoroutine = Coroutine<(), Yield, ()>;
 
 /// Runs one scenario (a variant already merged into it) to its end.
 pub fn run(scenario: &Scenario, mut opts: RunOptions) -> Result<Finished, SimError> {
-    let engine = Box::into_raw(Box::new(Engine::new(scenario)?));
+    let engine = Box::into_raw(Box::new(Engine::new(scenario, opts.agent.take())?));
     // SAFETY: just made; no task runs yet.
     let nr_tasks = unsafe { (*engine).tasks.len() };
     let mut coros: Vec<TaskCoroutine> =
@@ -326,6 +337,7 @@ fn drive(
         if why != Yield::StepDone {
             continue;
         }
+        e.agent_failed()?;
         // Counted in steps; other tasks may be inside theirs, so the checks also see
         // the state between tasks' sync points.
         e.steps += 1;
@@ -632,7 +644,7 @@ fn event_tasks(
 }
 
 impl Engine {
-    fn new(s: &Scenario) -> Result<Self, SimError> {
+    fn new(s: &Scenario, external: Option<ExternalAgent>) -> Result<Self, SimError> {
         let mut k = Kernel::new(&s.kernel_setup());
         let p: Box<dyn Policy> = match s.kernel.policy {
             PolicyKind::Classic => Box::new(Classic::new(&k)),
@@ -674,6 +686,7 @@ impl Engine {
             events,
             event_results: Vec::new(),
             agents: Vec::new(),
+            failure: None,
             finished: BTreeSet::new(),
             flusher: usize::MAX,
             flusher_end: 0,
@@ -681,6 +694,9 @@ impl Engine {
         };
         e.add_flusher(s);
         e.add_agents(s)?;
+        if let Some(x) = external {
+            e.add_external(x);
+        }
         e.psi_tasks();
         e.draw_phases(s);
         for id in 0..e.tasks.len() {
@@ -696,6 +712,13 @@ impl Engine {
             }
         }
         Ok(e)
+    }
+
+    /// An agent's failure (`Engine::failure`), once, as the run's error.
+    fn agent_failed(&mut self) -> Result<(), SimError> {
+        self.failure
+            .take()
+            .map_or(Ok(()), |why| Err(SimError::Agent(why)))
     }
 
     fn schedule(&mut self, id: usize, clock: u64) {

@@ -27,6 +27,22 @@ pub struct AgentResult {
     pub kind: String,
     pub memcg: String,
     pub writes: Vec<AgentWrite>,
+    /// oomd: each kill, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kills: Vec<AgentKill>,
+}
+
+/// A kill by an oomd agent: when, the ruleset and action (plugin) that made it, the
+/// cgroup killed and its processes (by workload); `dry`: only logged, as oomd's `dry`.
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
+pub struct AgentKill {
+    pub time_s: f64,
+    pub ruleset: String,
+    pub action: String,
+    pub memcg: String,
+    pub victims: Vec<String>,
+    #[serde(default)]
+    pub dry: bool,
 }
 
 /// One write of an agent: when, the memory pressure it had read (senpai: the `some`

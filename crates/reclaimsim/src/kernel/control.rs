@@ -135,6 +135,7 @@ fn memory_high_write(k: &mut Kernel, p: &mut dyn Policy, m: MemcgId, high: u64) 
 /// kill, until usage fits or no victim is left. Not a memory stall.
 fn memory_max_write(k: &mut Kernel, p: &mut dyn Policy, m: MemcgId, max: u64) -> Outcome {
     k.memcgs.cgs[m as usize].max = max;
+    let from = k.cur.clock;
     let (mut drained, mut nr_reclaims, mut kills) = (false, MAX_RECLAIM_RETRIES, 0);
     loop {
         let nr_pages = usage(k, m);
@@ -152,7 +153,7 @@ fn memory_max_write(k: &mut Kernel, p: &mut dyn Policy, m: MemcgId, max: u64) ->
             continue;
         }
         k.memcgs.cgs[m as usize].events.oom += 1;
-        if !fault::out_of_memory(k, p, Some(m)) {
+        if !fault::out_of_memory(k, p, Some(m), Some(from)) {
             return Outcome::Oom {
                 kills,
                 no_victim: true,

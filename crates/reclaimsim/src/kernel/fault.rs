@@ -107,7 +107,7 @@ fn try_charge_loop(
             continue;
         }
         k.memcgs.cgs[over as usize].events.oom += 1;
-        if !out_of_memory(k, p, Some(over)) || current_killed(k) {
+        if !out_of_memory(k, p, Some(over), *stalled_from) || current_killed(k) {
             return Err(Killed);
         }
         retries = MAX_RECLAIM_RETRIES;
@@ -209,6 +209,8 @@ fn get_page_from_freelist(k: &mut Kernel, mark: usize) -> Option<Pfn> {
 /// then __alloc_pages_slowpath() (wake kswapd, min watermark, direct reclaim, OOM).
 fn alloc_page(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<Pfn, Killed> {
     let mut no_progress = 0;
+    // When this allocation first entered direct reclaim (the OOM timeline's stall).
+    let mut stalled_from = None;
     let mut drained = false;
     loop {
         // The free counts and watermarks are the other CPUs' too.
@@ -223,6 +225,7 @@ fn alloc_page(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<Pfn,
             return Ok(pfn);
         }
         // __perform_reclaim(): the direct reclaim, its throttles included, is a stall.
+        stalled_from.get_or_insert(k.cur.clock);
         let pflags = k.memstall_enter();
         let progress = vmscan::try_to_free_pages(k, p, memcg);
         k.memstall_leave(pflags);
@@ -249,7 +252,7 @@ fn alloc_page(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<Pfn,
         }
         no_progress += 1;
         if no_progress > MAX_RECLAIM_RETRIES {
-            if !out_of_memory(k, p, None) || current_killed(k) {
+            if !out_of_memory(k, p, None, stalled_from) || current_killed(k) {
                 return Err(Killed);
             }
             no_progress = 0;
@@ -258,8 +261,16 @@ fn alloc_page(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<Pfn,
 }
 
 /// Models out_of_memory(): kills the process with the largest footprint (resident anon
-/// plus swap entries, oom_badness) within the scope, and reaps its memory.
-pub fn out_of_memory(k: &mut Kernel, p: &mut dyn Policy, scope: Option<MemcgId>) -> bool {
+/// plus swap entries, oom_badness) within the scope, and reaps its memory. `stalled_from`:
+/// when the task that calls it began the reclaim that failed (its first limit reclaim of
+/// this charge, its first direct reclaim of this allocation, the start of a memory.max
+/// write), None for kswapd; the kill's record keeps the stall up to the kill.
+pub fn out_of_memory(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    scope: Option<MemcgId>,
+    stalled_from: Option<u64>,
+) -> bool {
     let root = scope.unwrap_or(ROOT);
     let victim = (0..k.mms.len())
         .filter(|&m| !k.mms[m].dead && k.memcgs.is_descendant(k.mms[m].memcg, root))
@@ -274,13 +285,34 @@ pub fn out_of_memory(k: &mut Kernel, p: &mut dyn Policy, scope: Option<MemcgId>)
         time_ns: k.cur.clock,
         scope,
         victim_mm: victim as u32,
+        stall_ns: stalled_from.map(|from| k.cur.clock - from),
     });
-    k.mms[victim].dead = true;
-    batch::lru_add_drain_all(k, p);
-    for v in 0..k.mms[victim].vmas.len() {
-        zap_vma(k, p, victim as u32, v);
-    }
+    exit_mmap(k, p, victim);
     true
+}
+
+/// The process `mm` exits and its memory is freed (the OOM reaper's and exit_mmap()'s
+/// unmapping: every VMA zapped, after draining the LRU batches).
+fn exit_mmap(k: &mut Kernel, p: &mut dyn Policy, mm: usize) {
+    k.mms[mm].dead = true;
+    batch::lru_add_drain_all(k, p);
+    for v in 0..k.mms[mm].vmas.len() {
+        zap_vma(k, p, mm as u32, v);
+    }
+}
+
+/// A SIGKILL from user space to every process of memcg `m` and its descendants (as
+/// oomd's kill of a cgroup, or a write to cgroup.kill): each exits and its memory is
+/// freed. Not an OOM kill: no oom_kill event, no entry in `oom_kills`. The processes
+/// killed, by mm id.
+pub fn kill_memcg(k: &mut Kernel, p: &mut dyn Policy, m: MemcgId) -> Vec<u32> {
+    let victims: Vec<usize> = (0..k.mms.len())
+        .filter(|&x| !k.mms[x].dead && k.memcgs.is_descendant(k.mms[x].memcg, m))
+        .collect();
+    for &x in &victims {
+        exit_mmap(k, p, x);
+    }
+    victims.into_iter().map(|x| x as u32).collect()
 }
 
 /// Models one load or store of a program to page `page` of VMA `region` of `mm`: a

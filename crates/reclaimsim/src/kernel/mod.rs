@@ -110,6 +110,10 @@ pub struct OomKillEvent {
     /// None for a global OOM, else the memcg whose limit was hit.
     pub scope: Option<MemcgId>,
     pub victim_mm: u32,
+    /// How long the task that called the OOM killer had been reclaiming for the charge
+    /// or allocation that failed (`fault::out_of_memory`'s `stalled_from`); None when
+    /// kswapd called it (MGLRU's min_ttl_ms).
+    pub stall_ns: Option<u64>,
 }
 
 /// The kernel's state. Not `Unpin` (the marker below): the paths of a task suspended at a

@@ -1,6 +1,9 @@
 //! Event counters named as /proc/vmstat and memory.stat name them (docs/model/statistics.md),
 //! latency histograms, and the kswapd CPU profile.
 
+use crate::kernel::memcg::MemcgId;
+use indexmap::IndexMap;
+
 macro_rules! counters {
     ($($v:ident => $n:literal),* $(,)?) => {
         /// A vmstat event counter.
@@ -321,4 +324,72 @@ mod tests {
         assert_eq!(VM_NAMES[Vm::Pswpout as usize], "pswpout");
         assert_eq!(VM_NAMES[Vm::OomKill as usize], "oom_kill");
     }
+}
+
+/// Memcg `m`'s memory.stat as 6.1's memory_stat_format() prints it, the keys the model
+/// keeps, in that order: hierarchical (as cgroup v2 shows it), sizes in bytes.
+pub fn memory_stat(k: &crate::kernel::Kernel, m: MemcgId) -> IndexMap<String, u64> {
+    let sub = k.memcgs.iter(m);
+    let count = |c: Vm| -> u64 {
+        (sub.iter())
+            .map(|&x| k.memcgs.cgs[x as usize].stat.0[c as usize])
+            .sum()
+    };
+    let named = |c: Vm| (VM_NAMES[c as usize].to_string(), count(c));
+    let mut stat = IndexMap::new();
+    let gauge = |v: &[u64]| sub.iter().map(|&c| v[c as usize]).sum::<u64>() * 4096;
+    let zswap = k.swap.as_ref().and_then(|s| s.zswap.as_ref());
+    if let Some(z) = zswap {
+        // 6.1's memory_stats[] has them just before file_mapped.
+        let sum = |v: &[u64]| sub.iter().map(|&c| v[c as usize]).sum::<u64>();
+        stat.insert("zswap".into(), sum(&z.memcg_bytes));
+        stat.insert("zswapped".into(), sum(&z.memcg_pages) * 4096);
+    }
+    stat.insert("file_dirty".into(), gauge(&k.wb.memcg_dirty));
+    stat.insert("file_writeback".into(), gauge(&k.wb.memcg_writeback));
+    for (i, name) in crate::kernel::folio::lru::NAMES.iter().enumerate() {
+        let pages: u64 = (sub.iter())
+            .flat_map(|&c| (0..k.nr_nodes()).map(move |n| (c, n)))
+            .map(|(c, n)| k.lruvecs[k.lruvec(c, n)].nr[i])
+            .sum();
+        stat.insert(name.to_string(), pages * 4096);
+    }
+    stat.extend(MEMCG_WORKINGSET.map(named));
+    // 6.1's memory_stat_format() sums kswapd's and direct reclaim's.
+    stat.insert(
+        "pgscan".into(),
+        count(Vm::PgscanKswapd) + count(Vm::PgscanDirect),
+    );
+    stat.insert(
+        "pgsteal".into(),
+        count(Vm::PgstealKswapd) + count(Vm::PgstealDirect),
+    );
+    stat.extend(MEMCG_VM_EVENTS.map(named));
+    if zswap.is_some() {
+        // memcg_vm_event_stat[]'s last entries the model keeps.
+        stat.extend([Vm::Zswpin, Vm::Zswpout].map(named));
+    }
+    stat
+}
+
+/// memory.events over the memcgs `sub`, in 6.1's order: memcg_memory_event() counts an
+/// event in memory.events.local of its memcg and in memory.events of the memcg and each
+/// ancestor, so a memcg's memory.events sums its subtree's local counts (the root, which
+/// has no such file in 6.1, shows the whole machine's).
+pub fn memory_events(k: &crate::kernel::Kernel, sub: &[MemcgId]) -> IndexMap<String, u64> {
+    let sum = |f: fn(&crate::kernel::memcg::Events) -> u64| -> u64 {
+        (sub.iter())
+            .map(|&c| f(&k.memcgs.cgs[c as usize].events))
+            .sum()
+    };
+    [
+        ("low", sum(|e| e.low)),
+        ("high", sum(|e| e.high)),
+        ("max", sum(|e| e.max)),
+        ("oom", sum(|e| e.oom)),
+        ("oom_kill", sum(|e| e.oom_kill)),
+    ]
+    .into_iter()
+    .map(|(n, v)| (n.to_string(), v))
+    .collect()
 }

@@ -304,12 +304,23 @@ fn other_tables(out: &mut String, v: &VariantResult) {
         section(out, &t.render());
     }
     if !v.oom_kills.is_empty() {
-        let mut t = Grid::new(&["oom kill at", "scope", "victim"]);
+        let mut t = Grid::new(&[
+            "oom kill at",
+            "scope",
+            "victim",
+            "victim memcg",
+            "stall before",
+        ]);
         for k in &v.oom_kills {
+            let stall = k
+                .stall_s
+                .map_or_else(|| "kswapd".into(), |s| format!("{:.3} ms", s * 1e3));
             t.row(vec![
                 format!("{:.3} s", k.time_s),
                 k.scope.clone(),
                 k.victim.clone(),
+                k.victim_memcg.clone(),
+                stall,
             ]);
         }
         section(out, &t.render());

@@ -6,8 +6,8 @@ use super::*;
 use crate::engine::{Engine, Finished, RunOptions, SimError, Wl};
 use crate::kernel::folio::lru;
 use crate::kernel::memcg::MemcgId;
-use crate::kernel::stats::{Vm, CAT_NAMES, MEMCG_GLOBAL_ONLY, MEMCG_VM_EVENTS};
-use crate::kernel::stats::{MEMCG_WORKINGSET, NR_KERNEL_VM, VM_NAMES};
+use crate::kernel::stats::{memory_events, memory_stat, Vm, CAT_NAMES, MEMCG_GLOBAL_ONLY};
+use crate::kernel::stats::{NR_KERNEL_VM, VM_NAMES};
 use crate::kernel::Kernel;
 use crate::scenario::config::Scenario;
 use std::collections::BTreeMap;
@@ -39,6 +39,10 @@ impl Engine {
                 time_s: o.time_ns as f64 / 1e9,
                 scope: (o.scope).map_or("global".into(), |m| k.memcgs.cgs[m as usize].path.clone()),
                 victim: mm_owner(o.victim_mm),
+                victim_memcg: k.memcgs.cgs[k.mms[o.victim_mm as usize].memcg as usize]
+                    .path
+                    .clone(),
+                stall_s: o.stall_ns.map(|ns| ns as f64 / 1e9),
             })
             .collect();
         VariantResult {
@@ -137,43 +141,11 @@ fn memcg(k: &Kernel, m: MemcgId) -> (String, MemcgResult) {
     };
     let count = |c: Vm| raw(c as usize);
     let named = |c: Vm| (VM_NAMES[c as usize].to_string(), count(c));
-    let mut stat: indexmap::IndexMap<String, u64> = indexmap::IndexMap::new();
-    let gauge = |v: &[u64]| sub.iter().map(|&c| v[c as usize]).sum::<u64>() * 4096;
-    if let Some(z) = k.swap.as_ref().and_then(|s| s.zswap.as_ref()) {
-        // 6.1's memory_stats[] has them just before file_mapped.
-        let sum = |v: &[u64]| sub.iter().map(|&c| v[c as usize]).sum::<u64>();
-        stat.insert("zswap".into(), sum(&z.memcg_bytes));
-        stat.insert("zswapped".into(), sum(&z.memcg_pages) * 4096);
-    }
-    stat.insert("file_dirty".into(), gauge(&k.wb.memcg_dirty));
-    stat.insert("file_writeback".into(), gauge(&k.wb.memcg_writeback));
-    for (i, name) in lru::NAMES.iter().enumerate() {
-        let pages: u64 = (sub.iter())
-            .flat_map(|&c| (0..k.nr_nodes()).map(move |n| (c, n)))
-            .map(|(c, n)| k.lruvecs[k.lruvec(c, n)].nr[i])
-            .sum();
-        stat.insert(name.to_string(), pages * 4096);
-    }
-    stat.extend(MEMCG_WORKINGSET.map(named));
-    // 6.1's memory_stat_format() sums kswapd's and direct reclaim's.
-    stat.insert(
-        "pgscan".into(),
-        count(Vm::PgscanKswapd) + count(Vm::PgscanDirect),
-    );
-    stat.insert(
-        "pgsteal".into(),
-        count(Vm::PgstealKswapd) + count(Vm::PgstealDirect),
-    );
-    stat.extend(MEMCG_VM_EVENTS.map(named));
-    if has_zswap(k) {
-        // memcg_vm_event_stat[]'s last entries the model keeps.
-        stat.extend([Vm::Zswpin, Vm::Zswpout].map(named));
-    }
     let model_counters = (MEMCG_GLOBAL_ONLY.into_iter().map(named))
         .chain((NR_KERNEL_VM..VM_NAMES.len()).map(|i| (VM_NAMES[i].to_string(), raw(i))))
         .collect();
     let result = MemcgResult {
-        stat,
+        stat: memory_stat(k, m),
         events: memory_events(k, &sub),
         events_local: memory_events(k, &[m]),
         reclaim_stalls: reclaim_stalls(k, m),
@@ -195,28 +167,6 @@ fn swap_events(k: &Kernel, sub: &[MemcgId]) -> indexmap::IndexMap<String, u64> {
         .into_iter()
         .map(|(n, v)| (n.to_string(), v))
         .collect()
-}
-
-/// memory.events over the memcgs `sub`, in 6.1's order: memcg_memory_event() counts an
-/// event in memory.events.local of its memcg and in memory.events of the memcg and each
-/// ancestor, so a memcg's memory.events sums its subtree's local counts (the root, which
-/// has no such file in 6.1, shows the whole machine's).
-fn memory_events(k: &Kernel, sub: &[MemcgId]) -> indexmap::IndexMap<String, u64> {
-    let sum = |f: fn(&crate::kernel::memcg::Events) -> u64| -> u64 {
-        (sub.iter())
-            .map(|&c| f(&k.memcgs.cgs[c as usize].events))
-            .sum()
-    };
-    [
-        ("low", sum(|e| e.low)),
-        ("high", sum(|e| e.high)),
-        ("max", sum(|e| e.max)),
-        ("oom", sum(|e| e.oom)),
-        ("oom_kill", sum(|e| e.oom_kill)),
-    ]
-    .into_iter()
-    .map(|(n, v)| (n.to_string(), v))
-    .collect()
 }
 
 /// The reclaim stalls of memcg `m`'s tasks, one entry per cause (`StallKind`).

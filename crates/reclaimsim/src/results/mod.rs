@@ -1,7 +1,7 @@
 //! What a run produces: the JSON document `--json` writes and the tables print from.
 
 pub use crate::engine::{
-    AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
+    AgentKill, AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
 };
 pub use crate::kernel::lru::mglru::debugfs::{LruGenGen, LruGenState, MmWalkStats};
 pub use crate::kernel::psi::{Pressure, PsiLine};
@@ -296,7 +296,17 @@ pub struct OomKill {
     pub time_s: f64,
     /// "global" or the memcg path whose limit was hit.
     pub scope: String,
+    /// The victim's workload (process).
     pub victim: String,
+    /// The memcg the victim's process is charged to.
+    #[serde(default)]
+    pub victim_memcg: String,
+    /// The stall before the kill: how long the task that called the OOM killer had
+    /// been reclaiming for the charge or allocation that failed (from its first limit
+    /// reclaim of the charge, its first direct reclaim of the allocation, or the start
+    /// of the memory.max write); None when kswapd called it (MGLRU's min_ttl_ms).
+    #[serde(default)]
+    pub stall_s: Option<f64>,
 }
 
 impl VariantResult {

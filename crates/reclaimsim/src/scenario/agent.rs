@@ -2,9 +2,10 @@
 //! plain values for the engine (`engine::agent`).
 
 use crate::scenario::config::AgentConfig;
+use crate::scenario::oomd::{self, OomdConf};
 
 /// The kinds of agent.
-pub const KINDS: [&str; 1] = ["senpai"];
+pub const KINDS: [&str; 2] = ["senpai", "oomd"];
 
 /// senpai.py's options (facebookincubator/senpai, senpai.py's argparse defaults), the
 /// interval and tick as times.
@@ -33,18 +34,24 @@ pub struct SenpaiConf {
 #[derive(Clone, Debug, PartialEq)]
 pub enum AgentKind {
     Senpai(SenpaiConf),
+    Oomd(OomdConf),
 }
 
-/// An agent read: its kind, the memcg it controls (by path) and when it starts (ns).
+/// An agent read: its kind, the memcg it controls (by path; oomd: none, its rulesets
+/// name theirs) and when it starts (ns).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParsedAgent {
     pub kind: AgentKind,
-    pub memcg: String,
+    pub memcg: Option<String>,
     pub start_ns: u64,
 }
 
-/// A problem with an agent: the key it is about and what is wrong.
-pub type AgentProblem = (&'static str, String);
+/// A problem with an agent: the key it is about (under the agent: `interval`,
+/// `ruleset[0].actions[1].cgroup`) and what is wrong.
+pub type AgentProblem = (String, String);
+
+/// A problem with a senpai option.
+type SenpaiProblem = (&'static str, String);
 
 /// senpai.py's default `--interval` (6 ticks of 1 s).
 pub const SENPAI_INTERVAL_NS: u64 = 6_000_000_000;
@@ -54,10 +61,27 @@ pub const SENPAI_TICKS: u64 = 6;
 /// Reads an agent of a known `kind`, its parameters checked.
 pub fn parse(a: &AgentConfig) -> Result<ParsedAgent, AgentProblem> {
     let kind = match a.kind.as_str() {
-        "senpai" => AgentKind::Senpai(senpai(a)?),
+        "senpai" => {
+            if a.memcg.is_none() {
+                return Err(("memcg".into(), "senpai needs the `memcg` it sizes".into()));
+            }
+            if !a.rulesets.is_empty() {
+                return Err(("ruleset".into(), "only an oomd agent has rulesets".into()));
+            }
+            AgentKind::Senpai(senpai(a).map_err(|(f, e)| (f.to_string(), e))?)
+        }
+        "oomd" => {
+            if a.memcg.is_some() {
+                return Err((
+                    "memcg".into(),
+                    "an oomd agent names its memcgs in its rulesets' `cgroup`s".into(),
+                ));
+            }
+            AgentKind::Oomd(oomd::parse(a.interval.map(|d| d.0), &a.rulesets)?)
+        }
         other => {
             return Err((
-                "kind",
+                "kind".into(),
                 format!(
                     "unknown agent kind \"{other}\" (one of {})",
                     KINDS.join(", ")
@@ -75,7 +99,7 @@ pub fn parse(a: &AgentConfig) -> Result<ParsedAgent, AgentProblem> {
 /// A senpai agent's options, senpai.py's defaults for those not given. The tick is
 /// `interval` / 6 by default (senpai.py's ratio: 1 s ticks, 6 per interval); a given
 /// `tick` makes `interval` / `tick` ticks per interval, rounded down.
-fn senpai(a: &AgentConfig) -> Result<SenpaiConf, AgentProblem> {
+fn senpai(a: &AgentConfig) -> Result<SenpaiConf, SenpaiProblem> {
     let interval_ns = a.interval.map_or(SENPAI_INTERVAL_NS, |d| d.0);
     let (tick_ns, interval) = match a.tick {
         None => (interval_ns / SENPAI_TICKS, SENPAI_TICKS),
@@ -112,7 +136,7 @@ fn senpai(a: &AgentConfig) -> Result<SenpaiConf, AgentProblem> {
 
 /// A share of the limit: 0 to 1 for a probe (it cannot lower by more than all of it),
 /// any finite non-negative for a back-off; `default` when not given.
-fn fraction(key: &'static str, v: Option<f64>, default: f64) -> Result<f64, AgentProblem> {
+fn fraction(key: &'static str, v: Option<f64>, default: f64) -> Result<f64, SenpaiProblem> {
     let v = v.unwrap_or(default);
     let top = if key == "max_probe" { 1.0 } else { f64::MAX };
     if !(v.is_finite() && (0.0..=top).contains(&v)) {
@@ -126,7 +150,7 @@ fn fraction(key: &'static str, v: Option<f64>, default: f64) -> Result<f64, Agen
     Ok(v)
 }
 
-fn positive(key: &'static str, v: Option<f64>, default: f64) -> Result<f64, AgentProblem> {
+fn positive(key: &'static str, v: Option<f64>, default: f64) -> Result<f64, SenpaiProblem> {
     let v = v.unwrap_or(default);
     if !(v.is_finite() && v > 0.0) {
         return Err((key, format!("{v} is not more than 0")));

@@ -105,13 +105,14 @@ pub struct EventConfig {
 
 /// A user-space controller (`kind`): a task that wakes at an interval, reads a memcg's
 /// files and writes its limits. `kind = "senpai"`: facebookincubator/senpai's senpai.py,
-/// its options under their names there (`scenario::agent` gives each its default).
+/// its options under their names there (`scenario::agent` gives each its default);
+/// `kind = "oomd"`: facebookincubator/oomd with its `ruleset`s (`scenario::oomd`).
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     pub kind: String,
-    /// The `[[memcg]]` it controls.
-    pub memcg: String,
+    /// The `[[memcg]]` it controls (senpai).
+    pub memcg: Option<String>,
     /// When it starts (senpai.py's start: its first reads and first write), default 0.
     pub start: Option<Duration>,
     /// senpai.py's `--interval` (ticks between probes) times its 1 s tick, as a time.
@@ -128,6 +129,34 @@ pub struct AgentConfig {
     pub coeff_backoff: Option<f64>,
     /// The CPU its task runs on (default: node 0's kswapd's CPUs, as an event's).
     pub cpu: Option<u32>,
+    /// oomd's rulesets (`[[agent.ruleset]]`).
+    #[serde(default, rename = "ruleset")]
+    pub rulesets: Vec<RulesetConfig>,
+}
+
+/// An oomd ruleset as oomd's JSON config has it: `detectors`, groups of detector plugins
+/// (`[[{ name = "pressure_above", ... }]]`), and `actions`, the action chain.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RulesetConfig {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub detectors: Vec<Vec<PluginConfig>>,
+    #[serde(default)]
+    pub actions: Vec<PluginConfig>,
+}
+
+/// An oomd plugin: its `name` and arguments, as oomd's config gives them.
+pub type PluginConfig = std::collections::BTreeMap<String, PluginValue>;
+
+/// An oomd plugin argument's value.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(untagged, expecting = "a string, a number or a boolean")]
+pub enum PluginValue {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
 }
 
 /// An event's `value`: a string (`"64MiB"`, `"max"`, `"32MiB swappiness=0"`) or a number.

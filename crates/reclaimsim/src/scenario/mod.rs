@@ -10,6 +10,7 @@ pub mod agent;
 pub mod config;
 pub mod event;
 pub mod expect;
+pub mod oomd;
 pub mod profile;
 mod scale;
 
@@ -1130,9 +1131,20 @@ fn at(fields: &str) -> Vec<Seg> {
     fields.split('.').map(key).collect()
 }
 
+/// `array[i].fields`, the fields dotted keys, each with any `[n]` indices after it
+/// (`ruleset[0].detectors[1][0].threshold`).
 fn elem(array: &str, i: usize, fields: &str) -> Vec<Seg> {
     let mut p = vec![key(array), Seg::Index(i)];
-    p.extend(fields.split('.').filter(|f| !f.is_empty()).map(key));
+    for f in fields.split('.').filter(|f| !f.is_empty()) {
+        let mut parts = f.split('[');
+        p.push(key(parts.next().unwrap_or_default()));
+        for n in parts {
+            match n.trim_end_matches(']').parse() {
+                Ok(n) => p.push(Seg::Index(n)),
+                Err(_) => p.push(key(n)),
+            }
+        }
+    }
     p
 }
 
@@ -1480,13 +1492,24 @@ fn check_events(s: &Scenario) -> Result<(), Problem> {
 /// other than the root (which has no memory.high), an existing CPU.
 fn check_agents(s: &Scenario) -> Result<(), Problem> {
     for (i, a) in s.agents.iter().enumerate() {
-        agent::parse(a).map_err(|(f, e)| (elem("agent", i, f), e))?;
-        if !s.memcgs.iter().any(|m| m.path == a.memcg) {
-            let why = match a.memcg.as_str() {
-                "/" => "the root cgroup has no memory.high".to_string(),
-                p => format!("no [[memcg]] with path \"{p}\""),
-            };
-            return fail(elem("agent", i, "memcg"), why);
+        let parsed = agent::parse(a).map_err(|(f, e)| (elem("agent", i, &f), e))?;
+        let declared = |p: &str| p == "/" || s.memcgs.iter().any(|m| m.path == p);
+        if let Some(memcg) = &a.memcg {
+            if memcg == "/" || !declared(memcg) {
+                let why = match memcg.as_str() {
+                    "/" => "the root cgroup has no memory.high".to_string(),
+                    p => format!("no [[memcg]] with path \"{p}\""),
+                };
+                return fail(elem("agent", i, "memcg"), why);
+            }
+        }
+        if let agent::AgentKind::Oomd(conf) = &parsed.kind {
+            if let Some((at, c)) = oomd::cgroups(conf).find(|(_, c)| !declared(oomd::base(c))) {
+                return fail(
+                    elem("agent", i, &at),
+                    format!("no [[memcg]] with path \"{}\"", oomd::base(&c)),
+                );
+            }
         }
         if let Some(cpu) = a.cpu.filter(|&c| c >= s.machine.cpus) {
             return fail(

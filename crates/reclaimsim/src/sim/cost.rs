@@ -179,6 +179,18 @@ pub struct CostTable {
     /// memtier_benchmark's client CPU time per pipeline batch of one connection: the epoll
     /// wake-up and the send and receive syscalls of a loopback TCP batch.
     pub memtier_batch: u64,
+    /// A user-space agent's read of a small cgroup or proc file (memory.pressure,
+    /// memory.current, memory.events, cgroup.events): the open, read and close syscalls
+    /// and the kernel's show function (psi_show, page_counter_read, the seq_file
+    /// formatting). On the agent's task, as CPU time.
+    pub cgroup_read: u64,
+    /// A read of memory.stat (or /proc/meminfo): as `cgroup_read`, plus 6.1's
+    /// memory_stat_format(), which flushes the memcg's rstat (a walk of every CPU's
+    /// per-CPU counters) and formats some 40 lines.
+    pub cgroup_stat_read: u64,
+    /// A write to a cgroup file or sysctl: open, write and close, and the parsing; the
+    /// reclaim the write starts is charged as reclaim.
+    pub cgroup_write: u64,
 }
 
 impl Default for CostTable {
@@ -231,6 +243,9 @@ impl Default for CostTable {
             wakeup_latency: 3000,
             memtier_request: 4900,
             memtier_batch: 4600,
+            cgroup_read: 3000,
+            cgroup_stat_read: 15_000,
+            cgroup_write: 3000,
         }
     }
 }

@@ -353,7 +353,7 @@ impl Mglru {
                 return;
             }
         }
-        crate::kernel::fault::out_of_memory(k, self, None);
+        crate::kernel::fault::out_of_memory(k, self, None, None);
     }
 
     /// Models get_nr_to_scan() (6.3): 0 below memory.min; the scan size if no aging is

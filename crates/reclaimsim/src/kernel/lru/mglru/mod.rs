@@ -469,7 +469,7 @@ impl Mglru {
         if success || self.min_ttl_ns == 0 {
             return;
         }
-        crate::kernel::fault::out_of_memory(k, self, None);
+        crate::kernel::fault::out_of_memory(k, self, None, None);
     }
 
     /// The debugfs view of an lruvec's generations, oldest first (lru_gen_seq_show).
