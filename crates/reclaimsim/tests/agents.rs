@@ -1,6 +1,6 @@
 //! `[[agent]]`s: senpai (senpai.py's loop) end to end through the engine: its probes
-//! without pressure, its back-off above the target, its floor, determinism, and the
-//! errors a bad agent gets.
+//! without pressure, its back-off above the target, its floor, its memory.reclaim mode
+//! (oomd's Senpai), determinism, and the errors a bad agent gets.
 
 mod common;
 
@@ -175,6 +175,17 @@ fn bad_agents_are_named_with_their_field_and_line() {
             "agent[0].min_size",
         ),
         ("cpu = 1", "cpu = 1\ncoef_probe = 3", "agent[0].coef_probe"),
+        ("cpu = 1", "cpu = 1\nmode = \"limit\"", "agent[0].mode"),
+        (
+            "cpu = 1",
+            "cpu = 1\nmem_pressure_pct = 0.5",
+            "agent[0].mem_pressure_pct",
+        ),
+        (
+            "cpu = 1",
+            "cpu = 1\nmode = \"reclaim\"\nmem_pressure_pct = 101",
+            "agent[0].mem_pressure_pct",
+        ),
     ];
     for (from, to, field) in cases {
         let text = scenario_text(IDLE, "").replacen(from, to, 1);
@@ -223,4 +234,56 @@ fn an_agents_reads_and_writes_cost_its_task_cpu_time() {
         "{reads} {both} {n_both}"
     );
     assert!(n > 10 && free < 0.01, "{n} {free}");
+}
+
+#[test]
+fn in_reclaim_mode_senpai_writes_memory_reclaim_and_no_limit() {
+    let r = run_checked(&scenario_text(IDLE, "mode = \"reclaim\"\n"));
+    let w: Vec<AgentWrite> = (writes(&r).iter())
+        .filter(|x| x.time_s < 0.195)
+        .cloned()
+        .collect();
+    // From 10 ms, one write an interval (6 ms) after the first interval's wait.
+    assert!(w.len() >= 25, "{} writes", w.len());
+    for pair in w.windows(2) {
+        let (a, b) = (pair[0].memory_reclaim, pair[1].memory_reclaim);
+        let (a, b) = (a.expect("a reclaim write"), b.expect("a reclaim write"));
+        assert!(
+            a > 0 && a % 4096 == 0 && pair[0].memory_high == 0,
+            "{pair:?}"
+        );
+        // max_probe of what is above the floor: less each time as the memcg shrinks.
+        assert!(b <= a && b as f64 >= a as f64 * 0.95, "{pair:?}");
+        let gap = pair[1].time_s - pair[0].time_s;
+        assert!((0.006..0.0075).contains(&gap), "{pair:?}");
+    }
+    // The first asks 1% of the 16 MiB and the process's other pages above the 1 MiB
+    // floor: all of it is reclaimable, anon into zram.
+    let first = w[0].memory_reclaim.unwrap();
+    assert!((150 << 10..=170 << 10).contains(&first), "{first}");
+    assert!(r.events.iter().all(|e| !e.command.contains("memory.high")));
+    let reclaim = format!("echo {first} > /a/memory.reclaim");
+    assert!(
+        r.events.iter().any(|e| e.command == reclaim),
+        "{:?}",
+        r.events
+    );
+    // What it asked for, it got: memory.current at the end is lower by about the sum.
+    let asked: u64 = w.iter().map(|x| x.memory_reclaim.unwrap()).sum();
+    let current = r.memcgs["/a"].current;
+    assert!(
+        current + asked <= (17 << 20) + (1 << 20),
+        "{current} {asked}"
+    );
+    assert!(current < (16 << 20) - asked / 2, "{current} {asked}");
+}
+
+#[test]
+fn in_reclaim_mode_senpai_waits_while_pressure_is_not_under_its_bar() {
+    // With a bar of 0 %, no pressure is under it, not even none at all.
+    let r = run_checked(&scenario_text(
+        IDLE,
+        "mode = \"reclaim\"\nmem_pressure_pct = 0\n",
+    ));
+    assert!(writes(&r).is_empty(), "{:?}", writes(&r));
 }

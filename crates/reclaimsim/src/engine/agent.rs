@@ -20,7 +20,7 @@ use crate::kernel::memcg::MemcgId;
 use crate::kernel::psi::Pressure;
 use crate::kernel::stats::{self, Cat};
 use crate::kernel::Kernel;
-use crate::scenario::agent::{self, AgentKind, SenpaiConf};
+use crate::scenario::agent::{self, AgentKind, SenpaiConf, SenpaiMode};
 use crate::scenario::config::Scenario;
 use crate::scenario::config::{EventConfig, EventValue};
 use crate::scenario::event::{self, EventWrite};
@@ -236,8 +236,9 @@ struct Cgroup<'a> {
     p: &'a mut dyn Policy,
     m: MemcgId,
     path: &'a str,
-    /// When, the bytes written, the command, the result.
-    writes: Vec<(u64, u64, String, Outcome)>,
+    /// When, the bytes written, whether to memory.reclaim (else memory.high), the
+    /// command, the result.
+    writes: Vec<(u64, u64, bool, String, Outcome)>,
 }
 
 impl Cgroup<'_> {
@@ -267,6 +268,55 @@ impl Cgroup<'_> {
         self.k.memcgs.cgs[self.m as usize].usage * PAGE_SIZE
     }
 
+    /// memory.pressure's `some` avg10 and avg60 (percent), as psi_show brings them up
+    /// to now.
+    fn some_avgs(&mut self) -> (f64, f64) {
+        self.k.sync();
+        let now = self.k.cur.clock;
+        self.k.spend(self.k.costs.cgroup_read, Cat::Other);
+        let some = self.k.psi.show(self.m, now).some;
+        (some.avg10, some.avg60)
+    }
+
+    /// Models oomd Senpai's getLimitMinBytes(): `min_size` plus what cannot be
+    /// reclaimed (memory.current less the file LRUs and the anon that fits the memcg's
+    /// swap, when there is swap and swappiness), at least memory.min. Reads
+    /// memory.current, memory.stat, the swap's total and free (/proc/meminfo,
+    /// memory.swap.*) and memory.min.
+    /// Returns it with memory.current, read once as oomd's cgroup context caches it.
+    fn limit_min(&mut self, min_size: u64) -> (u64, u64) {
+        let current = self.read_current();
+        self.k.spend(self.k.costs.cgroup_stat_read, Cat::Other);
+        let st = stats::memory_stat(self.k, self.m);
+        let get = |key: &str| st.get(key).copied().unwrap_or(0);
+        let file = get("active_file") + get("inactive_file");
+        let anon = get("active_anon") + get("inactive_anon");
+        self.k.spend(2 * self.k.costs.cgroup_read, Cat::Other);
+        let has_swap = self.k.swap.as_ref().is_some_and(|s| s.total() > 0);
+        let swappable = match has_swap && self.k.cfg.swappiness > 0 {
+            true => anon.min(self.k.nr_swap_pages(self.m) * PAGE_SIZE),
+            false => 0,
+        };
+        let unreclaimable = current.saturating_sub(file + swappable);
+        self.k.spend(self.k.costs.cgroup_read, Cat::Other);
+        let min = self.k.memcgs.cgs[self.m as usize].min * PAGE_SIZE;
+        ((min_size + unreclaimable).max(min), current)
+    }
+
+    /// `echo BYTES > memory.reclaim`, as 6.1 runs it (`control::write`).
+    fn write_reclaim(&mut self, bytes: u64) {
+        let at = self.k.cur.clock;
+        self.k.spend(self.k.costs.cgroup_write, Cat::Other);
+        self.k.sync();
+        let file = MemcgFile::Reclaim {
+            pages: bytes / PAGE_SIZE,
+            swappiness: None,
+        };
+        let r = control::write(self.k, self.p, &Write::Memcg(self.m, file));
+        let shown = format!("echo {bytes} > {}/memory.reclaim", self.path);
+        self.writes.push((at, bytes, true, shown, r));
+    }
+
     /// `echo BYTES > memory.high`, as 6.1 runs it (`control::write`).
     fn write_high(&mut self, bytes: u64) {
         let at = self.k.cur.clock;
@@ -276,7 +326,7 @@ impl Cgroup<'_> {
         let w = Write::Memcg(self.m, MemcgFile::High(bytes / PAGE_SIZE));
         let r = control::write(self.k, self.p, &w);
         let shown = format!("echo {bytes} > {}/memory.high", self.path);
-        self.writes.push((at, bytes, shown, r));
+        self.writes.push((at, bytes, false, shown, r));
     }
 }
 
@@ -307,6 +357,9 @@ impl Senpai {
     /// reset to memory.current and written, the total read), each next one
     /// Senpai.tick. Returns the stall integral that decided a write, if it wrote.
     fn step(&mut self, cg: &mut Cgroup) -> Option<u64> {
+        if self.conf.mode == SenpaiMode::Reclaim {
+            return self.step_reclaim(cg);
+        }
         if !self.started {
             self.started = true;
             cg.total();
@@ -349,6 +402,37 @@ impl Senpai {
         self.adjust(cg, -adj);
         self.grace_ticks = self.conf.interval - 1;
         Some(integral)
+    }
+
+    /// Models oomd's Senpai::initializeCgroup() and tick_immediate_backoff() (commit
+    /// 88c28fd): the first step reads the `some` total and waits `interval` ticks; then,
+    /// once the ticks are spent, while avg10 and avg60 are both under
+    /// `mem_pressure_pct` (oomd also asks the same of I/O pressure, which the model has
+    /// none of), reclaim `max_probe` of memory.current above limit_min, in whole pages,
+    /// and wait `interval` ticks again. Pressure too high: look again next tick.
+    fn step_reclaim(&mut self, cg: &mut Cgroup) -> Option<u64> {
+        if !self.started {
+            self.started = true;
+            self.last_total = cg.total();
+            self.grace_ticks = self.conf.interval;
+            return None;
+        }
+        if self.grace_ticks > 0 {
+            self.grace_ticks -= 1;
+            return None;
+        }
+        let (avg10, avg60) = cg.some_avgs();
+        if avg10.max(avg60) >= self.conf.mem_pressure_pct {
+            return None;
+        }
+        let (floor, current) = cg.limit_min(self.conf.min_size);
+        if current <= floor {
+            return None;
+        }
+        let size = ((current - floor) as f64 * self.conf.max_probe) as u64 & !4095;
+        cg.write_reclaim(size);
+        self.grace_ticks = self.conf.interval;
+        Some(0)
     }
 
     /// Models Senpai.adjust and Cgroup.scale_limit: memory.high read, scaled by
@@ -478,11 +562,12 @@ impl Engine {
                 };
                 let decided = s.step(&mut cg);
                 let writes = std::mem::take(&mut cg.writes);
-                for (at, bytes, command, r) in writes {
+                for (at, bytes, reclaim, command, r) in writes {
                     ag.result.writes.push(AgentWrite {
                         time_s: at as f64 / 1e9,
                         pressure_us: decided.unwrap_or(0),
-                        memory_high: bytes,
+                        memory_high: if reclaim { 0 } else { bytes },
+                        memory_reclaim: reclaim.then_some(bytes),
                     });
                     self.event_results.push(EventResult {
                         time_s: at as f64 / 1e9,

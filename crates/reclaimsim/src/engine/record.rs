@@ -46,13 +46,18 @@ pub struct AgentKill {
 }
 
 /// One write of an agent: when, the memory pressure it had read (senpai: the `some`
-/// stall in µs since its last adjustment, its `integral`) and the memory.high it wrote
-/// (bytes).
+/// stall in µs since its last adjustment, its `integral`; 0 in reclaim mode, whose
+/// writes follow the averages) and the memory.high it wrote or the memory.reclaim it
+/// asked (bytes).
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct AgentWrite {
     pub time_s: f64,
     pub pressure_us: u64,
+    /// The memory.high written (0 for a memory.reclaim write).
     pub memory_high: u64,
+    /// The bytes asked of memory.reclaim (senpai's reclaim mode), if this write was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_reclaim: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]

@@ -28,6 +28,23 @@ pub struct SenpaiConf {
     /// `--coeff-probe` (default 10), `--coeff-backoff` (default 20).
     pub coeff_probe: f64,
     pub coeff_backoff: f64,
+    /// What it writes: memory.high (senpai.py) or memory.reclaim (oomd's Senpai).
+    pub mode: SenpaiMode,
+    /// Reclaim mode: the `some` avg10 and avg60 (percent) must both be under this
+    /// (oomd Senpai's `mem_pressure_pct`, default 0.1).
+    pub mem_pressure_pct: f64,
+}
+
+/// How a senpai agent shrinks its memcg.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenpaiMode {
+    /// senpai.py: probe and back off by writing memory.high, on the stall integral.
+    High,
+    /// oomd's Senpai plugin with `immediate_backoff` (the memory.reclaim mode the TMO
+    /// paper describes): every `interval` ticks, while memory pressure's avg10 and avg60
+    /// are under `mem_pressure_pct`, reclaim `max_probe` of what lies above `min_size`
+    /// plus the unreclaimable memory, through memory.reclaim; no limit is kept.
+    Reclaim,
 }
 
 /// What an agent is, by kind.
@@ -121,7 +138,10 @@ fn senpai(a: &AgentConfig) -> Result<SenpaiConf, SenpaiProblem> {
     if pressure == 0 {
         return Err(("pressure", "must be more than 0 (µs)".into()));
     }
+    let (mode, mem_pressure_pct) = senpai_mode(a)?;
     Ok(SenpaiConf {
+        mode,
+        mem_pressure_pct,
         min_size,
         max_size,
         tick_ns,
@@ -132,6 +152,29 @@ fn senpai(a: &AgentConfig) -> Result<SenpaiConf, SenpaiProblem> {
         coeff_probe: positive("coeff_probe", a.coeff_probe, 10.0)?,
         coeff_backoff: positive("coeff_backoff", a.coeff_backoff, 20.0)?,
     })
+}
+
+/// A senpai agent's `mode` and, in reclaim mode, its `mem_pressure_pct`.
+fn senpai_mode(a: &AgentConfig) -> Result<(SenpaiMode, f64), SenpaiProblem> {
+    let mode = match a.mode.as_deref() {
+        None | Some("high") => SenpaiMode::High,
+        Some("reclaim") => SenpaiMode::Reclaim,
+        Some(other) => {
+            let e = format!("unknown mode \"{other}\" (one of high, reclaim)");
+            return Err(("mode", e));
+        }
+    };
+    let mem_pressure_pct = match (mode, a.mem_pressure_pct) {
+        (SenpaiMode::High, Some(_)) => {
+            return Err(("mem_pressure_pct", "only with mode = \"reclaim\"".into()))
+        }
+        (_, v) => v.unwrap_or(0.1),
+    };
+    if !(mem_pressure_pct.is_finite() && (0.0..=100.0).contains(&mem_pressure_pct)) {
+        let e = format!("{mem_pressure_pct} is not a percentage (0 to 100)");
+        return Err(("mem_pressure_pct", e));
+    }
+    Ok((mode, mem_pressure_pct))
 }
 
 /// A share of the limit: 0 to 1 for a probe (it cannot lower by more than all of it),

@@ -127,6 +127,12 @@ pub struct AgentConfig {
     pub max_backoff: Option<f64>,
     pub coeff_probe: Option<f64>,
     pub coeff_backoff: Option<f64>,
+    /// senpai: `"high"` (senpai.py, default) or `"reclaim"` (oomd's Senpai plugin with
+    /// `immediate_backoff`: memory.reclaim, as the TMO paper runs it).
+    pub mode: Option<String>,
+    /// senpai in `"reclaim"` mode: the memory `some` avg10 and avg60 (percent) both
+    /// must be under this to reclaim (oomd's `mem_pressure_pct`, default 0.1).
+    pub mem_pressure_pct: Option<f64>,
     /// The CPU its task runs on (default: node 0's kswapd's CPUs, as an event's).
     pub cpu: Option<u32>,
     /// oomd's rulesets (`[[agent.ruleset]]`).
