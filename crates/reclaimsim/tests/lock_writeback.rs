@@ -125,7 +125,7 @@ fn run(s: &Scenario, name: &str) -> VariantResult {
         name,
         RunOptions {
             check: true,
-            watch: None,
+            ..Default::default()
         },
     )
     .unwrap_or_else(|e| panic!("{name}: {e}"))
