@@ -843,7 +843,7 @@ swap = { device = "zram", size = "64KiB" }
             s.k.swap.as_mut().unwrap().slots[slot as usize] =
                 reclaimsim::kernel::swap::SwapSlot::used(0);
         }
-        assert!(!s.k.can_swap());
+        assert!(!s.k.can_swap(ROOT));
     }
     s.check();
     s
