@@ -243,7 +243,7 @@ fn in_reclaim_mode_senpai_writes_memory_reclaim_and_no_limit() {
         .filter(|x| x.time_s < 0.195)
         .cloned()
         .collect();
-    // From 10 ms, one write an interval (6 ms) after the first interval's wait.
+    // From 10 ms, a write every seven ticks after the first interval's wait.
     assert!(w.len() >= 25, "{} writes", w.len());
     for pair in w.windows(2) {
         let (a, b) = (pair[0].memory_reclaim, pair[1].memory_reclaim);
@@ -254,8 +254,13 @@ fn in_reclaim_mode_senpai_writes_memory_reclaim_and_no_limit() {
         );
         // max_probe of what is above the floor: less each time as the memcg shrinks.
         assert!(b <= a && b as f64 >= a as f64 * 0.95, "{pair:?}");
+        // Six ticks of 1 ms waited, the seventh's write, and the write's reclaim before
+        // the next tick is counted: about 0.13 ms, more for the first (it ages /a).
         let gap = pair[1].time_s - pair[0].time_s;
-        assert!((0.006..0.0075).contains(&gap), "{pair:?}");
+        assert!(
+            gap >= 0.007 && (gap < 0.0075 || pair[0] == w[0]),
+            "{pair:?}"
+        );
     }
     // The first asks 1% of the 16 MiB and the process's other pages above the 1 MiB
     // floor: all of it is reclaimable, anon into zram.
@@ -268,14 +273,15 @@ fn in_reclaim_mode_senpai_writes_memory_reclaim_and_no_limit() {
         "{:?}",
         r.events
     );
-    // What it asked for, it got: memory.current at the end is lower by about the sum.
-    let asked: u64 = w.iter().map(|x| x.memory_reclaim.unwrap()).sum();
-    let current = r.memcgs["/a"].current;
+    // What it asked for, it got (memory_reclaim() stops once it has the amount; one
+    // reclaim pass may take up to a batch more).
+    let asked: u64 = writes(&r).iter().map(|x| x.memory_reclaim.unwrap()).sum();
+    let stolen = r.memcgs["/a"].stat["pgsteal"];
+    let (pages, n) = (asked / 4096, writes(&r).len() as u64);
     assert!(
-        current + asked <= (17 << 20) + (1 << 20),
-        "{current} {asked}"
+        (pages..=pages + 32 * n).contains(&stolen),
+        "{stolen} {pages}"
     );
-    assert!(current < (16 << 20) - asked / 2, "{current} {asked}");
 }
 
 #[test]
