@@ -176,6 +176,34 @@ pub fn lines(title: &str, x_title: &str, y_title: &str, series: Vec<Line>) -> Fi
     Figure::new(plot, true)
 }
 
+/// One row of marks per series over a numeric x (a run's events over virtual time):
+/// series `i` on row `names[i]`, a mark at each x, its label shown on hover.
+pub fn marks(
+    title: &str,
+    x_title: &str,
+    names: &[String],
+    rows: Vec<Vec<(f64, String)>>,
+) -> Figure {
+    let mut plot = Plot::new();
+    for (i, (name, row)) in names.iter().zip(rows).enumerate() {
+        let (x, text): (Vec<f64>, Vec<String>) = row.into_iter().unzip();
+        let y = vec![name.clone(); x.len()];
+        let mark = Scatter::new(x, y)
+            .name(name)
+            .mode(Mode::Markers)
+            .text_array(text)
+            .marker(Marker::new().color(color(i)).size(9));
+        plot.add_trace(mark);
+    }
+    let y = (Axis::new().auto_margin(true)).type_(AxisType::Category);
+    let height = 160 + names.len() * 40;
+    plot.set_layout(layout(title, x_title, "", false).y_axis(y).height(height));
+    Figure {
+        height_px: Some(height),
+        ..Figure::new(plot, true)
+    }
+}
+
 /// Lines over categories (a sweep's values, which need not be numbers), one per series.
 pub fn category_lines(
     title: &str,

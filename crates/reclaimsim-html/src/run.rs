@@ -42,6 +42,7 @@ pub fn page(r: &RunResult) -> Page {
             kswapd(&r.variants),
             reclaim_share(&r.variants),
             scheduling(&r.variants),
+            events(&r.variants),
         ],
     }
 }
@@ -460,6 +461,36 @@ fn locks(vs: &[VariantResult]) -> Section {
     }
 }
 
+/// The run's timeline of writes: each `[[event]]`'s and each agent's (senpai's
+/// memory.high or memory.reclaim, the Python agent's, oomd's kills), a row per variant
+/// over the longest run's virtual time, the command and its result on hover.
+fn events(vs: &[VariantResult]) -> Section {
+    let heading = "Events and agents' actions".to_string();
+    if vs.iter().all(|v| v.events.is_empty()) {
+        let why = "No [[event]] write or agent action in any variant.";
+        return Section::empty(heading, why);
+    }
+    let names: Vec<String> = vs.iter().map(|v| v.name.clone()).collect();
+    let rows = (vs.iter())
+        .map(|v| {
+            (v.events.iter())
+                .map(|e| (e.time_s, format!("{}: {}", e.command, e.result)))
+                .collect()
+        })
+        .collect();
+    let mut figure = chart::marks("Writes over time", "virtual time (s)", &names, rows);
+    let end = vs.iter().map(|v| v.virtual_time_s).fold(0.0, f64::max);
+    chart::x_range(&mut figure, "virtual time (s)", end);
+    let note = "Each mark is one write at its virtual time: an [[event]]'s, an agent's \
+                (a memory.high or memory.reclaim write, the Python agent's writes) or \
+                an oomd kill; hover over it for the command and its result.";
+    Section {
+        heading,
+        note: Some(note.to_string()),
+        figures: vec![figure],
+    }
+}
+
 /// kswapd's CPU time: the total per variant, and the profile by category side by side.
 fn kswapd(vs: &[VariantResult]) -> Section {
     let heading = "kswapd profile".to_string();
@@ -641,7 +672,7 @@ fn scheduling(vs: &[VariantResult]) -> Section {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reclaimsim::results::{LockResult, LockSiteResult, Sample, WorkloadResult};
+    use reclaimsim::results::{EventResult, LockResult, LockSiteResult, Sample, WorkloadResult};
     use serde_json::Value;
 
     /// A variant whose samples end at `end_s`, whose kswapd ran, and whose lru_lock
@@ -757,6 +788,26 @@ mod tests {
         let text = j["data"][0]["text"].as_array();
         assert!(text.is_none_or(|t| t.is_empty()), "no labels to collide");
         assert!(section.note.unwrap().contains("8 of 10 sites"));
+    }
+
+    #[test]
+    fn events_are_marked_per_variant_over_the_longest_run() {
+        let mut vs = two();
+        assert!(events(&vs).figures.is_empty(), "none: a note only");
+        vs[1].virtual_time_s = 0.8;
+        vs[1].events.push(EventResult {
+            time_s: 0.25,
+            command: "echo 1048576 > /a/memory.reclaim".into(),
+            result: "ok".into(),
+        });
+        let section = events(&vs);
+        let j = json(&section.figures[0]);
+        assert_eq!(j["data"][1]["x"], serde_json::json!([0.25]));
+        assert_eq!(j["data"][1]["y"], serde_json::json!(["new"]));
+        let text = &j["data"][1]["text"][0];
+        assert_eq!(text, "echo 1048576 > /a/memory.reclaim: ok");
+        assert_eq!(j["data"][0]["x"], serde_json::json!([]));
+        assert_eq!(j["layout"]["xaxis"]["range"], serde_json::json!([0.0, 0.8]));
     }
 
     #[test]
