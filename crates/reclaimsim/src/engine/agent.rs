@@ -303,30 +303,27 @@ impl Cgroup<'_> {
         ((min_size + unreclaimable).max(min), current)
     }
 
-    /// `echo BYTES > memory.reclaim`, as 6.1 runs it (`control::write`).
-    fn write_reclaim(&mut self, bytes: u64) {
-        let at = self.k.cur.clock;
-        self.k.spend(self.k.costs.cgroup_write, Cat::Other);
-        self.k.sync();
-        let file = MemcgFile::Reclaim {
-            pages: bytes / PAGE_SIZE,
-            swappiness: None,
-        };
-        let r = control::write(self.k, self.p, &Write::Memcg(self.m, file));
-        let shown = format!("echo {bytes} > {}/memory.reclaim", self.path);
-        self.writes.push((at, bytes, true, shown, r));
-    }
-
-    /// `echo BYTES > memory.high`, as 6.1 runs it (`control::write`).
-    fn write_high(&mut self, bytes: u64) {
+    /// `echo BYTES > memory.reclaim` (`reclaim`) or `> memory.high`, as 6.1 runs it
+    /// (`control::write`).
+    fn write(&mut self, bytes: u64, reclaim: bool) {
         let at = self.k.cur.clock;
         self.k.spend(self.k.costs.cgroup_write, Cat::Other);
         // The write lands after its syscall's time: the tasks due before it go first.
         self.k.sync();
-        let w = Write::Memcg(self.m, MemcgFile::High(bytes / PAGE_SIZE));
-        let r = control::write(self.k, self.p, &w);
-        let shown = format!("echo {bytes} > {}/memory.high", self.path);
-        self.writes.push((at, bytes, false, shown, r));
+        let pages = bytes / PAGE_SIZE;
+        let (file, name) = match reclaim {
+            true => (
+                MemcgFile::Reclaim {
+                    pages,
+                    swappiness: None,
+                },
+                "memory.reclaim",
+            ),
+            false => (MemcgFile::High(pages), "memory.high"),
+        };
+        let r = control::write(self.k, self.p, &Write::Memcg(self.m, file));
+        let shown = format!("echo {bytes} > {}/{name}", self.path);
+        self.writes.push((at, bytes, reclaim, shown, r));
     }
 }
 
@@ -430,7 +427,7 @@ impl Senpai {
             return None;
         }
         let size = ((current - floor) as f64 * self.conf.max_probe) as u64 & !4095;
-        cg.write_reclaim(size);
+        cg.write(size, true);
         self.grace_ticks = self.conf.interval;
         Some(0)
     }
@@ -455,7 +452,7 @@ impl Senpai {
         let l = limit.unwrap_or(0);
         let l = l.min(self.conf.max_size).max(self.conf.min_size) & !4095;
         self.limit = Some(l);
-        cg.write_high(l);
+        cg.write(l, false);
     }
 
     fn tick_ns(&self) -> u64 {
