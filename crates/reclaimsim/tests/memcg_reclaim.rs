@@ -607,3 +607,31 @@ fn v11_inc_max_seq_turns_the_oldest_generation_into_the_youngest() {
             .unwrap_or_else(|e| panic!("{variant}: {e}"));
     }
 }
+
+/// Seed 003's memtier populate under the memcg LRU (16 memcached threads charging a
+/// memcg a quarter of their data): from 6.4 a reclaimer that finds the mm list's round
+/// used up ends it and ages while another still walks memcached's only mm, so the other
+/// threads find a cold generation to evict. Under 6.1's walker count (only the last
+/// walker out may age) with the memcg LRU's no-wait get_nr_to_scan, their charges
+/// failed every retry during the first walk and memcached was OOM-killed at 22.5 ms.
+#[test]
+fn memcg_lru_ages_while_another_reclaimer_still_walks() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/seeds/003-batch-aging-memtier.toml");
+    let sets = [
+        "duration=60ms".to_string(),
+        "kernel.memcg_reclaim=\"memcg-lru\"".to_string(),
+    ];
+    let loaded = scenario::load(&path, &sets, None).unwrap();
+    let (name, s) = loaded.variants.iter().find(|(n, _)| n == "on").unwrap();
+    let opts = RunOptions {
+        check: true,
+        ..Default::default()
+    };
+    let r = reclaimsim::results::run(s, name, opts).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.oom_kills.is_empty(), "no OOM kill: {:?}", r.oom_kills);
+    assert!(r.virtual_time_s >= 0.06, "ran its 60 ms");
+    let g = &r.lru_gen["/test"][0];
+    assert!(g.max_seq > 6, "aged several times: max_seq {}", g.max_seq);
+    assert!(r.vmstat["pgsteal_anon"] > 10_000, "memcached's pages were swapped");
+}

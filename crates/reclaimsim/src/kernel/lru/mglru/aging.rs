@@ -10,6 +10,7 @@
 
 use super::gen::*;
 use super::Mglru;
+use crate::kernel::config::MemcgReclaim;
 use crate::kernel::debug::vm_warn_on;
 use crate::kernel::folio::{pg, Pfn, NIL};
 use crate::kernel::memcg::MemcgId;
@@ -207,9 +208,10 @@ fn should_skip_mm(k: &Kernel, mm: u32, walk: &MmWalk) -> bool {
 impl Mglru {
     /// Models try_to_inc_max_seq() (6.1): unless another walker has finished this round,
     /// walk the memcg's mm list with any other walkers; the one that completes the round
-    /// runs inc_max_seq and wakes the tasks waiting for it. A caller that did not get the round waits for
-    /// max_seq to grow when `wait` (6.1 at priority <= DEF_PRIORITY - 2; 6.2 dropped the
-    /// wait). Returns whether max_seq moved past `max_seq`.
+    /// runs inc_max_seq and wakes the tasks waiting for it. A caller that did not get the
+    /// round waits for max_seq to grow when `wait` (6.1 at priority <= DEF_PRIORITY - 2;
+    /// 6.4 dropped the wait, with the walker count: see walk_mm_list_v64). Returns
+    /// whether max_seq moved past `max_seq`.
     pub fn try_to_inc_max_seq(
         &mut self,
         k: &mut Kernel,
@@ -228,9 +230,14 @@ impl Mglru {
             // without walking any mm, unless walkers are inside it or another task
             // completed it while this one came to the lock.
             k.sync();
+            let v64 = self.mm_list_v64();
             let st = &mut self.mm_state[lv];
-            let ours = max_seq > st.seq && st.nr_walkers == 0;
+            let ours = max_seq > st.seq && (v64 || st.nr_walkers == 0);
             st.seq += u64::from(ours);
+            if ours && v64 {
+                // 6.4 also starts the next round from the list's head.
+                (st.head, st.pos, st.tail) = (None, 0, None);
+            }
             ours
         } else {
             self.alloc_mm_walk();
@@ -239,7 +246,11 @@ impl Mglru {
             walk.max_seq = max_seq;
             walk.can_swap = can_swap;
             walk.force_scan = force_scan;
-            let success = self.walk_mm_list(k, lv, &mut walk);
+            let success = if self.mm_list_v64() {
+                self.walk_mm_list_v64(k, lv, &mut walk)
+            } else {
+                self.walk_mm_list(k, lv, &mut walk)
+            };
             self.walk = Some(walk);
             success
         };
@@ -333,6 +344,79 @@ impl Mglru {
         found
     }
 
+    /// Whether the mm list is iterated as from 6.4 on ("mm: Multi-gen LRU: remove
+    /// wait_event_killable()", April 2023, in the memcg LRU's kernels and the January
+    /// 2024 base of seed 003): no walker count and no wait.
+    pub(super) fn mm_list_v64(&self) -> bool {
+        self.memcg_reclaim == MemcgReclaim::MemcgLru
+    }
+
+    /// Models iterate_mm_list() + walk_mm() as 6.4 has them: walkers share a round as in
+    /// 6.1, but the round ends when a walker, coming back for an mm, finds none left,
+    /// and that walker alone runs inc_max_seq, whether or not others are still walking
+    /// the mms they got (they stop at their next yield, walk_mm's max_seq check). A
+    /// walker that arrives after the end has nothing to do. Returns whether this walker
+    /// ended the round.
+    fn walk_mm_list_v64(&mut self, k: &mut Kernel, lv: usize, walk: &mut MmWalk) -> bool {
+        loop {
+            // The round is shared under mm_list->lock.
+            k.sync();
+            let stale = walk.max_seq <= self.mm_state[lv].seq;
+            let mm = if stale {
+                None
+            } else {
+                self.next_mm_v64(k, lv, walk)
+            };
+            let Some(mm) = mm else {
+                let st = &mut self.mm_state[lv];
+                let hist = lru_hist_from_seq(walk.max_seq);
+                for (s, w) in st.stats[hist].iter_mut().zip(walk.mm_stats.iter_mut()) {
+                    *s += std::mem::take(w);
+                }
+                return !stale;
+            };
+            self.walk_mm(k, lv, mm, walk);
+        }
+    }
+
+    /// The mm-list part of iterate_mm_list() (6.4, mm_list->lock held): the round's next
+    /// mm worth walking; when none is left the round ends here (mm_state->seq) and the
+    /// next starts from the list's head. The first mm of a round clears the next
+    /// generation's Bloom filter.
+    fn next_mm_v64(&mut self, k: &Kernel, lv: usize, walk: &mut MmWalk) -> Option<u32> {
+        let memcg = k.lruvecs[lv].memcg;
+        let st = &mut self.mm_state[lv];
+        let first = st.head.is_none();
+        let live_from = |from: u32| {
+            (from..k.mms.len() as u32)
+                .find(|&m| k.mms[m as usize].memcg == memcg && !k.mms[m as usize].dead)
+        };
+        let found = loop {
+            let Some(mm) = live_from(st.head.map_or(0, |h| h + 1)) else {
+                break None;
+            };
+            st.head = Some(mm);
+            if st.tail.is_none() || st.tail == Some(st.pos) {
+                st.tail = Some(st.pos + 1);
+                walk.force_scan = true;
+            }
+            st.pos += 1;
+            if !should_skip_mm(k, mm, walk) {
+                break Some(mm);
+            }
+        };
+        match found {
+            Some(_) if first => st.filters.reset(walk.max_seq + 1),
+            Some(_) => {}
+            None => {
+                st.head = None;
+                st.pos = 0;
+                st.seq += 1;
+            }
+        }
+        found
+    }
+
     /// Models walk_mm() with walk_pmd_range() for one mm: each PTE table of each VMA the
     /// walk may use (should_skip_vma: anon needs swap) is scanned if force_scan or the
     /// Bloom filter of this generation has it; a table worth it goes into the next
@@ -363,6 +447,11 @@ impl Mglru {
                 }
                 if walk.batched >= self.max_lru_batch() {
                     self.reset_batch_size_locked(k, lv, walk);
+                    // 6.4's walk_mm, at the walker's yield: another walker may have
+                    // ended the round and run inc_max_seq meanwhile.
+                    if self.mm_list_v64() && walk.max_seq != self.lrugen[lv].max_seq {
+                        return;
+                    }
                 }
                 lo = hi;
             }

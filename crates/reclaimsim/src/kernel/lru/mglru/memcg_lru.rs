@@ -11,7 +11,8 @@
 //! `try_to_shrink_lruvec` of 6.3, kswapd zeroes `nr_reclaimed` around `shrink_many`
 //! (the 6.4 replacement of `last_reclaimed`), and `lru_gen_age_node` only checks
 //! min_ttl_ms. The per-folio algorithm stays 6.1's (placement, tiers, PID controller,
-//! `should_run_aging`'s distribution test), kept apart from how memcgs are chosen.
+//! `should_run_aging`'s distribution test), kept apart from how memcgs are chosen, except
+//! the mm list's iteration, which follows 6.4 here (aging.rs, `walk_mm_list_v64`).
 
 use super::abort::get_nr_to_reclaim;
 use super::gen::*;

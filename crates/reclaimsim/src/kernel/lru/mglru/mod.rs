@@ -235,7 +235,7 @@ impl Mglru {
         );
         let gen = f.lru_gen();
         vm_warn_on!(
-            gen < 0 || self.lrugen[lv].seq_of(t, gen as usize).is_none(),
+            gen < 0 || (self.lrugen[lv].seq_of(t, gen as usize).is_none() && !self.mm_list_v64()),
             "folio {pfn}: gen {gen} outside [min_seq, max_seq]"
         );
     }
@@ -673,7 +673,11 @@ impl Policy for Mglru {
                     ));
                 }
                 let list_seq = g.seq_of(t, gen);
-                let reused = g.reused[t];
+                // From 6.4 a walker may still promote to the max_seq it started with
+                // after another reclaimer aged (walk_mm_list_v64): a folio's gen can
+                // then be older than its list's, or alias a slot outside the window,
+                // as it can in the kernel (sort_folio moves it by its gen field).
+                let reused = g.reused[t] || self.mm_list_v64();
                 if list_seq.is_none() && !members.is_empty() && !reused {
                     return Err(format!(
                         "lruvec {lv} {}: outside the seq window but not empty",
