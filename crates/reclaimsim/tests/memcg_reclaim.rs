@@ -633,5 +633,8 @@ fn memcg_lru_ages_while_another_reclaimer_still_walks() {
     assert!(r.virtual_time_s >= 0.06, "ran its 60 ms");
     let g = &r.lru_gen["/test"][0];
     assert!(g.max_seq > 6, "aged several times: max_seq {}", g.max_seq);
-    assert!(r.vmstat["pgsteal_anon"] > 10_000, "memcached's pages were swapped");
+    assert!(
+        r.vmstat["pgsteal_anon"] > 10_000,
+        "memcached's pages were swapped"
+    );
 }
