@@ -106,6 +106,57 @@ fn absurd_size() {
 }
 
 #[test]
+fn bad_swap_device_settings() {
+    let swap = |inner: &str| {
+        edit(
+            "cpus = 2\n",
+            &format!("cpus = 2\nswap = {{ size = \"64MiB\", {inner} }}\n"),
+        )
+    };
+    for (inner, field, message) in [
+        ("device = \"hdd\"", "machine.swap.device", "unknown variant"),
+        (
+            "device = \"ssd\", profile = \"usb\"",
+            "machine.swap.profile",
+            "unknown variant",
+        ),
+        ("device = \"ssd\", profile = 3", "machine.swap.profile", ""),
+        (
+            "device = \"ssd\", queue_depth = 3",
+            "machine.swap.queue_depth",
+            "unknown field",
+        ),
+    ] {
+        let text = swap(inner);
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "swap = ", field);
+        assert!(e.message.contains(message), "{e}");
+    }
+    for inner in [
+        "device = \"ssd\"",
+        "device = \"ssd\", profile = \"sata\"",
+        "device = \"zram\", profile = \"sata\"",
+    ] {
+        scenario::parse(&swap(inner), "s.toml", &[], None).unwrap();
+    }
+    // vm.page-cluster: 0 to 31.
+    let text = format!("{GOOD}[kernel]\npage_cluster = 32\n");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "page_cluster", "kernel.page_cluster");
+    assert!(e.message.contains("0 to 31"), "{e}");
+    // The SSD's queue depth: at least one request.
+    for (profile, field) in [("nvme", "nvme_queue_depth"), ("sata", "sata_queue_depth")] {
+        let text = format!(
+            "{}[costs]\n{field} = 0\n",
+            swap(&format!("device = \"ssd\", profile = \"{profile}\""))
+        );
+        let e = error(&text, &[]);
+        assert_at(&e, &text, field, &format!("costs.{field}"));
+        assert!(e.message.contains("at least 1"), "{e}");
+    }
+}
+
+#[test]
 fn bad_zswap_settings() {
     let swap = |zswap: &str| {
         edit(

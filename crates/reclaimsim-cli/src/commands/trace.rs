@@ -70,6 +70,7 @@ pub fn trace(a: &TraceArgs) -> Result<(), Failure> {
                 let size = ByteSize(summary.anon_pages * PAGE_SIZE);
                 s.machine.swap = Some(SwapConfig {
                     device: SwapDevice::Zram,
+                    profile: None,
                     size,
                     zswap: None,
                 });

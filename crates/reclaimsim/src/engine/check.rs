@@ -202,17 +202,17 @@ fn check_writeback(k: &Kernel) -> Result<(), String> {
     let nr_memcgs = k.memcgs.cgs.len();
     let (mut dirty, mut writeback) = (vec![0u64; nr_memcgs], vec![0u64; nr_memcgs]);
     let mut inode_dirty = vec![0u64; k.files.len()];
-    for f in k
-        .folios
-        .iter()
-        .filter(|f| f.test(pg::ALLOCATED) && !f.test(pg::ANON))
-    {
+    for f in k.folios.iter().filter(|f| f.test(pg::ALLOCATED)) {
+        // NR_WRITEBACK counts anon folios too (an SSD's swap writes); NR_FILE_DIRTY not.
+        if f.test(pg::WRITEBACK) {
+            writeback[f.memcg as usize] += 1;
+        }
+        if f.test(pg::ANON) {
+            continue;
+        }
         if f.test(pg::DIRTY) {
             dirty[f.memcg as usize] += 1;
             inode_dirty[f.owner as usize] += 1;
-        }
-        if f.test(pg::WRITEBACK) {
-            writeback[f.memcg as usize] += 1;
         }
     }
     let wb = &k.wb;

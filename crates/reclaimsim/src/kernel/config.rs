@@ -13,6 +13,22 @@ pub enum SwapDevice {
     Zram,
     /// brd ramdisk: costs a 4 KiB copy each way.
     Ramdisk,
+    /// An SSD on a block queue (NVMe or SATA, `SsdProfile`): asynchronous reads and
+    /// writes that complete after the device's time, no SWP_SYNCHRONOUS_IO, so swap-ins
+    /// go through the swap cache and swap readahead.
+    Ssd,
+}
+
+/// The SSD's device profile (`machine.swap.profile`): which of the cost table's
+/// `nvme_*` or `sata_*` latencies, transfer times and queue depth it has.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SsdProfile {
+    /// A PCIe 4.0 NVMe SSD (the Samsung 980 PRO's datasheet figures).
+    #[default]
+    Nvme,
+    /// A SATA 6 Gb/s SSD (the Samsung 870 EVO's datasheet figures).
+    Sata,
 }
 
 /// zswap's compressor (/sys/module/zswap/parameters/compressor, Linux 6.1).
@@ -215,6 +231,15 @@ pub struct KernelConfig {
     /// MGLRU: /sys/kernel/mm/lru_gen/min_ttl_ms, thrashing protection; 0 is off.
     #[serde(default)]
     pub min_ttl_ms: u64,
+    /// vm.page-cluster: swap readahead reads up to 2^page_cluster pages (0..=31; 0
+    /// turns readahead off). Only an asynchronous swap device (an SSD) reads ahead.
+    #[serde(default = "default_page_cluster")]
+    pub page_cluster: u32,
+    /// /sys/kernel/mm/swap/vma_ra_enabled: swap readahead by the faulting address's
+    /// neighbours in the VMA (swap_vma_readahead, 6.1's default) rather than by the
+    /// neighbouring swap slots (swap_cluster_readahead).
+    #[serde(default = "yes")]
+    pub vma_ra_enabled: bool,
     /// MGLRU: reclaim from many memcgs as `none` (patch1-8 in 6.1's shapes), `v6.1`
     /// (default), `memcg-lru` (6.3+), `v11` (the May 2022 posting's patch1-9) or
     /// `v11-patch1-8` (its baseline).
@@ -260,6 +285,9 @@ fn yes() -> bool {
     true
 }
 
+fn default_page_cluster() -> u32 {
+    3
+}
 fn default_dirty_background_ratio() -> u32 {
     10
 }
@@ -308,6 +336,8 @@ impl Default for KernelConfig {
             lru_gen_walks: true,
             page_cache_fix: false,
             min_ttl_ms: 0,
+            page_cluster: default_page_cluster(),
+            vma_ra_enabled: true,
             memcg_reclaim: MemcgReclaim::V61,
             batch_aging: false,
             batch_aging_counters: None,
@@ -341,6 +371,8 @@ pub struct Setup {
     pub topology: crate::sim::topology::Topology,
     /// The swap device and its size in pages, if any.
     pub swap: Option<(SwapDevice, u64)>,
+    /// The SSD's profile, when the swap device is an SSD.
+    pub ssd_profile: Option<SsdProfile>,
     /// zswap in front of the swap device, if configured.
     pub zswap: Option<ZswapConfig>,
     pub kernel: KernelConfig,

@@ -3,6 +3,7 @@
 //! reads (mm/filemap.c), munmap, and the OOM killer (mm/oom_kill.c).
 
 use crate::kernel::batch;
+use crate::kernel::config::SwapDevice;
 use crate::kernel::debug::vm_bug_on;
 use crate::kernel::folio::{pg, Folio, Pfn, NIL};
 use crate::kernel::lru::Policy;
@@ -454,12 +455,14 @@ pub fn do_wp_page(k: &mut Kernel, mm: u32, vpn: u64) {
     dirty_shared_page(k, pfn);
 }
 
-/// Models do_swap_page() (Linux 6.1): a swap-cache hit maps the folio (minor fault).
-/// On a miss, a SWP_SYNCHRONOUS_IO device (zram, brd) with an entry of one reference
-/// skips the swap cache (`swapin_skip_swapcache`); any other miss reads the page into a
-/// new swap-cache folio (major fault). After mapping a swap-cache folio, swap_free()
-/// drops the PTE's reference and should_try_to_free_swap() decides whether the folio
-/// gives its slot back.
+/// Models do_swap_page() (Linux 6.1): a swap-cache hit maps the folio (minor fault;
+/// lookup_swap_cache counts a readahead hit). On a miss, a SWP_SYNCHRONOUS_IO device
+/// (zram, brd) with an entry of one reference skips the swap cache
+/// (`swapin_skip_swapcache`); any other miss reads the page into a new swap-cache folio
+/// through swapin_readahead (major fault; an SSD reads the window's neighbours too).
+/// folio_lock_or_retry() then waits for a read still in flight. After mapping a
+/// swap-cache folio, swap_free() drops the PTE's reference and should_try_to_free_swap()
+/// decides whether the folio gives its slot back.
 fn do_swap_page(
     k: &mut Kernel,
     p: &mut dyn Policy,
@@ -475,30 +478,30 @@ fn do_swap_page(
         k.swap.as_ref().expect("swap entry without swap").slots[slot as usize].as_cached()
     };
     let pfn = match cached(k) {
-        Some(pfn) => pfn,
+        Some(pfn) => {
+            crate::kernel::swap_io::lookup_hit(k, pfn, mm, v, idx);
+            pfn
+        }
         // __swap_count(entry) == 1: the model has no fork and no shared anon, so every
         // swap entry is held by exactly one PTE and its count is always 1.
         None if k.swap.as_ref().unwrap().synchronous_io => {
             return swapin_skip_swapcache(k, p, mm, v, idx, orig, write);
         }
         None => {
-            let new = alloc_folio(k, p, memcg)?;
-            // Another thread swapped the page in while this one allocated.
-            if pte_changed(k, mm, v, idx, orig) {
-                k.free_folio(new);
+            let read = crate::kernel::swap_io::swapin_readahead(k, p, mm, v, idx)?;
+            k.count(Vm::Pgmajfault, memcg, 1);
+            // The entry went (another thread swapped it in) while the reads were set up.
+            let Some(pfn) = read else {
                 return Ok(());
-            }
-            // Or it is reading it in now: swapcache_prepare() fails, and the lookup
-            // finds its folio in the swap cache.
-            if let Some(pfn) = cached(k) {
-                k.free_folio(new);
-                pfn
-            } else {
-                swap_read_folio(k, p, mm, v, idx, slot, new);
-                new
-            }
+            };
+            pfn
         }
     };
+    // folio_lock_or_retry(): the read may still be in flight; after it, the folio must
+    // still be the entry's (folio_test_swapcache and page_swap_entry checks).
+    if crate::kernel::swap_io::wait_on_read(k, pfn) && cached(k) != Some(pfn) {
+        return Ok(());
+    }
     // Another thread mapped the swap-cache folio while this one waited on the lru lock.
     if pte_changed(k, mm, v, idx, orig) {
         return Ok(());
@@ -523,7 +526,8 @@ fn do_swap_page(
 /// mlock or VM_LOCKED in the model.
 fn should_try_to_free_swap(k: &Kernel, pfn: Pfn, write: bool) -> bool {
     let f = k.folios[pfn as usize];
-    if !f.test(pg::SWAPCACHE) {
+    // folio_free_swap() refuses a folio under writeback (an SSD's write in flight).
+    if !f.test(pg::SWAPCACHE) || f.test(pg::WRITEBACK) {
         return false;
     }
     if k.swap_full(f.memcg) {
@@ -575,7 +579,8 @@ fn swapin_skip_swapcache(
         p.refault(k, new, shadow, true);
     }
     let start = k.cur.clock;
-    swap_readpage(k, memcg, slot);
+    swap_readpage(k, memcg, slot, new);
+    k.count(Vm::Pgmajfault, memcg, 1);
     k.workingset_read_stall(new, start, k.cur.clock);
     // The refault check may have waited for an lru lock: the pte_same() check.
     if pte_changed(k, mm, v, idx, orig) {
@@ -592,41 +597,37 @@ fn swapin_skip_swapcache(
     Ok(())
 }
 
-/// Models swap_readpage() of one page from zswap (frontswap_load) or else zram or brd, which complete in the caller's
-/// context (zram's decompression, brd's copy), and pswpin; then do_swap_page() counts the
-/// major fault ("had to read the page from swap area"). 6.1 reads through the device's
-/// ->rw_page (bdev_read_page), which skips submit_bio(): pswpin (global only), no pgpgin.
-fn swap_readpage(k: &mut Kernel, memcg: MemcgId, slot: u32) {
+/// Models swap_readpage() (6.1) of one page into folio `pfn` from zswap (frontswap_load)
+/// or else the device: zram and brd complete in the caller's context (zram's
+/// decompression, brd's copy) through the device's ->rw_page (bdev_read_page), which
+/// skips submit_bio(): pswpin (global only), no pgpgin; an SSD takes an asynchronous bio
+/// (`swap_io::read_folio`). Returns when the page's data is in the folio. The caller
+/// counts the major fault ("had to read the page from swap area").
+fn swap_readpage(k: &mut Kernel, memcg: MemcgId, slot: u32, pfn: Pfn) -> u64 {
     // frontswap_load() first: a page zswap holds is not read from the device (no pswpin).
-    if !crate::kernel::zswap::load(k, slot, memcg) {
-        match k.swap.as_ref().unwrap().device {
-            crate::kernel::config::SwapDevice::Zram => {
-                k.spend(k.costs.zram_decompress, Cat::Compression)
-            }
-            crate::kernel::config::SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
-        }
-        // Per memcg too: the model's attribution, shown outside memory.stat.
-        k.count(Vm::Pswpin, memcg, 1);
+    if crate::kernel::zswap::load(k, slot, memcg) {
+        return k.cur.clock;
     }
-    k.count(Vm::Pgmajfault, memcg, 1);
+    // Per memcg too: the model's attribution, shown outside memory.stat.
+    k.count(Vm::Pswpin, memcg, 1);
+    match k.swap.as_ref().unwrap().device {
+        SwapDevice::Zram => k.spend(k.costs.zram_decompress, Cat::Compression),
+        SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
+        SwapDevice::Ssd => return crate::kernel::swap_io::read_folio(k, pfn, slot),
+    }
+    k.cur.clock
 }
 
-/// Models swap_read_folio() into a new swap-cache folio (__read_swap_cache_async): the
-/// device read, the major-fault counts, the swap-cache insertion and the refault check.
-fn swap_read_folio(
-    k: &mut Kernel,
-    p: &mut dyn Policy,
-    mm: u32,
-    v: usize,
-    idx: usize,
-    slot: u32,
-    pfn: Pfn,
-) {
+/// Models __read_swap_cache_async()'s insertion of new folio `pfn` into the swap cache
+/// for `slot`, the entry of page `vpn` of process `mm` (add_to_swap_cache, the refault
+/// check of its shadow, folio_add_lru), and swap_readpage() into it. A synchronous read
+/// that the refault check found a workingset folio counts as a memory stall; an SSD's
+/// read is waited for by the fault that needs it (`swap_io::wait_on_read`).
+pub fn swap_read_folio(k: &mut Kernel, p: &mut dyn Policy, mm: u32, vpn: u64, slot: u32, pfn: Pfn) {
     let memcg = k.mms[mm as usize].memcg;
     let start = k.cur.clock;
-    swap_readpage(k, memcg, slot);
+    let ready = swap_readpage(k, memcg, slot, pfn);
     let read_end = k.cur.clock;
-    let vpn = k.mms[mm as usize].vmas[v].start + idx as u64;
     let f = &mut k.folios[pfn as usize];
     f.set(pg::ANON | pg::SWAPBACKED | pg::SWAPCACHE);
     f.owner = mm;
@@ -639,7 +640,9 @@ fn swap_read_folio(
     if let Some(shadow) = shadow {
         p.refault(k, pfn, shadow, true);
     }
-    k.workingset_read_stall(pfn, start, read_end);
+    if ready <= read_end {
+        k.workingset_read_stall(pfn, start, read_end);
+    }
     batch::folio_add_lru(k, p, pfn, true);
 }
 
@@ -826,6 +829,12 @@ pub fn zap_vma(k: &mut Kernel, p: &mut dyn Policy, mm: u32, v: usize) {
 /// swap_free() of a PTE's swap entry: frees the slot and its swap-cache folio, if any.
 fn free_swap_entry(k: &mut Kernel, p: &mut dyn Policy, slot: u32) {
     let cached = k.swap.as_ref().unwrap().slots[slot as usize].as_cached();
+    // A folio under an SSD's read or write (locked, or PG_writeback) stays in the swap
+    // cache with its slot (free_swap_and_cache's __try_to_reclaim_swap fails); reclaim
+    // frees both once the I/O is done (`vmscan::unreferenced_swapcache`).
+    if cached.is_some_and(|pfn| swapcache_busy(k, pfn)) {
+        return;
+    }
     // Out of the swap cache before the slot's return may wait for si->lock.
     if let Some(pfn) = cached {
         k.folio_swap[pfn as usize] = NIL;
@@ -835,6 +844,12 @@ fn free_swap_entry(k: &mut Kernel, p: &mut dyn Policy, slot: u32) {
     if let Some(pfn) = cached.filter(|&pfn| !k.folios[pfn as usize].mapped()) {
         release_folio(k, p, pfn);
     }
+}
+
+/// A swap-cache folio whose SSD read or write is in flight.
+pub fn swapcache_busy(k: &Kernel, pfn: Pfn) -> bool {
+    k.folios[pfn as usize].test(pg::WRITEBACK)
+        || crate::kernel::swap_io::read_pending(k, pfn).is_some()
 }
 
 /// The mapping's reference to an anon folio is gone (folios_put): off its list and back

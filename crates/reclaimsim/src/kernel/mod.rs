@@ -21,13 +21,14 @@ pub mod rmap;
 pub mod spinlock;
 pub mod stats;
 pub mod swap;
+pub mod swap_io;
 pub mod throttle;
 pub mod vmscan;
 pub mod workingset;
 pub mod writeback;
 pub mod zswap;
 
-use crate::kernel::config::{KernelConfig, LruLockKind, PolicyKind, Setup};
+use crate::kernel::config::{KernelConfig, LruLockKind, PolicyKind, Setup, SwapDevice};
 use crate::kernel::debug::vm_bug_on;
 use crate::kernel::folio::{pg, Folio, Link, Pfn, NIL};
 use crate::kernel::memcg::{MemcgId, MemcgTree};
@@ -188,6 +189,12 @@ fn new_swap(s: &Setup, memcgs: usize) -> Option<Swap> {
     let (device, pages) = s.swap?;
     let mut sw = Swap::new(device, pages);
     sw.zswap = (s.zswap.as_ref()).map(|&c| Box::new(zswap::Zswap::new(c, sw.slots.len(), memcgs)));
+    if device == SwapDevice::Ssd {
+        let profile = s.ssd_profile.unwrap_or_default();
+        let cluster_ra = !s.kernel.vma_ra_enabled && s.kernel.page_cluster > 0;
+        let ssd = swap_io::Ssd::new(profile, &s.costs, sw.slots.len(), cluster_ra);
+        sw.ssd = Some(Box::new(ssd));
+    }
     Some(sw)
 }
 
@@ -491,6 +498,7 @@ impl Kernel {
                 + s.memcg.len() * 2
                 + s.free_bytes()
                 + s.zswap.as_ref().map_or(0, |z| z.host_bytes())
+                + s.ssd.as_ref().map_or(0, |d| d.host_bytes())
         });
         b += self.lruvecs.len() * size_of::<Lruvec>();
         b as u64
@@ -533,6 +541,7 @@ mod tests {
             memory_pages: 4096,
             topology: crate::sim::topology::Topology::flat(2, 1),
             swap: None,
+            ssd_profile: None,
             zswap: None,
             kernel: KernelConfig {
                 lru_lock: LruLockKind::Node,

@@ -59,6 +59,10 @@ counters! {
     Zswpin => "zswpin",
     Zswpout => "zswpout",
     Zswpwb => "zswpwb",
+    // Swap readahead (6.1's vmstat names). The results show them only when the swap
+    // device is an SSD, the one device that reads ahead.
+    SwapRa => "swap_ra",
+    SwapRaHit => "swap_ra_hit",
     // The model's own counts and sleep times of the throttles (kernel/throttle.rs).
     DirtyThrottle => "balance_dirty_pages_pause",
     DirtyThrottleNs => "balance_dirty_pages_pause_ns",

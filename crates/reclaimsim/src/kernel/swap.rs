@@ -1,5 +1,6 @@
 //! The swap device: slots, the swap cache, and the device cost model (mm/swapfile.c,
-//! mm/swap_state.c, drivers/block/zram, drivers/block/brd).
+//! mm/swap_state.c, drivers/block/zram, drivers/block/brd). An SSD's queue and
+//! asynchronous I/O are `swap_io`.
 
 use crate::kernel::config::SwapDevice;
 use crate::kernel::folio::Pfn;
@@ -51,12 +52,14 @@ pub struct Swap {
     /// si->lock, guarding the swap map.
     pub lock: crate::sim::lock::Lock,
     /// SWP_SYNCHRONOUS_IO in si->flags: swapon sets it for a device whose queue is
-    /// synchronous (QUEUE_FLAG_SYNCHRONOUS), which zram and brd both are, so it is set for
-    /// every device the model has. Then do_swap_page skips the swap cache for an entry
-    /// with one reference. Tests clear it to take the swap-cache path.
+    /// synchronous (QUEUE_FLAG_SYNCHRONOUS), which zram and brd both are and an SSD is
+    /// not. Then do_swap_page skips the swap cache for an entry with one reference.
+    /// Tests clear it to take the swap-cache path.
     pub synchronous_io: bool,
     /// zswap in front of the device, when the scenario configures it.
     pub zswap: Option<Box<crate::kernel::zswap::Zswap>>,
+    /// The SSD's queue and I/O state, when the device is an SSD.
+    pub ssd: Option<Box<crate::kernel::swap_io::Ssd>>,
 }
 
 impl Swap {
@@ -71,8 +74,10 @@ impl Swap {
             lock: Default::default(),
             synchronous_io: match device {
                 SwapDevice::Zram | SwapDevice::Ramdisk => true,
+                SwapDevice::Ssd => false,
             },
             zswap: None,
+            ssd: None,
         }
     }
 
@@ -106,12 +111,30 @@ impl Swap {
     }
 }
 
-/// The CPU time of writing one page to the swap device in the submitter's context:
-/// zram's compression (lzo-rle), brd's copy.
+/// The write of one page with no folio under writeback after it (zswap's writeback of
+/// an entry): zram's compression (lzo-rle) or brd's copy in the submitter's context, or
+/// a request on the SSD's queue.
 pub fn device_write_cost(k: &mut Kernel, device: SwapDevice) {
     match device {
         SwapDevice::Zram => k.spend(k.costs.zram_compress, Cat::Compression),
         SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
+        SwapDevice::Ssd => crate::kernel::swap_io::write_page(k),
+    }
+}
+
+/// Models __swap_writepage() (6.1) of swap-cache folio `pfn`: zram and brd complete in
+/// the submitter's context through ->rw_page (false: the folio comes back clean); an
+/// SSD takes a bio and the folio stays under writeback until it completes (true).
+pub fn swap_writepage(k: &mut Kernel, pfn: Pfn, device: SwapDevice) -> bool {
+    match device {
+        SwapDevice::Zram | SwapDevice::Ramdisk => {
+            device_write_cost(k, device);
+            false
+        }
+        SwapDevice::Ssd => {
+            crate::kernel::swap_io::write_folio(k, pfn);
+            true
+        }
     }
 }
 

@@ -242,6 +242,17 @@ fn shrink_one(
         k.free_folio(pfn);
         return Fate::Freed;
     }
+    if crate::kernel::swap_io::has_ssd(k) {
+        // folio_trylock() fails on a folio whose read is in flight: keep_locked.
+        if crate::kernel::swap_io::read_pending(k, pfn).is_some() {
+            return Fate::Keep;
+        }
+        if unreferenced_swapcache(k, pfn) {
+            crate::kernel::fault::folio_free_swap(k, pfn);
+            k.free_folio(pfn);
+            return Fate::Freed;
+        }
+    }
     let f = k.folios[pfn as usize];
     if f.test(pg::UNEVICTABLE) {
         return Fate::Activate;
@@ -353,6 +364,26 @@ fn orphaned_swapcache(k: &Kernel, pfn: Pfn) -> bool {
     f.test(pg::SWAPCACHE) && !f.mapped() && f.pins() == 0 && k.mms[f.owner as usize].dead
 }
 
+/// A swap-cache folio that nothing maps and whose entry no PTE holds any more: its
+/// process exited or unmapped the page while an SSD's I/O on it was in flight
+/// (`fault::free_swap_entry` leaves it). Once the I/O is done, reclaim frees the slot
+/// and the folio, as the kernel's reclaim of a swap-cache folio with no swap count
+/// left (folio_swapped() false, so folio_free_swap() succeeds). Not under writeback.
+fn unreferenced_swapcache(k: &Kernel, pfn: Pfn) -> bool {
+    let f = &k.folios[pfn as usize];
+    if !f.test(pg::SWAPCACHE) || f.mapped() || f.pins() > 0 || f.test(pg::WRITEBACK) {
+        return false;
+    }
+    let m = &k.mms[f.owner as usize];
+    let slot = k.folio_swap[pfn as usize];
+    let vpn = u64::from(f.index);
+    let held = m.find_vma(vpn).is_some_and(|v| {
+        let pte = m.vmas[v].ptes[(vpn - m.vmas[v].start) as usize];
+        pte.swap_slot() == Some(slot)
+    });
+    m.dead || !held
+}
+
 /// Models add_to_swap() and its folio_alloc_swap() (6.1): gives an anon folio a swap
 /// slot and puts it in the swap cache. The slot's charge is
 /// mem_cgroup_try_charge_swap(): without a slot (no device, or none free) it counts
@@ -377,7 +408,16 @@ fn add_to_swap(k: &mut Kernel, pfn: Pfn) -> bool {
         return false;
     }
     k.spend(k.costs.swap_slot, Cat::Other);
-    k.swap.as_mut().unwrap().slots[slot as usize] = SwapSlot::cached(pfn);
+    let (owner, index) = (k.folios[pfn as usize].owner, k.folios[pfn as usize].index);
+    let sw = k.swap.as_mut().unwrap();
+    sw.slots[slot as usize] = SwapSlot::cached(pfn);
+    if let Some(o) = sw
+        .ssd
+        .as_mut()
+        .and_then(|d| d.slot_owner.get_mut(slot as usize))
+    {
+        *o = (owner, index);
+    }
     k.folio_swap[pfn as usize] = slot;
     let f = &mut k.folios[pfn as usize];
     f.set(pg::SWAPCACHE | pg::DIRTY);
@@ -405,7 +445,8 @@ pub fn lru_scan_touch(k: &mut Kernel, prefetched: bool) {
 
 /// Models pageout(): writes a dirty folio. A swap-cache folio goes to zswap if it takes
 /// it (swap_writepage's frontswap_store), else to zram or brd, which
-/// complete in the submitter's context, so it comes back clean at once; a page-cache
+/// complete in the submitter's context, so it comes back clean at once, or to an SSD,
+/// from which it comes back with PG_writeback and PG_reclaim; a page-cache
 /// folio gets PG_reclaim and an asynchronous write (ext4 on brd completes through its
 /// end_io work), so it comes back with PG_writeback. 6.1's __swap_writepage() hands the
 /// page to zram's or brd's ->rw_page (bdev_write_page), which skips submit_bio(): the
@@ -422,9 +463,14 @@ fn pageout(k: &mut Kernel, pfn: Pfn) {
     let zswap = k.swap.as_ref().is_some_and(|s| s.zswap.is_some());
     if !(zswap && crate::kernel::zswap::store(k, pfn, slot)) {
         let device = k.swap.as_ref().unwrap().device;
-        crate::kernel::swap::device_write_cost(k, device);
         // Per memcg too: the model's attribution, shown outside memory.stat.
         k.count(Vm::Pswpout, f.memcg, 1);
+        if crate::kernel::swap::swap_writepage(k, pfn, device) {
+            // An SSD's write: PG_reclaim stays, so its completion rotates the folio.
+            k.folios[pfn as usize].clear(pg::DIRTY);
+            k.folios[pfn as usize].set(pg::RECLAIM);
+            return;
+        }
     }
     k.folios[pfn as usize].clear(pg::DIRTY | pg::RECLAIM);
 }

@@ -372,19 +372,40 @@ pub fn folio_clear_dirty_for_io(k: &mut Kernel, pfn: Pfn) -> bool {
 /// and NR_WRITEBACK, the copy into the ramdisk, and the completion queued
 /// `writeback_latency` later on this CPU.
 fn submit_write(k: &mut Kernel, pfn: Pfn) {
+    debug_assert!(!k.folios[pfn as usize].test(pg::ANON));
+    folio_start_writeback(k, pfn);
+    k.spend(k.costs.writeback_page, Cat::Io);
+    k.spend(k.costs.page_copy, Cat::Io);
+    k.vm.add(Vm::Pgpgout, 4);
+    let at = k.cur.clock + k.costs.writeback_latency;
+    queue_completion(k, pfn, at);
+}
+
+/// Models folio_start_writeback(): PG_writeback and NR_WRITEBACK (anon folios count
+/// there too, and in memory.stat's `file_writeback`, as in 6.1).
+fn folio_start_writeback(k: &mut Kernel, pfn: Pfn) {
     let f = &mut k.folios[pfn as usize];
-    debug_assert!(!f.test(pg::WRITEBACK) && !f.test(pg::ANON));
+    debug_assert!(!f.test(pg::WRITEBACK));
     f.set(pg::WRITEBACK);
     let memcg = f.memcg;
     k.wb.nr_writeback += 1;
     k.wb.memcg_writeback[memcg as usize] += 1;
-    k.spend(k.costs.writeback_page, Cat::Io);
-    k.spend(k.costs.page_copy, Cat::Io);
-    k.vm.add(Vm::Pgpgout, 4);
+}
+
+/// The completion of `pfn`'s write at `at`, on this CPU.
+fn queue_completion(k: &mut Kernel, pfn: Pfn, at: u64) {
     let wb = &mut k.wb;
     wb.seq += 1;
-    let at = k.cur.clock + k.costs.writeback_latency;
     wb.completions.push(Reverse((at, wb.seq, pfn, k.cur.cpu)));
+}
+
+/// A swap-cache folio's write to an SSD (`swap_io::write_folio`): under writeback until
+/// end_swap_bio_write, at `done` on this CPU, runs folio_end_writeback (which rotates
+/// the folio to the inactive tail if reclaim set PG_reclaim).
+pub fn start_swap_writeback(k: &mut Kernel, pfn: Pfn, done: u64) {
+    debug_assert!(k.folios[pfn as usize].test(pg::SWAPCACHE));
+    folio_start_writeback(k, pfn);
+    queue_completion(k, pfn, done);
 }
 
 /// Models folio_end_writeback(): a folio reclaim marked PG_reclaim is first rotated to

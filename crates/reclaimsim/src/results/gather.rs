@@ -74,6 +74,7 @@ impl Engine {
             lru_gen: self.lru_gen_states(self.run_end()),
             events: self.event_results.clone(),
             zswap: zswap(k),
+            swap_device: swap_device(k),
             agents: self.agents.iter().map(|a| a.result.clone()).collect(),
             alloc_stall: AllocStall::from(&k.alloc_stall),
             sched: self.sched_use(),
@@ -99,6 +100,18 @@ fn zswap(k: &Kernel) -> Option<crate::results::ZswapResult> {
     })
 }
 
+/// The SSD's own counts, when the swap device is one.
+fn swap_device(k: &Kernel) -> Option<crate::results::SwapDeviceResult> {
+    let d = k.swap.as_ref()?.ssd.as_ref()?.stats;
+    Some(crate::results::SwapDeviceResult {
+        reads: d.reads,
+        writes: d.writes,
+        bytes_read: d.bytes_read,
+        bytes_written: d.bytes_written,
+        queue_wait_ns: d.queue_wait_ns,
+    })
+}
+
 /// Whether zswap is configured: its counters are shown only then.
 fn has_zswap(k: &Kernel) -> bool {
     k.swap.as_ref().is_some_and(|s| s.zswap.is_some())
@@ -113,6 +126,11 @@ fn vmstat(k: &Kernel) -> BTreeMap<String, u64> {
         .collect();
     if !has_zswap(k) {
         for c in [Vm::Zswpin, Vm::Zswpout, Vm::Zswpwb] {
+            vmstat.remove(VM_NAMES[c as usize]);
+        }
+    }
+    if !crate::kernel::swap_io::has_ssd(k) {
+        for c in [Vm::SwapRa, Vm::SwapRaHit] {
             vmstat.remove(VM_NAMES[c as usize]);
         }
     }

@@ -69,6 +69,9 @@ pub struct VariantResult {
     /// zswap's state and debugfs counters at the end, when the scenario configures zswap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zswap: Option<ZswapResult>,
+    /// The SSD's own counts at the end, when the swap device is an SSD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_device: Option<SwapDeviceResult>,
     /// Per `[[agent]]`, in the scenario's order: each memory.high it wrote, when, and the
     /// pressure it had read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -124,6 +127,18 @@ pub struct ZswapResult {
     pub reject_compress_poor: u64,
     /// Stores over a slot that still had an entry (the old one is dropped).
     pub duplicate_entry: u64,
+}
+
+/// An SSD swap device's requests over the run: reads and writes of 4 KiB each
+/// (swap-outs and zswap's writeback, swap-ins and readahead).
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
+pub struct SwapDeviceResult {
+    pub reads: u64,
+    pub writes: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Time requests waited for a free tag of the device's queue, summed, in ns.
+    pub queue_wait_ns: u64,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]

@@ -304,6 +304,9 @@ fn default_cpus() -> u32 {
 pub struct SwapConfig {
     pub device: SwapDevice,
     pub size: ByteSize,
+    /// The SSD's device profile: "nvme" (default) or "sata". Unused with another device
+    /// (so that a variant can switch devices).
+    pub profile: Option<crate::kernel::config::SsdProfile>,
     /// zswap in front of the device (mm/zswap.c, Linux 6.1); off when absent.
     pub zswap: Option<crate::kernel::config::ZswapConfig>,
 }
@@ -477,6 +480,9 @@ impl Scenario {
             memory_pages: m.memory.pages(),
             topology: m.topology(),
             swap: m.swap.as_ref().map(|sw| (sw.device, sw.size.pages())),
+            ssd_profile: (m.swap.as_ref())
+                .filter(|sw| sw.device == SwapDevice::Ssd)
+                .map(|sw| sw.profile.unwrap_or_default()),
             zswap: (m.swap.as_ref())
                 .and_then(|sw| sw.zswap)
                 .filter(|z| z.enabled),

@@ -1195,6 +1195,7 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
         }
     }
     check_zswap(s)?;
+    check_swap_device(s)?;
     check_memcgs(s)?;
     check_page_content(s)?;
     check_workloads(s)?;
@@ -1276,6 +1277,36 @@ fn check_zswap(s: &Scenario) -> Result<(), Problem> {
                 format!("{v}: a percentage, 0 to 100"),
             );
         }
+    }
+    Ok(())
+}
+
+/// `kernel.page_cluster` within 0 to 31 (6.1's page_cluster_max); an SSD's queue depth
+/// in the cost table at least one request.
+fn check_swap_device(s: &Scenario) -> Result<(), Problem> {
+    use crate::kernel::config::{SsdProfile, SwapDevice};
+    if s.kernel.page_cluster > 31 {
+        return fail(
+            at("kernel.page_cluster"),
+            format!("{}: must be 0 to 31", s.kernel.page_cluster),
+        );
+    }
+    let Some(sw) = &s.machine.swap else {
+        return Ok(());
+    };
+    // A profile with another device is unused, so that a variant can switch devices.
+    if sw.device != SwapDevice::Ssd {
+        return Ok(());
+    }
+    let (field, depth) = match sw.profile.unwrap_or_default() {
+        SsdProfile::Nvme => ("nvme_queue_depth", s.costs.nvme_queue_depth),
+        SsdProfile::Sata => ("sata_queue_depth", s.costs.sata_queue_depth),
+    };
+    if depth == 0 {
+        return fail(
+            at(&format!("costs.{field}")),
+            "0: the SSD's queue depth must be at least 1",
+        );
     }
     Ok(())
 }

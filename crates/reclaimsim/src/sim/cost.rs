@@ -10,8 +10,9 @@
 //! benchmarks); a minor fault round trip is ~1 us (will-it-scale page_fault3 reaches ~1 M
 //! faults/s per core); syscall entry/exit ~100-200 ns. Each field says which it uses.
 //!
-//! Every field is in nanoseconds but two: `smt_compute` and `smt_memory` are factors in
-//! per mille (the speed a hardware thread keeps while its SMT sibling is busy).
+//! Every field is in nanoseconds but four: `smt_compute` and `smt_memory` are factors in
+//! per mille (the speed a hardware thread keeps while its SMT sibling is busy), and
+//! `nvme_queue_depth` and `sata_queue_depth` are counts of I/Os.
 
 use serde::{Deserialize, Serialize};
 
@@ -161,6 +162,37 @@ pub struct CostTable {
     /// miss leaves the core's execution units to its sibling, which is what SMT is for, so
     /// a busy sibling costs little (a shared fill-buffer and L1/L2 share). Not ns.
     pub smt_memory: u64,
+    /// The CPU time of one 4 KiB bio to an SSD, charged to its submitter: bio_alloc,
+    /// submit_bio through blk-mq to the NVMe or AHCI driver, and its share of the
+    /// completion interrupt and end_io (~1-2 us: the block layer's published per-core
+    /// rates, ~1.7 M IOPS polled with io_uring down to ~0.5 M with interrupts).
+    pub block_io: u64,
+    /// NVMe SSD (Samsung 980 PRO 1 TB datasheet): the fixed time of one 4 KiB random
+    /// read, its QD1 period (22 K IOPS, 45.5 us) less `nvme_read_page`. Device time.
+    pub nvme_read_latency: u64,
+    /// NVMe: the fixed time of one 4 KiB write, its QD1 period (50 K IOPS, 20 us) less
+    /// `nvme_write_page`. Device time.
+    pub nvme_write_latency: u64,
+    /// NVMe: a 4 KiB read's share of the device's bandwidth, one at a time (its QD32
+    /// random read rate, 1 M IOPS). Device time.
+    pub nvme_read_page: u64,
+    /// NVMe: a 4 KiB write's share of the bandwidth (QD32 random write, 1 M IOPS).
+    pub nvme_write_page: u64,
+    /// NVMe: I/Os in flight at most (the depth of the datasheet's peak rates, QD32).
+    /// A count, not ns.
+    pub nvme_queue_depth: u64,
+    /// SATA SSD (Samsung 870 EVO 1 TB datasheet): one 4 KiB random read's fixed time,
+    /// its QD1 period (13 K IOPS, 76.9 us) less `sata_read_page`. Device time.
+    pub sata_read_latency: u64,
+    /// SATA: one 4 KiB write's fixed time, its QD1 period (36 K IOPS, 27.8 us) less
+    /// `sata_write_page`. Device time.
+    pub sata_write_latency: u64,
+    /// SATA: a 4 KiB read's share of the bandwidth (QD32 random read, 98 K IOPS).
+    pub sata_read_page: u64,
+    /// SATA: a 4 KiB write's share of the bandwidth (QD32 random write, 88 K IOPS).
+    pub sata_write_page: u64,
+    /// SATA: I/Os in flight at most (NCQ's 32 tags). A count, not ns.
+    pub sata_queue_depth: u64,
     /// The direct CPU cost of switching a CPU from one task to another: schedule(),
     /// `__switch_to`, the `switch_mm` when the processes differ, and the immediate cache
     /// and TLB refill share (lmbench lat_ctx: ~1-3 us on 2-process rings on Xeons of the
@@ -239,6 +271,17 @@ impl Default for CostTable {
             lru_stat_update: 20,
             smt_compute: 600,
             smt_memory: 900,
+            block_io: 1500,
+            nvme_read_latency: 44_500,
+            nvme_write_latency: 19_000,
+            nvme_read_page: 1000,
+            nvme_write_page: 1000,
+            nvme_queue_depth: 32,
+            sata_read_latency: 66_700,
+            sata_write_latency: 16_400,
+            sata_read_page: 10_200,
+            sata_write_page: 11_400,
+            sata_queue_depth: 32,
             context_switch: 1500,
             wakeup_latency: 3000,
             memtier_request: 4900,

@@ -425,6 +425,7 @@ mod tests {
             memory_pages: 4096,
             topology: crate::sim::topology::Topology::flat(2, 1),
             swap: None,
+            ssd_profile: None,
             zswap: None,
             kernel: KernelConfig::default(),
             costs: crate::sim::cost::CostTable::default(),
