@@ -11,7 +11,8 @@
 #                               memory.pressure; @RS cg PATH current|swap.current VALUE
 #   @RS psi LINE                /proc/pressure/memory
 #   @RS wl NAME ops=...         each workload's result line (the programs print it)
-#   @RS exit NAME STATUS        each workload's exit status
+#   @RS start NAME UPTIME MEMCG / @RS exit NAME STATUS UPTIME   each workload's start
+#                               and exit (its exit status)
 #   @RS error TEXT, @RS done
 export PATH=/bin:/sbin
 mount -t proc proc /proc
@@ -108,9 +109,9 @@ while [ $i -lt $RS_NWL ]; do
 	(
 		[ "$st" != 0 ] && sleep $st
 		if [ -n "$af" ]; then while [ ! -f /tmp/fin.$af ] && [ ! -f /tmp/exit.$af ]; do sleep 0.1; done; fi
-		echo "@RS start $n $(now)"
+		echo "@RS start $n $(now) $g"
 		sh -c "echo \$\$ > $C$g/cgroup.procs; exec $cmd" > /tmp/wl.$n.out 2>&1
-		echo $? > /tmp/exit.$n
+		echo "$? $(now)" > /tmp/exit.$n.t && mv /tmp/exit.$n.t /tmp/exit.$n
 	) &
 	i=$((i + 1))
 done
