@@ -455,15 +455,11 @@ pub(crate) struct Boot<'a> {
     pub(crate) timeout: Duration,
 }
 
-/// Boots the guest under `nice`, writes its console to `log`, and passes each `@RS`
-/// progress line (a snapshot, a start, an error) to `progress`; returns the console and
-/// the wall time.
-pub(crate) fn boot(b: &Boot, log: &Path, progress: &dyn Fn(&str)) -> Result<(String, f64), String> {
-    let qemu = which("qemu-system-x86_64")
-        .ok_or("no qemu-system-x86_64 on the host (apt-get install qemu-system-x86)")?;
+/// QEMU under `nice`, its console on stdout.
+fn qemu_command(b: &Boot, qemu: &Path) -> Command {
     let cpu = if b.accel == "kvm" { "host" } else { "max" };
     let mut cmd = Command::new("nice");
-    cmd.args(["-n", "10"]).arg(&qemu);
+    cmd.args(["-n", "10"]).arg(qemu);
     cmd.args([
         "-machine",
         "q35",
@@ -483,13 +479,13 @@ pub(crate) fn boot(b: &Boot, log: &Path, progress: &dyn Fn(&str)) -> Result<(Str
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let start = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", qemu.display()))?;
-    let pid = child.id();
-    let timeout = b.timeout;
-    let watchdog = std::thread::spawn(move || {
+    cmd
+}
+
+/// Ends this run's QEMU (process `pid`, which `nice` became) after `timeout`; the
+/// thread's value says whether it had to.
+fn watchdog(pid: u32, timeout: Duration) -> std::thread::JoinHandle<bool> {
+    std::thread::spawn(move || {
         let end = Instant::now() + timeout;
         while Instant::now() < end {
             std::thread::sleep(Duration::from_millis(200));
@@ -497,10 +493,21 @@ pub(crate) fn boot(b: &Boot, log: &Path, progress: &dyn Fn(&str)) -> Result<(Str
                 return false;
             }
         }
-        // this run's QEMU, by its process id
         let _ = Command::new("kill").arg(pid.to_string()).status();
         true
-    });
+    })
+}
+
+/// Boots the guest under `nice`, writes its console to `log`, and passes each `@RS`
+/// progress line (a snapshot, a start, an error) to `progress`; returns the console and
+/// the wall time.
+pub(crate) fn boot(b: &Boot, log: &Path, progress: &dyn Fn(&str)) -> Result<(String, f64), String> {
+    let qemu = which("qemu-system-x86_64")
+        .ok_or("no qemu-system-x86_64 on the host (apt-get install qemu-system-x86)")?;
+    let start = Instant::now();
+    let mut child = (qemu_command(b, &qemu).spawn())
+        .map_err(|e| format!("cannot start {}: {e}", qemu.display()))?;
+    let watchdog = watchdog(child.id(), b.timeout);
     let mut file = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
     let mut console = String::new();
     let stdout = child.stdout.take().ok_or("no console pipe")?;
@@ -523,7 +530,7 @@ pub(crate) fn boot(b: &Boot, log: &Path, progress: &dyn Fn(&str)) -> Result<(Str
     if timed_out {
         return Err(format!(
             "the guest ran past --timeout ({} s); console log: {}",
-            timeout.as_secs(),
+            b.timeout.as_secs(),
             log.display()
         ));
     }

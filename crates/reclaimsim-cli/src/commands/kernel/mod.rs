@@ -137,26 +137,7 @@ pub(crate) fn kernel(a: &KernelArgs) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    let kernel = match (&a.kernel, &a.kernel_package) {
-        (Some(image), _) => {
-            if !image.is_file() {
-                return Err(Failure::Input(format!(
-                    "--kernel {}: no such file",
-                    image.display()
-                )));
-            }
-            guest::Kernel {
-                image: image.clone(),
-                modules: a.modules.clone(),
-                what: image.display().to_string(),
-            }
-        }
-        (None, Some(p)) => guest::package(p, &say).map_err(Failure::Run)?,
-        (None, None) => {
-            let p = guest::default_package().map_err(Failure::Run)?;
-            guest::package(&p, &say).map_err(Failure::Run)?
-        }
-    };
+    let kernel = pick_kernel(a, &say)?;
     let dir = work_dir(a.keep.as_deref())?;
     let outcome = boot_and_read(a, &plan, &kernel, &dir, accel, name, &say);
     if a.keep.is_none() && outcome.is_ok() {
@@ -180,6 +161,30 @@ pub(crate) fn kernel(a: &KernelArgs) -> Result<(), Failure> {
     }
     print!("{}", table(&run.variants[0], a.verbose));
     Ok(())
+}
+
+/// `--kernel` with `--modules`, `--kernel-package`, or Debian's newest 6.1.
+fn pick_kernel(a: &KernelArgs, say: &dyn Fn(&str)) -> Result<guest::Kernel, Failure> {
+    match (&a.kernel, &a.kernel_package) {
+        (Some(image), _) => {
+            if !image.is_file() {
+                return Err(Failure::Input(format!(
+                    "--kernel {}: no such file",
+                    image.display()
+                )));
+            }
+            Ok(guest::Kernel {
+                image: image.clone(),
+                modules: a.modules.clone(),
+                what: image.display().to_string(),
+            })
+        }
+        (None, Some(p)) => guest::package(p, say).map_err(Failure::Run),
+        (None, None) => {
+            let p = guest::default_package().map_err(Failure::Run)?;
+            guest::package(&p, say).map_err(Failure::Run)
+        }
+    }
 }
 
 fn work_dir(keep: Option<&Path>) -> Result<PathBuf, Failure> {

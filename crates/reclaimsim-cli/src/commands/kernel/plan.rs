@@ -259,16 +259,16 @@ fn kernel(k: &KernelConfig, s: &Scenario) -> Result<(String, Vec<(String, String
     let d = KernelConfig::default();
     let KernelConfig {
         policy,
-        swappiness,
+        swappiness: _,
         lru_lock,
-        min_free_kbytes,
-        watermark_scale_factor,
+        min_free_kbytes: _,
+        watermark_scale_factor: _,
         pagevec_size,
         kswapd_cpu,
-        dirty_background_ratio,
-        dirty_ratio,
-        dirty_writeback_interval,
-        dirty_expire_interval,
+        dirty_background_ratio: _,
+        dirty_ratio: _,
+        dirty_writeback_interval: _,
+        dirty_expire_interval: _,
         flusher_cpu,
         look_around,
         lru_gen_walks,
@@ -292,48 +292,60 @@ fn kernel(k: &KernelConfig, s: &Scenario) -> Result<(String, Vec<(String, String
         ("batch_aging_bulk_move", batch_aging_bulk_move.is_some()),
         ("batch_aging_prefetch", batch_aging_prefetch.is_some()),
     ];
-    if let Some((name, _)) = model_only.iter().find(|(_, set)| *set) {
-        return fail(
-            vec![key("kernel"), key(name)],
-            "the model's variant of the kernel's code; the guest runs the kernel as built \
-             (boot one with the change: --kernel)",
-        );
-    }
+    model_only_kernel(&model_only)?;
     let lru_gen = match (policy, lru_gen_walks) {
         (PolicyKind::Classic, _) => "0",
         (PolicyKind::Mglru, true) => "0x0007",
         (PolicyKind::Mglru, false) => "0x0005",
     };
+    Ok((lru_gen.to_string(), sysctls(k, s)))
+}
+
+/// The sysctls the model has, as the guest sets them; vm.min_free_kbytes as the model
+/// computes it from the scenario's memory when not given (the guest's own default would
+/// follow its larger `-m`).
+fn sysctls(k: &KernelConfig, s: &Scenario) -> Vec<(String, String)> {
     let centisecs = |d: reclaimsim::units::Duration| (d.0 / 10_000_000).to_string();
-    let min_free = min_free_kbytes.unwrap_or_else(|| {
+    let min_free = k.min_free_kbytes.unwrap_or_else(|| {
         reclaimsim::kernel::node::default_min_free_kbytes(s.machine.memory.pages())
     });
     let sysctls = [
-        ("vm.swappiness", swappiness.to_string()),
+        ("vm.swappiness", k.swappiness.to_string()),
         ("vm.min_free_kbytes", min_free.to_string()),
         (
             "vm.watermark_scale_factor",
-            watermark_scale_factor.to_string(),
+            k.watermark_scale_factor.to_string(),
         ),
         (
             "vm.dirty_background_ratio",
-            dirty_background_ratio.to_string(),
+            k.dirty_background_ratio.to_string(),
         ),
-        ("vm.dirty_ratio", dirty_ratio.to_string()),
+        ("vm.dirty_ratio", k.dirty_ratio.to_string()),
         (
             "vm.dirty_writeback_centisecs",
-            centisecs(*dirty_writeback_interval),
+            centisecs(k.dirty_writeback_interval),
         ),
         (
             "vm.dirty_expire_centisecs",
-            centisecs(*dirty_expire_interval),
+            centisecs(k.dirty_expire_interval),
         ),
     ];
-    let sysctls = sysctls
+    sysctls
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
-        .collect();
-    Ok((lru_gen.to_string(), sysctls))
+        .collect()
+}
+
+/// The first `kernel.NAME` set away from its default, if any, as an error.
+fn model_only_kernel(fields: &[(&str, bool)]) -> Result<(), PlanError> {
+    match fields.iter().find(|(_, set)| *set) {
+        Some((name, _)) => fail(
+            vec![key("kernel"), key(name)],
+            "the model's variant of the kernel's code; the guest runs the kernel as built \
+             (boot one with the change: --kernel)",
+        ),
+        None => Ok(()),
+    }
 }
 
 /// `[[memcg]]`: the tree (parents first, as the scenario checks them) and each limit as
@@ -386,31 +398,7 @@ fn workload(
             "the guest takes workload names of letters, digits, '-', '_' and '.'",
         );
     }
-    let placement = [
-        ("cpus", w.cpus.is_some()),
-        ("client_cpus", w.client_cpus.is_some()),
-        ("node", w.node.is_some()),
-        ("pin", w.pin),
-        ("page_content", w.page_content.is_some()),
-    ];
-    if let Some((field, _)) = placement.iter().find(|(_, set)| *set) {
-        return fail(
-            wl(i, field),
-            "the guest does not place or shape workloads this way yet",
-        );
-    }
-    if w.after.as_deref().is_some_and(|a| a.contains(':')) {
-        return fail(
-            wl(i, "after"),
-            "the guest waits for whole workloads, not phases",
-        );
-    }
-    if w.until.as_deref().is_some_and(|a| a.contains(':')) {
-        return fail(
-            wl(i, "until"),
-            "the guest waits for whole workloads, not phases",
-        );
-    }
+    placement(i, w)?;
     let options = w.options().or_else(|e| fail(wl(i, ""), e))?;
     let mut command = match &options {
         WorkloadOptions::Anon(o) => anon(i, w, o, s.seed)?,
@@ -446,6 +434,32 @@ fn workload(
         after: w.after.clone(),
         command,
     })
+}
+
+/// Where and when a workload runs: what the guest does not do yet is an error.
+fn placement(i: usize, w: &WorkloadConfig) -> Result<(), PlanError> {
+    let placement = [
+        ("cpus", w.cpus.is_some()),
+        ("client_cpus", w.client_cpus.is_some()),
+        ("node", w.node.is_some()),
+        ("pin", w.pin),
+        ("page_content", w.page_content.is_some()),
+    ];
+    if let Some((field, _)) = placement.iter().find(|(_, set)| *set) {
+        return fail(
+            wl(i, field),
+            "the guest does not place or shape workloads this way yet",
+        );
+    }
+    for (field, v) in [("after", &w.after), ("until", &w.until)] {
+        if v.as_deref().is_some_and(|a| a.contains(':')) {
+            return fail(
+                wl(i, field),
+                "the guest waits for whole workloads, not phases",
+            );
+        }
+    }
+    Ok(())
 }
 
 fn no_program<T>(i: usize, kind: &str) -> Result<T, PlanError> {
