@@ -539,3 +539,53 @@ pub(crate) fn boot(b: &Boot, log: &Path, progress: &dyn Fn(&str)) -> Result<(Str
     }
     Ok((console, wall))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modules_come_with_their_dependencies_first() {
+        let d = std::env::temp_dir().join(format!("reclaimsim-kernel-mods-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("fs/ext4")).unwrap();
+        std::fs::create_dir_all(d.join("crypto")).unwrap();
+        let ko = |path: &str, info: &str| {
+            std::fs::write(d.join(path), format!("ELF\0{info}\0license=GPL\0")).unwrap()
+        };
+        ko(
+            "fs/ext4/ext4.ko",
+            "softdep=pre: crypto-crc32c\0depends=jbd2,mbcache,crc16",
+        );
+        ko("fs/jbd2.ko", "softdep=pre: crypto-crc32c\0depends=");
+        ko("fs/mbcache.ko", "depends=");
+        ko("crypto/crc32c_generic.ko", "depends=");
+        ko("zsmalloc.ko", "depends=");
+        ko("zram.ko", "depends=zsmalloc");
+        // crc16 is built in: not there, and left out
+        let got = modules(&d, &["ext4", "zram", "brd"]).unwrap();
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "crc32c_generic",
+                "jbd2",
+                "mbcache",
+                "ext4",
+                "zsmalloc",
+                "zram"
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn the_newest_debian_61_image_first() {
+        let names = "linux-image-6.1.0-9-amd64 - Linux\nlinux-image-6.1.0-48-amd64 - x\n\
+                     linux-image-6.1.0-48-amd64-dbg - y\nlinux-image-6.1.0-10-cloud-amd64 - z\n";
+        assert_eq!(
+            debian_61_packages(names),
+            ["linux-image-6.1.0-48-amd64", "linux-image-6.1.0-9-amd64"]
+        );
+    }
+}

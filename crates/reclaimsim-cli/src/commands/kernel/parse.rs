@@ -415,3 +415,124 @@ fn snapshots(c: &Console, setup: &Snapshot) -> Vec<GuestSnapshot> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A console log as the guest prints it: firmware noise, a terminal escape before
+    /// the first `@RS`, kernel lines between, carriage returns.
+    const LOG: &str = "SeaBIOS (version 1.16)\r
+\x1b[?7l\x1b[2J@RS uname 6.1.0-48-amd64\r
+@RS snap setup 10.00
+@RS vm nr_free_pages 90000
+@RS vm pgscan_anon 5
+@RS vm pgfault 1000
+@RS cg /app stat anon 4096
+@RS cg /app stat pgscan 2
+@RS cg /app events max 1
+@RS cg /app events.local oom_kill 0
+@RS cg /app pressure some avg10=0.00 avg60=0.00 avg300=0.00 total=100
+@RS cg /app current 8192
+@RS psi some avg10=0.00 avg60=0.00 avg300=0.00 total=50
+@RS psi full avg10=0.00 avg60=0.00 avg300=0.00 total=40
+@RS meminfo MemTotal:  465000 kB
+@RS meminfo MemFree:   400000 kB
+@RS endsnap setup
+@RS start anon 10.50 /app
+[   12.0] some kernel line
+@RS snap end:anon 14.00
+@RS vm nr_free_pages 1000
+@RS vm pgscan_anon 705
+@RS vm pgfault 51000
+@RS cg /app stat anon 134217728
+@RS cg /app stat pgscan 902
+@RS cg /app current 160000000
+@RS endsnap end:anon
+@RS snap end 15.5
+@RS vm nr_free_pages 80000
+@RS vm pgscan_anon 905
+@RS vm pgfault 52000
+@RS cg /app stat anon 0
+@RS cg /app stat pgscan 1002
+@RS cg /app events max 31
+@RS cg /app events.local oom_kill 1
+@RS cg /app pressure some avg10=1.50 avg60=0.30 avg300=0.06 total=900
+@RS cg /app current 4096
+@RS psi some avg10=2.00 avg60=0.40 avg300=0.08 total=1050
+@RS psi full avg10=1.00 avg60=0.20 avg300=0.04 total=540
+@RS endsnap end
+@RS wl anon:populate ops=32768 secs=2.500 p50=1024 p99=65536 max=900000
+@RS wl anon:run ops=65536 secs=1.000 p50=512 p99=4096 max=100000
+@RS exit anon 137 15.00
+@RS error sysctl vm.x=1 failed
+@RS done 15.9
+";
+
+    #[test]
+    fn the_console_reads_into_results() {
+        let c = parse(LOG);
+        assert_eq!(check(&c), Ok(()));
+        assert_eq!(c.uname.as_deref(), Some("6.1.0-48-amd64"));
+        let labels: Vec<&str> = c.snapshots.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["setup", "end:anon", "end"]);
+        let v = results(&c, "classic", GuestRun::default());
+        assert_eq!(v.backend.as_deref(), Some("kernel"));
+        assert_eq!(v.virtual_time_s, 5.5);
+        // counters since setup at the end; levels while the workload held its memory
+        assert_eq!(v.vmstat["pgscan_anon"], 900);
+        assert_eq!(v.vmstat["pgfault"], 51000);
+        assert_eq!(v.vmstat["nr_free_pages"], 1000);
+        let app = &v.memcgs["/app"];
+        assert_eq!(app.stat["pgscan"], 1000);
+        assert_eq!(app.stat["anon"], 134217728);
+        assert_eq!(app.current, 160000000);
+        assert_eq!(app.events["max"], 30);
+        assert_eq!(app.pressure.some.total, 800);
+        assert_eq!(app.pressure.some.avg10, 1.5);
+        assert_eq!((v.pressure.some.total, v.pressure.full.total), (1000, 500));
+        let run = &v.workloads["anon:run"];
+        assert_eq!(
+            (run.ops, run.ops_per_sec, run.latency_ns.p99),
+            (65536, 65536.0, 4096)
+        );
+        assert_eq!(v.workloads["anon:populate"].measured_s, 2.5);
+        let kill = &v.oom_kills[0];
+        assert_eq!(
+            (kill.victim.as_str(), kill.scope.as_str(), kill.time_s),
+            ("anon", "/app", 5.0)
+        );
+        let g = v.guest.unwrap();
+        assert_eq!(
+            (g.mem_total, g.mem_free_after_setup, g.setup_s),
+            (465000 * 1024, 400000 * 1024, 10.0)
+        );
+        assert_eq!(g.errors, ["sysctl vm.x=1 failed"]);
+        assert_eq!(g.snapshots[0].label, "end:anon");
+        assert_eq!(g.snapshots[0].vmstat["pgscan_anon"], 700);
+        assert!(!g.snapshots[0].vmstat.contains_key("nr_free_pages"));
+        assert_eq!(g.snapshots[0].memcgs["/app"]["pgscan"], 900);
+        assert_eq!(g.snapshots[0].memcgs["/app"]["memory.current"], 160000000);
+    }
+
+    #[test]
+    fn an_unfinished_console_is_an_error() {
+        let cut = &LOG[..LOG.find("@RS snap end 15.5").unwrap()];
+        let e = check(&parse(cut)).unwrap_err();
+        assert!(e.contains("no complete `end` snapshot"), "{e}");
+        let no_done = LOG.replace("@RS done 15.9", "");
+        assert!(check(&parse(&no_done))
+            .unwrap_err()
+            .contains("did not finish"));
+        let e = check(&parse("SeaBIOS\nKernel panic - not syncing")).unwrap_err();
+        assert!(e.contains("never reached its init"), "{e}");
+    }
+
+    #[test]
+    fn counters_and_levels_are_told_apart() {
+        assert!(vmstat_counts("pgscan_anon") && vmstat_counts("nr_dirtied"));
+        assert!(!vmstat_counts("nr_free_pages") && !vmstat_counts("nr_zram"));
+        assert!(memory_stat_counts("workingset_refault_file") && memory_stat_counts("pgmajfault"));
+        assert!(!memory_stat_counts("workingset_nodes") && !memory_stat_counts("anon"));
+    }
+}

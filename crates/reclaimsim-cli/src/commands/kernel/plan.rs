@@ -723,3 +723,210 @@ pub(crate) fn render(p: &Plan, modules: &[String]) -> String {
     var("DURATION", p.duration_s.to_string());
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::kernel::locate::Source;
+    use reclaimsim::scenario::{self, LoadedScenario};
+
+    const DEMO: &str = include_str!("../../../../../scenarios/demo-small.toml");
+
+    fn load(text: &str, sets: &[&str]) -> LoadedScenario {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        scenario::parse(text, "t.toml", &sets, None).unwrap()
+    }
+
+    fn variant<'a>(l: &'a LoadedScenario, name: &str) -> &'a Scenario {
+        &l.variants.iter().find(|(n, _)| n == name).unwrap().1
+    }
+
+    /// The located error of `text` (its variant `v`, or the base) with `sets`.
+    fn error(text: &str, sets: &[&str], v: Option<&str>) -> String {
+        let loaded = load(text, sets);
+        let s = v.map_or(&loaded.base, |v| variant(&loaded, v));
+        let e = plan(s).expect_err("an error");
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let src = Source {
+            file: "t.toml",
+            text,
+            variant: v,
+            sets: &sets,
+            scenario: s,
+        };
+        src.error(&e.field, &e.message)
+    }
+
+    fn line_of(text: &str, needle: &str) -> usize {
+        text.lines().position(|l| l.contains(needle)).unwrap() + 1
+    }
+
+    #[test]
+    fn demo_small_maps_to_the_guest() {
+        let l = load(DEMO, &[]);
+        let p = plan(variant(&l, "mglru")).unwrap();
+        assert_eq!((p.memory, p.cpus), (384 * MIB, 2));
+        assert_eq!(p.swap, Some((Swap::Zram, 256 * MIB)));
+        assert_eq!(p.lru_gen, "0x0007");
+        assert_eq!(p.memcgs, ["/app"]);
+        let max = ("/app".into(), "memory.max".into(), (160 * MIB).to_string());
+        assert_eq!(p.memcg_files, [max]);
+        let files = Files {
+            name: "fio".into(),
+            memcg: "/app".into(),
+            count: 2,
+            bytes: 32 * MIB,
+        };
+        assert_eq!(p.files, [files]);
+        // 64 MiB of files, an eighth for metadata, 16 MiB of journal
+        assert_eq!(p.fs_bytes, 88 * MIB);
+        assert_eq!(p.guest_mib(), 384 + 88 + GUEST_OVERHEAD_MIB);
+        assert_eq!(p.brd(), (1, 88));
+        let anon = p.workloads[0].command.join(" ");
+        assert!(
+            anon.starts_with("/bin/anon -n anon -s 134217728 -t 2 -p random -w 1 -e 1 -S -P -r 2 "),
+            "{anon}"
+        );
+        // two loops over 8192 blocks
+        let fio = p.workloads[1].command.join(" ");
+        assert!(fio.contains(" -R randread -p random -i 16384 "), "{fio}");
+        assert!(p
+            .sysctls
+            .contains(&("vm.min_free_kbytes".into(), "2508".into())));
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+        assert_eq!(plan(variant(&l, "classic")).unwrap().lru_gen, "0");
+        let walks = load(DEMO, &["kernel.lru_gen_walks=false"]);
+        assert_eq!(plan(&walks.base).unwrap().lru_gen, "0x0005");
+    }
+
+    #[test]
+    fn the_plan_file_has_what_init_reads() {
+        let l = load(DEMO, &["machine.swap.device=\"ramdisk\"", "machine.cpus=8"]);
+        let p = plan(&l.base).unwrap();
+        assert_eq!(p.cpus, MAX_CPUS);
+        assert!(p.notes[0].contains("-smp 2"), "{:?}", p.notes);
+        let text = render(&p, &["jbd2".into(), "ext4".into(), "brd".into()]);
+        for want in [
+            "RS_MODULES='jbd2 ext4'\n",
+            "RS_BRD_NR=2\nRS_BRD_MB=256\n",
+            "RS_SWAP=brd\n",
+            "RS_FS_DEV='ram1'\n",
+            "RS_MEMCG_FILES='/app:memory.max:167772160'\n",
+            "RS_FILES='fio:/app:2:33554432'\n",
+            "RS_NWL=2\n",
+            "RS_WL_1_NAME='fio'\n",
+            "RS_DURATION=0\n",
+        ] {
+            assert!(text.contains(want), "{want} not in\n{text}");
+        }
+        assert_eq!(p.guest_mib(), 384 + 256 + 88 + GUEST_OVERHEAD_MIB);
+    }
+
+    #[test]
+    fn what_the_guest_cannot_do_is_a_located_error() {
+        let with = |extra: &str| format!("{DEMO}\n{extra}\n");
+        let costs = with("[costs]\naccess_hit = 100");
+        assert_eq!(
+            error(&costs, &[], None),
+            format!("t.toml:{}: costs.access_hit: a cost of the model; the guest's costs are the host's under QEMU", line_of(&costs, "access_hit"))
+        );
+        let e = error(DEMO, &["kernel.lru_lock=node"], None);
+        assert!(
+            e.starts_with("--set kernel.lru_lock=node: kernel.lru_lock: the model's variant"),
+            "{e}"
+        );
+        let v = with("[variants.v11]\nkernel.memcg_reclaim = \"v11\"");
+        let e = error(&v, &[], Some("v11"));
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: kernel.memcg_reclaim:",
+                line_of(&v, "\"v11\"")
+            )),
+            "{e}"
+        );
+        let mc = with("[[workload]]\nname = \"pf\"\n[workload.page_fault3]\ntasks = 2\nsize = \"1MiB\"\nruntime = \"1s\"");
+        let e = error(&mc, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[2].page_fault3: the guest has no program",
+                line_of(&mc, "[workload.page_fault3]")
+            )),
+            "{e}"
+        );
+        let e = error(DEMO, &["workload.fio.fio.rw=randwrite"], None);
+        assert!(
+            e.starts_with("--set workload.fio.fio.rw=randwrite: workload[1].fio.rw:"),
+            "{e}"
+        );
+        let zipf = DEMO.replace("pattern = \"random\"", "pattern = \"pareto:0.2\"");
+        let e = error(&zipf, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[0].anon.pattern:",
+                line_of(&zipf, "pareto")
+            )),
+            "{e}"
+        );
+        let ev = with("[[event]]\nat = \"1s\"\nsysctl = \"vm.swappiness\"\nvalue = 10");
+        let e = error(&ev, &[], None);
+        assert!(
+            e.starts_with(&format!("t.toml:{}: event[0]:", line_of(&ev, "[[event]]"))),
+            "{e}"
+        );
+        let e = error(DEMO, &["machine.nodes=2"], None);
+        assert!(
+            e.starts_with("--set machine.nodes=2: machine.nodes: the guest has one NUMA node"),
+            "{e}"
+        );
+        let after = DEMO.replace(
+            "name = \"fio\"\nmemcg",
+            "name = \"fio\"\nafter = \"anon:run\"\nmemcg",
+        );
+        let e = error(&after, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[1].after:",
+                line_of(&after, "anon:run")
+            )),
+            "{e}"
+        );
+        let pin = DEMO.replace(
+            "name = \"anon\"\nmemcg",
+            "name = \"anon\"\npin = true\nmemcg",
+        );
+        let e = error(&pin, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[0].pin:",
+                line_of(&pin, "pin = true")
+            )),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn fio_io_counts_follow_fio() {
+        let l = load(DEMO, &["workload.fio.fio.number_ios=100"]);
+        let fio = plan(&l.base).unwrap().workloads[1].command.join(" ");
+        assert!(fio.contains(" -i 100 "), "{fio}");
+        let l = load(
+            DEMO,
+            &[
+                "workload.fio.fio.io_size=\"8MiB\"",
+                "workload.fio.fio.loops=3",
+            ],
+        );
+        let fio = plan(&l.base).unwrap().workloads[1].command.join(" ");
+        assert!(fio.contains(" -i 6144 "), "{fio}");
+        let l = load(
+            DEMO,
+            &[
+                "workload.fio.fio.norandommap=true",
+                "workload.fio.fio.time_based=true",
+                "workload.fio.fio.runtime=\"2s\"",
+            ],
+        );
+        let fio = plan(&l.base).unwrap().workloads[1].command.join(" ");
+        assert!(fio.contains(" -N -B -T 2 "), "{fio}");
+    }
+}
