@@ -111,6 +111,9 @@ pub struct GuestRun {
     pub mem_free_after_setup: u64,
     /// Guest seconds from power-on to the end of setup.
     pub setup_s: f64,
+    /// /sys/kernel/mm/lru_gen/enabled as read back after setup (`0x0000`: classic).
+    #[serde(default)]
+    pub lru_gen_enabled: String,
     /// The snapshots in order: `end:NAME` when workload NAME finished its work (its
     /// memory still held), `end` after every workload exited.
     pub snapshots: Vec<GuestSnapshot>,

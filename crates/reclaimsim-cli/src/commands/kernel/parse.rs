@@ -46,6 +46,8 @@ pub(crate) struct WorkloadLine {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Console {
     pub(crate) uname: Option<String>,
+    /// lru_gen/enabled as init read it back.
+    pub(crate) lru_gen: String,
     pub(crate) snapshots: Vec<Snapshot>,
     pub(crate) workloads: Vec<WorkloadLine>,
     /// Workload name, exit status, guest uptime at exit.
@@ -142,6 +144,7 @@ fn cgroup_line(s: &mut Snapshot, rest: &str) {
 fn other_line(c: &mut Console, tag: &str, rest: &str) {
     match tag {
         "uname" => c.uname = Some(rest.trim().to_string()),
+        "lru_gen" => c.lru_gen = rest.trim().to_string(),
         "error" => c.errors.push(rest.trim().to_string()),
         "done" => c.done = true,
         "log" => {
@@ -293,6 +296,7 @@ pub(crate) fn results(c: &Console, name: &str, guest: GuestRun) -> VariantResult
             mem_total: setup.meminfo.get("MemTotal").copied().unwrap_or(0),
             mem_free_after_setup: setup.meminfo.get("MemFree").copied().unwrap_or(0),
             setup_s: setup.uptime,
+            lru_gen_enabled: c.lru_gen.clone(),
             ..guest
         }),
         ..Default::default()
@@ -424,6 +428,7 @@ mod tests {
     /// the first `@RS`, kernel lines between, carriage returns.
     const LOG: &str = "SeaBIOS (version 1.16)\r
 \x1b[?7l\x1b[2J@RS uname 6.1.0-48-amd64\r
+@RS lru_gen 0x0000
 @RS snap setup 10.00
 @RS vm nr_free_pages 90000
 @RS vm pgscan_anon 5
@@ -508,6 +513,7 @@ mod tests {
             (465000 * 1024, 400000 * 1024, 10.0)
         );
         assert_eq!(g.errors, ["sysctl vm.x=1 failed"]);
+        assert_eq!(g.lru_gen_enabled, "0x0000");
         assert_eq!(g.snapshots[0].label, "end:anon");
         assert_eq!(g.snapshots[0].vmstat["pgscan_anon"], 700);
         assert!(!g.snapshots[0].vmstat.contains_key("nr_free_pages"));
