@@ -256,7 +256,7 @@ fn boot_and_read(
         let tag = line.split(' ').next().unwrap_or("");
         let shown = matches!(
             tag,
-            "uname" | "start" | "snap" | "exit" | "error" | "done" | "lru_gen"
+            "uname" | "begin" | "start" | "snap" | "exit" | "error" | "done" | "lru_gen"
         );
         if shown && (verbose || matches!(tag, "error" | "start" | "done")) && !a.quiet {
             eprintln!("guest: {line}");
