@@ -8,7 +8,7 @@ mod locate;
 mod parse;
 mod plan;
 
-use crate::common::{check_json_path, check_out, input_error, Failure};
+use crate::common::{check_json_path, check_out, input_error, pick_variant, Failure};
 use clap::Args;
 use reclaimsim::output::report;
 use reclaimsim::results::{GuestRun, RunResult, VariantResult};
@@ -64,27 +64,6 @@ pub(crate) struct KernelArgs {
     pub(crate) quiet: bool,
 }
 
-/// The variant (or base) to run, as `run` picks it.
-fn pick<'a>(
-    loaded: &'a scenario::LoadedScenario,
-    variant: Option<&str>,
-) -> Result<(&'a str, &'a Scenario), Failure> {
-    let Some(name) = variant else {
-        return Ok(("base", &loaded.base));
-    };
-    (loaded.variants.iter())
-        .find(|(n, _)| n == name)
-        .map(|(n, s)| (n.as_str(), s))
-        .ok_or_else(|| {
-            let names: Vec<&str> = loaded.variants.iter().map(|(n, _)| n.as_str()).collect();
-            Failure::Input(format!(
-                "{}: no variant \"{name}\" (there are: {})",
-                loaded.path.display(),
-                names.join(", ")
-            ))
-        })
-}
-
 /// The guest plan of a loaded scenario's variant, or the located error.
 fn plan_of(
     a: &KernelArgs,
@@ -114,7 +93,7 @@ pub(crate) fn kernel(a: &KernelArgs) -> Result<(), Failure> {
     if let Some(html) = &a.html {
         check_out("--html", html)?;
     }
-    let (name, s) = pick(&loaded, a.variant.as_deref())?;
+    let (name, s) = pick_variant(&loaded, a.variant.as_deref())?;
     let plan = plan_of(a, &loaded, s)?;
     let say = |m: &str| {
         if !a.quiet {

@@ -844,6 +844,11 @@ mod tests {
             )),
             "{e}"
         );
+    }
+
+    #[test]
+    fn workloads_the_guest_cannot_run_are_located_errors() {
+        let with = |extra: &str| format!("{DEMO}\n{extra}\n");
         let mc = with("[[workload]]\nname = \"pf\"\n[workload.page_fault3]\ntasks = 2\nsize = \"1MiB\"\nruntime = \"1s\"");
         let e = error(&mc, &[], None);
         assert!(
