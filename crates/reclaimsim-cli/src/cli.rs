@@ -108,6 +108,9 @@ pub(crate) enum Command {
     /// Replay a trace in a memcg of --cache-size under classic LRU and MGLRU and print
     /// the miss ratios, beside libCacheSim's policies when its Python package is there.
     Trace(crate::commands::trace::TraceArgs),
+    /// Run the scenario (its base, or one variant) on a real kernel in QEMU (Debian's
+    /// 6.1 by default, or --kernel) and print its counters as `run` prints the model's.
+    Kernel(crate::commands::kernel::KernelArgs),
     /// Measure the model: simulated page accesses per wall second, host bytes per
     /// simulated frame, and the demo scenario's wall time.
     Bench {

@@ -56,6 +56,27 @@ pub(crate) fn load(c: &Common) -> Result<LoadedScenario, Failure> {
     Ok(loaded)
 }
 
+/// The base scenario (`None`), or the variant of that name, with its name.
+pub(crate) fn pick_variant<'a>(
+    loaded: &'a LoadedScenario,
+    variant: Option<&str>,
+) -> Result<(&'a str, &'a Scenario), Failure> {
+    let Some(name) = variant else {
+        return Ok(("base", &loaded.base));
+    };
+    (loaded.variants.iter())
+        .find(|(n, _)| n == name)
+        .map(|(n, s)| (n.as_str(), s))
+        .ok_or_else(|| {
+            let names: Vec<&str> = loaded.variants.iter().map(|(n, _)| n.as_str()).collect();
+            Failure::Input(format!(
+                "{}: no variant \"{name}\" (there are: {})",
+                loaded.path.display(),
+                names.join(", ")
+            ))
+        })
+}
+
 /// Refuse a `--json` or `--html` path that cannot be written.
 pub(crate) fn check_outputs(c: &Common) -> Result<(), Failure> {
     check_json_path(c.json.as_deref())?;

@@ -19,7 +19,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if !matches!(
         cli.command,
-        Command::Calibrate { .. } | Command::Report { .. }
+        Command::Calibrate { .. } | Command::Report { .. } | Command::Kernel(_)
     ) {
         progress::install_ctrlc();
     }
@@ -54,6 +54,7 @@ fn main() -> ExitCode {
         Command::Report { results, out } => report_cmd(results, out),
         Command::Bench { json } => bench(json.as_deref()),
         Command::Trace(args) => commands::trace::trace(args),
+        Command::Kernel(args) => commands::kernel::kernel(args),
         Command::Calibrate { out, quick, name } => calibrate(out, *quick, name.as_deref()),
     };
     match result {

@@ -3,6 +3,7 @@
 mod bench;
 mod calibrate;
 mod compare;
+pub mod kernel;
 mod report;
 mod run;
 mod sweep;

@@ -24,22 +24,7 @@ pub(crate) fn run_loaded(
     loaded: &LoadedScenario,
     variant: Option<&str>,
 ) -> Result<(), Failure> {
-    let (name, scenario) = match variant {
-        None => ("base", &loaded.base),
-        Some(name) => loaded
-            .variants
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(n, s)| (n.as_str(), s))
-            .ok_or_else(|| {
-                let names: Vec<&str> = loaded.variants.iter().map(|(n, _)| n.as_str()).collect();
-                Failure::Input(format!(
-                    "{}: no variant \"{name}\" (there are: {})",
-                    loaded.path.display(),
-                    names.join(", ")
-                ))
-            })?,
-    };
+    let (name, scenario) = pick_variant(loaded, variant)?;
     let job = Job {
         scenario,
         name: name.to_string(),

@@ -79,6 +79,8 @@ impl Engine {
             alloc_stall: AllocStall::from(&k.alloc_stall),
             sched: self.sched_use(),
             pressure: k.psi.system(),
+            backend: None,
+            guest: None,
         }
     }
 }

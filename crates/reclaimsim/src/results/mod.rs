@@ -86,6 +86,55 @@ pub struct VariantResult {
     /// and `full`, each with avg10, avg60, avg300 (%) and total (µs).
     #[serde(default)]
     pub pressure: Pressure,
+    /// `"kernel"` when the results come from a real kernel in a virtual machine
+    /// (`reclaimsim kernel`), not from the model; absent for the model's runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// With `backend = "kernel"`: the kernel, the virtual machine and the counters at
+    /// each snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<GuestRun>,
+}
+
+/// A run on a real kernel (`reclaimsim kernel`): what ran it and its snapshots. Its
+/// `virtual_time_s` is the guest's time from the end of setup to the last snapshot;
+/// under TCG the guest runs many times slower than the machine it models, so rates
+/// (`ops_per_sec`, `mib_per_sec`) are not the machine's: compare counts.
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
+pub struct GuestRun {
+    /// `uname -r` in the guest.
+    pub kernel: String,
+    /// QEMU's accelerator: `tcg` or `kvm`.
+    pub accelerator: String,
+    /// The guest's vCPUs (`-smp`) and memory (`-m`, MiB).
+    pub cpus: u32,
+    pub memory_mib: u64,
+    /// MemTotal and MemFree (bytes) after setup, before the workloads start.
+    pub mem_total: u64,
+    pub mem_free_after_setup: u64,
+    /// Guest seconds from power-on to the end of setup.
+    pub setup_s: f64,
+    /// /sys/kernel/mm/lru_gen/enabled as read back after setup (`0x0000`: classic).
+    #[serde(default)]
+    pub lru_gen_enabled: String,
+    /// The snapshots in order: `end:NAME` when workload NAME finished its work (its
+    /// memory still held), `end` after every workload exited.
+    pub snapshots: Vec<GuestSnapshot>,
+    /// What the guest reported as going wrong (a module, a sysctl that failed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+/// Counters at one snapshot, each since the end of setup.
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
+pub struct GuestSnapshot {
+    pub label: String,
+    /// Guest seconds since the end of setup.
+    pub time_s: f64,
+    /// /proc/vmstat's event counters since setup.
+    pub vmstat: BTreeMap<String, u64>,
+    /// Per memcg path, memory.stat's event counters since setup and memory.current.
+    pub memcgs: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
 /// Allocation stalls: how many direct reclaim calls (try_to_free_pages) there were and

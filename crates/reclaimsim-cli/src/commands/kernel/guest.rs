@@ -1,0 +1,591 @@
+//! The guest's parts on the host: the kernel (Debian's package, fetched with apt-get
+//! and unpacked into a cache, never installed; or the user's bzImage), the modules the
+//! plan needs with their dependencies, the workload programs (compiled statically with
+//! the host's gcc, cached), the initramfs (busybox-static, mke2fs, the programs, init
+//! and the plan), and QEMU.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The guest's sources, compiled into the command.
+const INIT: &str = include_str!("../../../guest/init.sh");
+const COMMON_H: &str = include_str!("../../../guest/common.h");
+const ANON_C: &str = include_str!("../../../guest/anon.c");
+const FILEREAD_C: &str = include_str!("../../../guest/fileread.c");
+
+/// A kernel to boot: its image and where its modules are (none: built in).
+#[derive(Debug, Clone)]
+pub(crate) struct Kernel {
+    pub(crate) image: PathBuf,
+    pub(crate) modules: Option<PathBuf>,
+    /// What it is, for messages: the package name or the image's path.
+    pub(crate) what: String,
+}
+
+fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
+    let out =
+        (cmd.output()).map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last: Vec<&str> = err.lines().rev().take(3).collect();
+        return Err(format!(
+            "{what} failed ({}): {}",
+            out.status,
+            last.into_iter().rev().collect::<Vec<_>>().join("; ")
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `$XDG_CACHE_HOME/reclaimsim/SUB`, or `~/.cache/reclaimsim/SUB`.
+pub(crate) fn cache_dir(sub: &str) -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("reclaimsim").join(sub)
+}
+
+/// Debian's 6.1 image packages (`linux-image-6.1.0-N-amd64`), newest ABI first.
+fn debian_61_packages(names: &str) -> Vec<String> {
+    let mut found: Vec<(u64, String)> = (names.lines())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter_map(|n| {
+            let abi = n
+                .strip_prefix("linux-image-6.1.0-")?
+                .strip_suffix("-amd64")?;
+            Some((abi.parse().ok()?, n.to_string()))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().rev().map(|(_, n)| n).collect()
+}
+
+/// The default kernel: the newest Debian 6.1 image already unpacked in the cache, else
+/// the newest the package lists know (after `apt-get update` if they know none).
+pub(crate) fn default_package() -> Result<String, String> {
+    let cache = cache_dir("kernels");
+    let cached: String = (std::fs::read_dir(&cache).into_iter().flatten().flatten())
+        .filter(|e| e.path().join("unpacked").is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned() + "\n")
+        .collect();
+    if let Some(name) = debian_61_packages(&cached).into_iter().next() {
+        return Ok(name);
+    }
+    let search = || {
+        run(
+            Command::new("apt-cache").args([
+                "search",
+                "--names-only",
+                r"^linux-image-6\.1\.0-[0-9]+-amd64$",
+            ]),
+            "apt-cache search",
+        )
+    };
+    let mut names = debian_61_packages(&search()?);
+    if names.is_empty() {
+        run(Command::new("apt-get").arg("update"), "apt-get update")?;
+        names = debian_61_packages(&search()?);
+    }
+    names.into_iter().next().ok_or_else(|| {
+        "no linux-image-6.1.0-*-amd64 package in the package lists (give --kernel or --kernel-package)".into()
+    })
+}
+
+/// A kernel package, downloaded (`apt-get download`, after `apt-get update` if that
+/// fails) and unpacked (`dpkg-deb -x`) into the cache once.
+pub(crate) fn package(name: &str, say: &dyn Fn(&str)) -> Result<Kernel, String> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-.+_".contains(c))
+    {
+        return Err(format!("--kernel-package {name:?}: not a package name"));
+    }
+    let dir = cache_dir("kernels").join(name);
+    let unpacked = dir.join("unpacked");
+    if !unpacked.is_dir() {
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        say(&format!(
+            "fetching {name} (apt-get download) into {}",
+            dir.display()
+        ));
+        let download = || {
+            run(
+                Command::new("apt-get")
+                    .arg("download")
+                    .arg(name)
+                    .current_dir(&dir),
+                "apt-get download",
+            )
+        };
+        if download().is_err() {
+            run(Command::new("apt-get").arg("update"), "apt-get update")?;
+            download()?;
+        }
+        let deb = (std::fs::read_dir(&dir)
+            .map_err(|e| e.to_string())?
+            .flatten())
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "deb"))
+        .ok_or_else(|| format!("apt-get download {name}: no .deb in {}", dir.display()))?;
+        let tmp = dir.join("unpacking");
+        let _ = std::fs::remove_dir_all(&tmp);
+        run(
+            Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tmp),
+            "dpkg-deb -x",
+        )?;
+        std::fs::rename(&tmp, &unpacked).map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_file(&deb);
+    }
+    let image = (std::fs::read_dir(unpacked.join("boot"))
+        .map_err(|e| format!("{name}: no boot/: {e}"))?
+        .flatten())
+    .map(|e| e.path())
+    .find(|p| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz"))
+    })
+    .ok_or_else(|| format!("{name}: no boot/vmlinuz* in the package"))?;
+    let modules = (std::fs::read_dir(unpacked.join("lib/modules"))
+        .into_iter()
+        .flatten()
+        .flatten())
+    .map(|e| e.path())
+    .find(|p| p.join("kernel").is_dir());
+    Ok(Kernel {
+        image,
+        modules,
+        what: name.to_string(),
+    })
+}
+
+/// Every `.ko` (or `.ko.xz`, `.ko.zst`) under `dir`, by module name (`-` as `_`).
+fn module_index(dir: &Path, out: &mut BTreeMap<String, PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            module_index(&p, out);
+            continue;
+        }
+        let file = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = [".ko", ".ko.xz", ".ko.zst"]
+            .iter()
+            .find_map(|x| file.strip_suffix(x));
+        if let Some(stem) = stem {
+            out.insert(stem.replace('-', "_"), p);
+        }
+    }
+}
+
+/// A module's `.modinfo` entry `key=` values (`depends`, `softdep`), split on commas
+/// and spaces.
+fn modinfo(bytes: &[u8], key: &str) -> Vec<String> {
+    let pat = format!("\0{key}=");
+    let mut out = Vec::new();
+    let text = String::from_utf8_lossy(bytes);
+    let mut rest = text.as_ref();
+    while let Some(at) = rest.find(&pat) {
+        let tail = &rest[at + pat.len()..];
+        let value = tail.split('\0').next().unwrap_or("");
+        out.extend(
+            value
+                .split([',', ' '])
+                .filter(|s| !s.is_empty() && !s.ends_with(':'))
+                .map(|s| s.replace('-', "_")),
+        );
+        rest = tail;
+    }
+    out
+}
+
+fn module_bytes(path: &Path) -> Result<Vec<u8>, String> {
+    let name = path.to_string_lossy();
+    let tool = if name.ends_with(".xz") {
+        Some("xz")
+    } else if name.ends_with(".zst") {
+        Some("zstd")
+    } else {
+        None
+    };
+    match tool {
+        None => std::fs::read(path).map_err(|e| format!("{name}: {e}")),
+        Some(t) => (Command::new(t).arg("-dc").arg(path).output())
+            .map_err(|e| format!("{name}: cannot run {t}: {e}"))
+            .map(|o| o.stdout),
+    }
+}
+
+/// The modules the guest loads, in load order (dependencies first), as (name, bytes):
+/// `wanted` and what they depend on (`depends=`, and `softdep=` crypto modules such as
+/// crc32c for ext4), those built in or absent left out.
+pub(crate) fn modules(dir: &Path, wanted: &[&str]) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut index = BTreeMap::new();
+    module_index(dir, &mut index);
+    let mut order: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut visiting = Vec::new();
+    for w in wanted {
+        add_module(w, &index, &mut order, &mut visiting)?;
+    }
+    Ok(order)
+}
+
+fn add_module(
+    name: &str,
+    index: &BTreeMap<String, PathBuf>,
+    order: &mut Vec<(String, Vec<u8>)>,
+    visiting: &mut Vec<String>,
+) -> Result<(), String> {
+    let name = name.replace('-', "_");
+    // a softdep on the crypto API's alias: its generic implementation
+    let name = match name.strip_prefix("crypto_") {
+        Some(alg) if !index.contains_key(&name) => format!("{alg}_generic"),
+        _ => name,
+    };
+    if order.iter().any(|(n, _)| *n == name) || visiting.contains(&name) {
+        return Ok(());
+    }
+    let Some(path) = index.get(&name) else {
+        return Ok(()); // built in, or not needed by this kernel
+    };
+    let bytes = module_bytes(path)?;
+    visiting.push(name.clone());
+    let mut deps = modinfo(&bytes, "softdep");
+    deps.retain(|d| d != "pre" && d != "post");
+    deps.extend(modinfo(&bytes, "depends"));
+    for d in deps {
+        add_module(&d, index, order, visiting)?;
+    }
+    visiting.pop();
+    order.push((name, bytes));
+    Ok(())
+}
+
+/// The workload programs, compiled statically with the host's gcc into the cache
+/// (keyed by their sources), as (name, path).
+pub(crate) fn programs() -> Result<Vec<(String, PathBuf)>, String> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (COMMON_H, ANON_C, FILEREAD_C).hash(&mut h);
+    let dir = cache_dir("guest").join(format!("{:016x}", h.finish()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut out = Vec::new();
+    for (name, src) in [("anon", ANON_C), ("fileread", FILEREAD_C)] {
+        let bin = dir.join(name);
+        if !bin.is_file() {
+            std::fs::write(dir.join("common.h"), COMMON_H).map_err(|e| e.to_string())?;
+            let c = dir.join(format!("{name}.c"));
+            std::fs::write(&c, src).map_err(|e| e.to_string())?;
+            let tmp = dir.join(format!("{name}.tmp"));
+            run(
+                Command::new("gcc")
+                    .args(["-static", "-O2", "-pthread", "-o"])
+                    .arg(&tmp)
+                    .arg(&c)
+                    .arg("-lm"),
+                &format!("gcc (static) {name}.c"),
+            )?;
+            std::fs::rename(&tmp, &bin).map_err(|e| e.to_string())?;
+        }
+        out.push((name.to_string(), bin));
+    }
+    Ok(out)
+}
+
+/// A host program by name on PATH or in the sbin directories.
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    (std::env::split_paths(&path)
+        .chain(["/sbin", "/usr/sbin", "/bin", "/usr/bin"].map(PathBuf::from)))
+    .map(|d| d.join(name))
+    .find(|p| p.is_file())
+}
+
+fn copy(from: &Path, to: &Path) -> Result<(), String> {
+    if let Some(d) = to.parent() {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    std::fs::copy(from, to)
+        .map(|_| ())
+        .map_err(|e| format!("copy {} to {}: {e}", from.display(), to.display()))
+}
+
+/// Builds `dir/initramfs.cpio.gz` from `dir/root`: busybox-static, mke2fs with its
+/// shared libraries, the modules, the programs, init and the plan.
+pub(crate) fn initramfs(
+    dir: &Path,
+    modules: &[(String, Vec<u8>)],
+    programs: &[(String, PathBuf)],
+    plan: &str,
+) -> Result<PathBuf, String> {
+    let root = dir.join("root");
+    let _ = std::fs::remove_dir_all(&root);
+    for d in [
+        "bin",
+        "sbin",
+        "lib/modules",
+        "proc",
+        "sys",
+        "dev",
+        "tmp",
+        "mnt",
+        "etc",
+    ] {
+        std::fs::create_dir_all(root.join(d)).map_err(|e| e.to_string())?;
+    }
+    let busybox =
+        which("busybox").ok_or("no busybox on the host (apt-get install busybox-static)")?;
+    let ldd = Command::new("ldd")
+        .arg(&busybox)
+        .output()
+        .map(|o| o.status.success());
+    if matches!(ldd, Ok(true)) {
+        return Err(format!("{} is dynamically linked: the guest needs busybox-static (apt-get install busybox-static)", busybox.display()));
+    }
+    copy(&busybox, &root.join("bin/busybox"))?;
+    let applets = run(Command::new(&busybox).arg("--list"), "busybox --list")?;
+    for a in applets.lines().filter(|a| *a != "busybox" && !a.is_empty()) {
+        let _ = std::os::unix::fs::symlink("busybox", root.join("bin").join(a));
+    }
+    let mke2fs = which("mke2fs").ok_or("no mke2fs on the host (apt-get install e2fsprogs)")?;
+    let _ = std::fs::remove_file(root.join("bin/mke2fs"));
+    copy(&mke2fs, &root.join("sbin/mke2fs"))?;
+    for lib in shared_libraries(&mke2fs)? {
+        copy(&lib, &root.join(lib.strip_prefix("/").unwrap_or(&lib)))?;
+    }
+    let _ = std::os::unix::fs::symlink("lib", root.join("lib64"));
+    for (name, bytes) in modules {
+        std::fs::write(root.join(format!("lib/modules/{name}.ko")), bytes)
+            .map_err(|e| e.to_string())?;
+    }
+    for (name, path) in programs {
+        copy(path, &root.join("bin").join(name))?;
+    }
+    write_exec(&root.join("init"), INIT)?;
+    std::fs::write(root.join("plan"), plan).map_err(|e| e.to_string())?;
+    let out = dir.join("initramfs.cpio.gz");
+    let script = "cd \"$1\" && find . | \"$2\" cpio -o -H newc 2>/dev/null | gzip -1 > \"$3\"";
+    run(
+        Command::new("sh")
+            .args(["-c", script, "sh"])
+            .arg(&root)
+            .arg(&busybox)
+            .arg(&out),
+        "making the initramfs (busybox cpio, gzip)",
+    )?;
+    Ok(out)
+}
+
+fn write_exec(path: &Path, text: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).map_err(|e| e.to_string())?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| e.to_string())
+}
+
+/// The shared libraries `ldd` lists for a program, its loader included.
+fn shared_libraries(program: &Path) -> Result<Vec<PathBuf>, String> {
+    let out = run(Command::new("ldd").arg(program), "ldd")?;
+    Ok((out.lines())
+        .filter_map(|l| {
+            let l = l.trim();
+            let path = match l.split_once("=>") {
+                Some((_, right)) => right.split_whitespace().next()?,
+                None => l.split_whitespace().next()?,
+            };
+            path.starts_with('/').then(|| PathBuf::from(path))
+        })
+        .collect())
+}
+
+/// QEMU's accelerator: KVM when /dev/kvm opens and QEMU starts a machine on it (some
+/// hosts have the device but fail at the first vCPU setup), else TCG.
+pub(crate) fn accelerator() -> &'static str {
+    let opens = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok();
+    let Some(qemu) = which("qemu-system-x86_64").filter(|_| opens) else {
+        return "tcg";
+    };
+    // A paused machine (-S) that is still up after a second started fine.
+    let child = Command::new(&qemu)
+        .args(["-machine", "q35", "-accel", "kvm", "-cpu", "host", "-S"])
+        .args([
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-serial",
+            "none",
+            "-nodefaults",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else { return "tcg" };
+    std::thread::sleep(Duration::from_millis(1500));
+    let alive = matches!(child.try_wait(), Ok(None));
+    let _ = child.kill();
+    let _ = child.wait();
+    if alive {
+        "kvm"
+    } else {
+        "tcg"
+    }
+}
+
+/// One boot: the QEMU command line.
+pub(crate) struct Boot<'a> {
+    pub(crate) kernel: &'a Kernel,
+    pub(crate) initramfs: &'a Path,
+    pub(crate) cpus: u32,
+    pub(crate) memory_mib: u64,
+    pub(crate) accel: &'a str,
+    pub(crate) append: String,
+    pub(crate) timeout: Duration,
+}
+
+/// QEMU under `nice`, its console on stdout.
+fn qemu_command(b: &Boot, qemu: &Path) -> Command {
+    let cpu = if b.accel == "kvm" { "host" } else { "max" };
+    let mut cmd = Command::new("nice");
+    cmd.args(["-n", "10"]).arg(qemu);
+    cmd.args([
+        "-machine",
+        "q35",
+        "-accel",
+        b.accel,
+        "-cpu",
+        cpu,
+        "-nographic",
+        "-no-reboot",
+    ]);
+    cmd.args(["-smp", &b.cpus.to_string(), "-m", &b.memory_mib.to_string()]);
+    cmd.arg("-kernel")
+        .arg(&b.kernel.image)
+        .arg("-initrd")
+        .arg(b.initramfs);
+    cmd.args(["-append", &b.append]);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Ends this run's QEMU (process `pid`, which `nice` became) after `timeout`; the
+/// thread's value says whether it had to.
+fn watchdog(pid: u32, timeout: Duration) -> std::thread::JoinHandle<bool> {
+    std::thread::spawn(move || {
+        let end = Instant::now() + timeout;
+        while Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(200));
+            if std::fs::metadata(format!("/proc/{pid}")).is_err() {
+                return false;
+            }
+        }
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+        true
+    })
+}
+
+/// Boots the guest under `nice`, writes its console to `log`, and passes each `@RS`
+/// progress line (a snapshot, a start, an error) to `progress`; returns the console and
+/// the wall time.
+pub(crate) fn boot(b: &Boot, log: &Path, progress: &dyn Fn(&str)) -> Result<(String, f64), String> {
+    let qemu = which("qemu-system-x86_64")
+        .ok_or("no qemu-system-x86_64 on the host (apt-get install qemu-system-x86)")?;
+    let start = Instant::now();
+    let mut child = (qemu_command(b, &qemu).spawn())
+        .map_err(|e| format!("cannot start {}: {e}", qemu.display()))?;
+    let watchdog = watchdog(child.id(), b.timeout);
+    let mut file = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let mut console = String::new();
+    let stdout = child.stdout.take().ok_or("no console pipe")?;
+    for line in BufReader::new(stdout).split(b'\n').map_while(Result::ok) {
+        let line = String::from_utf8_lossy(&line).replace('\r', "");
+        let _ = writeln!(file, "{line}");
+        if let Some(at) = line.find("@RS ") {
+            progress(&line[at + 4..]);
+        }
+        console.push_str(&line);
+        console.push('\n');
+    }
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    let timed_out = watchdog.join().unwrap_or(false);
+    let wall = start.elapsed().as_secs_f64();
+    if timed_out {
+        return Err(format!(
+            "the guest ran past --timeout ({} s); console log: {}",
+            b.timeout.as_secs(),
+            log.display()
+        ));
+    }
+    if !status.success() && !console.contains("@RS done") {
+        return Err(format!("qemu exited with {status}: {}", stderr.trim()));
+    }
+    Ok((console, wall))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modules_come_with_their_dependencies_first() {
+        let d = std::env::temp_dir().join(format!("reclaimsim-kernel-mods-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("fs/ext4")).unwrap();
+        std::fs::create_dir_all(d.join("crypto")).unwrap();
+        let ko = |path: &str, info: &str| {
+            std::fs::write(d.join(path), format!("ELF\0{info}\0license=GPL\0")).unwrap()
+        };
+        ko(
+            "fs/ext4/ext4.ko",
+            "softdep=pre: crypto-crc32c\0depends=jbd2,mbcache,crc16",
+        );
+        ko("fs/jbd2.ko", "softdep=pre: crypto-crc32c\0depends=");
+        ko("fs/mbcache.ko", "depends=");
+        ko("crypto/crc32c_generic.ko", "depends=");
+        ko("zsmalloc.ko", "depends=");
+        ko("zram.ko", "depends=zsmalloc");
+        // crc16 is built in: not there, and left out
+        let got = modules(&d, &["ext4", "zram", "brd"]).unwrap();
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "crc32c_generic",
+                "jbd2",
+                "mbcache",
+                "ext4",
+                "zsmalloc",
+                "zram"
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn the_newest_debian_61_image_first() {
+        let names = "linux-image-6.1.0-9-amd64 - Linux\nlinux-image-6.1.0-48-amd64 - x\n\
+                     linux-image-6.1.0-48-amd64-dbg - y\nlinux-image-6.1.0-10-cloud-amd64 - z\n";
+        assert_eq!(
+            debian_61_packages(names),
+            ["linux-image-6.1.0-48-amd64", "linux-image-6.1.0-9-amd64"]
+        );
+    }
+}

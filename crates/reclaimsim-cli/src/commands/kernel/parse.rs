@@ -1,0 +1,544 @@
+//! The guest's console log: its `@RS` lines (written by `guest/init.sh` and the
+//! workload programs) read into snapshots and workload results, and those into the
+//! results `run` writes.
+
+use indexmap::IndexMap;
+use reclaimsim::results::{
+    GuestRun, GuestSnapshot, Latency, MemcgResult, OomKill, Pressure, VariantResult, WorkloadResult,
+};
+use std::collections::BTreeMap;
+
+/// One memcg's files at a snapshot.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Cgroup {
+    /// memory.stat, memory.events, memory.events.local, memory.swap.events by file,
+    /// each in the kernel's order.
+    pub(crate) files: BTreeMap<String, Vec<(String, u64)>>,
+    pub(crate) pressure: Pressure,
+    pub(crate) current: u64,
+    pub(crate) swap_current: u64,
+}
+
+/// The counters at one snapshot.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Snapshot {
+    pub(crate) label: String,
+    pub(crate) uptime: f64,
+    pub(crate) vmstat: Vec<(String, u64)>,
+    pub(crate) memcgs: BTreeMap<String, Cgroup>,
+    pub(crate) psi: Pressure,
+    pub(crate) meminfo: BTreeMap<String, u64>,
+    pub(crate) complete: bool,
+}
+
+/// A workload's result line.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct WorkloadLine {
+    pub(crate) name: String,
+    pub(crate) ops: u64,
+    pub(crate) secs: f64,
+    pub(crate) p50: u64,
+    pub(crate) p99: u64,
+    pub(crate) max: u64,
+}
+
+/// Everything the console said.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Console {
+    pub(crate) uname: Option<String>,
+    /// lru_gen/enabled as init read it back.
+    pub(crate) lru_gen: String,
+    pub(crate) snapshots: Vec<Snapshot>,
+    pub(crate) workloads: Vec<WorkloadLine>,
+    /// Workload name, exit status, guest uptime at exit.
+    pub(crate) exits: Vec<(String, i32, f64)>,
+    pub(crate) errors: Vec<String>,
+    /// Lines a program printed besides its result (its errors), by workload.
+    pub(crate) logs: Vec<(String, String)>,
+    /// Workload name and the memcg it started in.
+    pub(crate) starts: Vec<(String, String)>,
+    pub(crate) done: bool,
+}
+
+/// A `some`/`full` pressure line: `some avg10=0.00 avg60=0.00 avg300=0.00 total=0`.
+fn psi_line(p: &mut Pressure, line: &str) {
+    let mut words = line.split_whitespace();
+    let target = match words.next() {
+        Some("some") => &mut p.some,
+        Some("full") => &mut p.full,
+        _ => return,
+    };
+    for w in words {
+        let Some((k, v)) = w.split_once('=') else {
+            continue;
+        };
+        match k {
+            "avg10" => target.avg10 = v.parse().unwrap_or(0.0),
+            "avg60" => target.avg60 = v.parse().unwrap_or(0.0),
+            "avg300" => target.avg300 = v.parse().unwrap_or(0.0),
+            "total" => target.total = v.parse().unwrap_or(0),
+            _ => {}
+        }
+    }
+}
+
+fn kv(rest: &str) -> Option<(String, u64)> {
+    let (k, v) = rest.split_once(' ')?;
+    Some((k.to_string(), v.trim().parse().ok()?))
+}
+
+/// Reads a console log. Lines without `@RS ` are the kernel's and the firmware's; a
+/// line may carry terminal escapes before its `@RS`.
+pub(crate) fn parse(log: &str) -> Console {
+    let mut c = Console::default();
+    let mut snap: Option<Snapshot> = None;
+    for raw in log.lines() {
+        let Some(at) = raw.find("@RS ") else { continue };
+        let line = raw[at + 4..].trim_end_matches('\r');
+        let (tag, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match (tag, snap.as_mut()) {
+            ("snap", _) => {
+                let (label, up) = rest.split_once(' ').unwrap_or((rest, "0"));
+                snap = Some(Snapshot {
+                    label: label.to_string(),
+                    uptime: up.trim().parse().unwrap_or(0.0),
+                    ..Default::default()
+                });
+            }
+            ("endsnap", Some(s)) => {
+                s.complete = true;
+                c.snapshots.extend(snap.take());
+            }
+            ("vm", Some(s)) => s.vmstat.extend(kv(rest)),
+            ("cg", Some(s)) => cgroup_line(s, rest),
+            ("psi", Some(s)) => psi_line(&mut s.psi, rest),
+            ("meminfo", Some(s)) => {
+                let mut w = rest.split_whitespace();
+                if let (Some(k), Some(Ok(v))) = (w.next(), w.next().map(str::parse::<u64>)) {
+                    s.meminfo
+                        .insert(k.trim_end_matches(':').to_string(), v * 1024);
+                }
+            }
+            _ => other_line(&mut c, tag, rest),
+        }
+    }
+    c
+}
+
+/// `@RS cg PATH FILE KEY VALUE`, `@RS cg PATH pressure LINE`, `@RS cg PATH current V`.
+fn cgroup_line(s: &mut Snapshot, rest: &str) {
+    let mut parts = rest.splitn(3, ' ');
+    let (Some(path), Some(file), Some(tail)) = (parts.next(), parts.next(), parts.next()) else {
+        return;
+    };
+    let cg = s.memcgs.entry(path.to_string()).or_default();
+    match file {
+        "pressure" => psi_line(&mut cg.pressure, tail),
+        "current" => cg.current = tail.trim().parse().unwrap_or(0),
+        "swap.current" => cg.swap_current = tail.trim().parse().unwrap_or(0),
+        f => cg.files.entry(f.to_string()).or_default().extend(kv(tail)),
+    }
+}
+
+/// The lines outside snapshots.
+fn other_line(c: &mut Console, tag: &str, rest: &str) {
+    match tag {
+        "uname" => c.uname = Some(rest.trim().to_string()),
+        "lru_gen" => c.lru_gen = rest.trim().to_string(),
+        "error" => c.errors.push(rest.trim().to_string()),
+        "done" => c.done = true,
+        "log" => {
+            let (name, text) = rest.split_once(' ').unwrap_or((rest, ""));
+            c.logs.push((name.to_string(), text.to_string()));
+        }
+        "exit" => {
+            let w: Vec<&str> = rest.split_whitespace().collect();
+            if let [name, status, rest @ ..] = w.as_slice() {
+                let at = rest.first().and_then(|t| t.parse().ok()).unwrap_or(0.0);
+                c.exits
+                    .push((name.to_string(), status.parse().unwrap_or(-1), at));
+            }
+        }
+        "wl" => c.workloads.extend(workload_line(rest)),
+        "start" => {
+            let w: Vec<&str> = rest.split_whitespace().collect();
+            if let [name, _, memcg, ..] = w.as_slice() {
+                c.starts.push((name.to_string(), memcg.to_string()));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `NAME ops=N secs=S p50=NS p99=NS max=NS`.
+fn workload_line(rest: &str) -> Option<WorkloadLine> {
+    let mut words = rest.split_whitespace();
+    let mut w = WorkloadLine {
+        name: words.next()?.to_string(),
+        ..Default::default()
+    };
+    for word in words {
+        let (k, v) = word.split_once('=')?;
+        match k {
+            "ops" => w.ops = v.parse().ok()?,
+            "secs" => w.secs = v.parse().ok()?,
+            "p50" => w.p50 = v.parse().ok()?,
+            "p99" => w.p99 = v.parse().ok()?,
+            "max" => w.max = v.parse().ok()?,
+            _ => {}
+        }
+    }
+    Some(w)
+}
+
+/// A vmstat key that counts events (and so is reported since setup), not a level.
+pub(crate) fn vmstat_counts(key: &str) -> bool {
+    !key.starts_with("nr_") || matches!(key, "nr_dirtied" | "nr_written")
+}
+
+/// A memory.stat key that counts events, not bytes held.
+pub(crate) fn memory_stat_counts(key: &str) -> bool {
+    [
+        "pg",
+        "workingset_refault",
+        "workingset_activate",
+        "workingset_restore",
+        "workingset_nodereclaim",
+        "thp_",
+        "zswp",
+    ]
+    .iter()
+    .any(|p| key.starts_with(p))
+}
+
+fn since<'a>(
+    now: &'a [(String, u64)],
+    then: Option<&'a Vec<(String, u64)>>,
+) -> impl Iterator<Item = (String, u64)> + 'a {
+    now.iter().map(move |(k, v)| {
+        let before = then
+            .and_then(|t| t.iter().find(|(tk, _)| tk == k))
+            .map_or(0, |x| x.1);
+        (k.clone(), v.saturating_sub(before))
+    })
+}
+
+/// Errors that make a console log no result.
+pub(crate) fn check(c: &Console) -> Result<(), String> {
+    if c.uname.is_none() {
+        return Err("the guest never reached its init (no `@RS uname` line)".into());
+    }
+    let labels: Vec<&str> = c.snapshots.iter().map(|s| s.label.as_str()).collect();
+    for want in ["setup", "end"] {
+        if !labels.contains(&want) {
+            return Err(format!("the guest printed no complete `{want}` snapshot"));
+        }
+    }
+    if !c.done {
+        return Err("the guest did not finish (no `@RS done` line)".into());
+    }
+    Ok(())
+}
+
+/// The results of a checked console log: counters since the `setup` snapshot at `end`;
+/// levels (memory.stat's sizes, memory.current) at the last `end:NAME` snapshot, when
+/// the last workload to finish still held its memory.
+pub(crate) fn results(c: &Console, name: &str, guest: GuestRun) -> VariantResult {
+    let setup = c.snapshots.iter().find(|s| s.label == "setup");
+    let end = c.snapshots.iter().rev().find(|s| s.label == "end");
+    let (Some(setup), Some(end)) = (setup, end) else {
+        return VariantResult::default();
+    };
+    let held = (c.snapshots.iter().rev())
+        .find(|s| s.label.starts_with("end:"))
+        .unwrap_or(end);
+    let vmstat = (end.vmstat.iter())
+        .map(|(k, v)| {
+            let level = !vmstat_counts(k);
+            let from = |s: &Snapshot| s.vmstat.iter().find(|(x, _)| x == k).map_or(0, |x| x.1);
+            (
+                k.clone(),
+                if level {
+                    from(held)
+                } else {
+                    v.saturating_sub(from(setup))
+                },
+            )
+        })
+        .collect();
+    let memcgs = (end.memcgs.iter())
+        .map(|(path, cg)| {
+            (
+                path.clone(),
+                memcg(cg, setup.memcgs.get(path), held.memcgs.get(path)),
+            )
+        })
+        .collect();
+    let mut workloads = BTreeMap::new();
+    for w in &c.workloads {
+        workloads.insert(w.name.clone(), workload(w));
+    }
+    let mut pressure = end.psi;
+    pressure.some.total -= setup.psi.some.total.min(pressure.some.total);
+    pressure.full.total -= setup.psi.full.total.min(pressure.full.total);
+    VariantResult {
+        name: name.to_string(),
+        virtual_time_s: end.uptime - setup.uptime,
+        vmstat,
+        memcgs,
+        workloads,
+        oom_kills: oom_kills(c, end, setup.uptime),
+        pressure,
+        backend: Some("kernel".into()),
+        guest: Some(GuestRun {
+            snapshots: snapshots(c, setup),
+            errors: c.errors.clone(),
+            mem_total: setup.meminfo.get("MemTotal").copied().unwrap_or(0),
+            mem_free_after_setup: setup.meminfo.get("MemFree").copied().unwrap_or(0),
+            setup_s: setup.uptime,
+            lru_gen_enabled: c.lru_gen.clone(),
+            ..guest
+        }),
+        ..Default::default()
+    }
+}
+
+fn workload(w: &WorkloadLine) -> WorkloadResult {
+    let per = |x: f64| if w.secs > 0.0 { x / w.secs } else { 0.0 };
+    WorkloadResult {
+        ops: w.ops,
+        ops_per_sec: per(w.ops as f64),
+        mib_per_sec: 0.0,
+        measured_s: w.secs,
+        latency_ns: Latency {
+            p50: w.p50,
+            p99: w.p99,
+            max: w.max,
+        },
+    }
+}
+
+/// One memcg's result: counters since setup, levels while memory was held.
+fn memcg(end: &Cgroup, setup: Option<&Cgroup>, held: Option<&Cgroup>) -> MemcgResult {
+    let file = |cg: Option<&Cgroup>, f: &str| cg.and_then(|c| c.files.get(f)).cloned();
+    let stat_end = end.files.get("stat").cloned().unwrap_or_default();
+    let stat_setup = file(setup, "stat");
+    let stat_held = file(held, "stat");
+    let stat: IndexMap<String, u64> = since(&stat_end, stat_setup.as_ref())
+        .map(|(k, v)| {
+            if memory_stat_counts(&k) {
+                (k, v)
+            } else {
+                let level = stat_held
+                    .as_ref()
+                    .and_then(|h| h.iter().find(|(x, _)| *x == k));
+                (k, level.map_or(0, |x| x.1))
+            }
+        })
+        .collect();
+    let events = |f: &str| -> IndexMap<String, u64> {
+        let now = end.files.get(f).cloned().unwrap_or_default();
+        since(&now, file(setup, f).as_ref()).collect()
+    };
+    let mut pressure = end.pressure;
+    if let Some(s) = setup {
+        pressure.some.total -= s.pressure.some.total.min(pressure.some.total);
+        pressure.full.total -= s.pressure.full.total.min(pressure.full.total);
+    }
+    MemcgResult {
+        stat,
+        events: events("events"),
+        events_local: events("events.local"),
+        swap_events: events("swap.events"),
+        current: held.map_or(end.current, |h| h.current),
+        swap_current: held.map_or(end.swap_current, |h| h.swap_current),
+        pressure,
+        ..Default::default()
+    }
+}
+
+/// Workloads that died of SIGKILL (status 137), with the memcg whose oom_kill count
+/// rose, or global.
+fn oom_kills(c: &Console, end: &Snapshot, t0: f64) -> Vec<OomKill> {
+    let killed_in = |path: &str| {
+        let events = end
+            .memcgs
+            .get(path)
+            .and_then(|cg| cg.files.get("events.local"));
+        events.is_some_and(|e| e.iter().any(|(k, v)| k == "oom_kill" && *v > 0))
+    };
+    (c.exits.iter())
+        .filter(|(_, status, _)| *status == 137)
+        .map(|(name, _, at)| {
+            let memcg = c.workload_memcg(name);
+            OomKill {
+                time_s: (at - t0).max(0.0),
+                scope: if killed_in(&memcg) && memcg != "/" {
+                    memcg.clone()
+                } else {
+                    "global".into()
+                },
+                victim: name.clone(),
+                victim_memcg: memcg,
+                stall_s: None,
+            }
+        })
+        .collect()
+}
+
+impl Console {
+    /// The memcg a workload ran in, as init reported it at its start (`/` if unknown).
+    fn workload_memcg(&self, name: &str) -> String {
+        (self.starts.iter())
+            .find(|(n, _)| n == name)
+            .map_or("/".into(), |(_, m)| m.clone())
+    }
+}
+
+/// Every snapshot's counters since setup.
+fn snapshots(c: &Console, setup: &Snapshot) -> Vec<GuestSnapshot> {
+    (c.snapshots.iter())
+        .filter(|s| s.label != "setup")
+        .map(|s| GuestSnapshot {
+            label: s.label.clone(),
+            time_s: s.uptime - setup.uptime,
+            vmstat: (since(&s.vmstat, Some(&setup.vmstat)))
+                .filter(|(k, _)| vmstat_counts(k))
+                .collect(),
+            memcgs: (s.memcgs.iter())
+                .map(|(path, cg)| {
+                    let stat = cg.files.get("stat").cloned().unwrap_or_default();
+                    let before = setup.memcgs.get(path).and_then(|c| c.files.get("stat"));
+                    let mut m: BTreeMap<String, u64> = since(&stat, before)
+                        .filter(|(k, _)| memory_stat_counts(k))
+                        .collect();
+                    m.insert("memory.current".into(), cg.current);
+                    (path.clone(), m)
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A console log as the guest prints it: firmware noise, a terminal escape before
+    /// the first `@RS`, kernel lines between, carriage returns.
+    const LOG: &str = "SeaBIOS (version 1.16)\r
+\x1b[?7l\x1b[2J@RS uname 6.1.0-48-amd64\r
+@RS lru_gen 0x0000
+@RS snap setup 10.00
+@RS vm nr_free_pages 90000
+@RS vm pgscan_anon 5
+@RS vm pgfault 1000
+@RS cg /app stat anon 4096
+@RS cg /app stat pgscan 2
+@RS cg /app events max 1
+@RS cg /app events.local oom_kill 0
+@RS cg /app pressure some avg10=0.00 avg60=0.00 avg300=0.00 total=100
+@RS cg /app current 8192
+@RS psi some avg10=0.00 avg60=0.00 avg300=0.00 total=50
+@RS psi full avg10=0.00 avg60=0.00 avg300=0.00 total=40
+@RS meminfo MemTotal:  465000 kB
+@RS meminfo MemFree:   400000 kB
+@RS endsnap setup
+@RS start anon 10.50 /app
+[   12.0] some kernel line
+@RS snap end:anon 14.00
+@RS vm nr_free_pages 1000
+@RS vm pgscan_anon 705
+@RS vm pgfault 51000
+@RS cg /app stat anon 134217728
+@RS cg /app stat pgscan 902
+@RS cg /app current 160000000
+@RS endsnap end:anon
+@RS snap end 15.5
+@RS vm nr_free_pages 80000
+@RS vm pgscan_anon 905
+@RS vm pgfault 52000
+@RS cg /app stat anon 0
+@RS cg /app stat pgscan 1002
+@RS cg /app events max 31
+@RS cg /app events.local oom_kill 1
+@RS cg /app pressure some avg10=1.50 avg60=0.30 avg300=0.06 total=900
+@RS cg /app current 4096
+@RS psi some avg10=2.00 avg60=0.40 avg300=0.08 total=1050
+@RS psi full avg10=1.00 avg60=0.20 avg300=0.04 total=540
+@RS endsnap end
+@RS wl anon:populate ops=32768 secs=2.500 p50=1024 p99=65536 max=900000
+@RS wl anon:run ops=65536 secs=1.000 p50=512 p99=4096 max=100000
+@RS exit anon 137 15.00
+@RS error sysctl vm.x=1 failed
+@RS done 15.9
+";
+
+    #[test]
+    fn the_console_reads_into_results() {
+        let c = parse(LOG);
+        assert_eq!(check(&c), Ok(()));
+        assert_eq!(c.uname.as_deref(), Some("6.1.0-48-amd64"));
+        let labels: Vec<&str> = c.snapshots.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["setup", "end:anon", "end"]);
+        let v = results(&c, "classic", GuestRun::default());
+        assert_eq!(v.backend.as_deref(), Some("kernel"));
+        assert_eq!(v.virtual_time_s, 5.5);
+        // counters since setup at the end; levels while the workload held its memory
+        assert_eq!(v.vmstat["pgscan_anon"], 900);
+        assert_eq!(v.vmstat["pgfault"], 51000);
+        assert_eq!(v.vmstat["nr_free_pages"], 1000);
+        let app = &v.memcgs["/app"];
+        assert_eq!(app.stat["pgscan"], 1000);
+        assert_eq!(app.stat["anon"], 134217728);
+        assert_eq!(app.current, 160000000);
+        assert_eq!(app.events["max"], 30);
+        assert_eq!(app.pressure.some.total, 800);
+        assert_eq!(app.pressure.some.avg10, 1.5);
+        assert_eq!((v.pressure.some.total, v.pressure.full.total), (1000, 500));
+        let run = &v.workloads["anon:run"];
+        assert_eq!(
+            (run.ops, run.ops_per_sec, run.latency_ns.p99),
+            (65536, 65536.0, 4096)
+        );
+        assert_eq!(v.workloads["anon:populate"].measured_s, 2.5);
+        let kill = &v.oom_kills[0];
+        assert_eq!(
+            (kill.victim.as_str(), kill.scope.as_str(), kill.time_s),
+            ("anon", "/app", 5.0)
+        );
+        let g = v.guest.unwrap();
+        assert_eq!(
+            (g.mem_total, g.mem_free_after_setup, g.setup_s),
+            (465000 * 1024, 400000 * 1024, 10.0)
+        );
+        assert_eq!(g.errors, ["sysctl vm.x=1 failed"]);
+        assert_eq!(g.lru_gen_enabled, "0x0000");
+        assert_eq!(g.snapshots[0].label, "end:anon");
+        assert_eq!(g.snapshots[0].vmstat["pgscan_anon"], 700);
+        assert!(!g.snapshots[0].vmstat.contains_key("nr_free_pages"));
+        assert_eq!(g.snapshots[0].memcgs["/app"]["pgscan"], 900);
+        assert_eq!(g.snapshots[0].memcgs["/app"]["memory.current"], 160000000);
+    }
+
+    #[test]
+    fn an_unfinished_console_is_an_error() {
+        let cut = &LOG[..LOG.find("@RS snap end 15.5").unwrap()];
+        let e = check(&parse(cut)).unwrap_err();
+        assert!(e.contains("no complete `end` snapshot"), "{e}");
+        let no_done = LOG.replace("@RS done 15.9", "");
+        assert!(check(&parse(&no_done))
+            .unwrap_err()
+            .contains("did not finish"));
+        let e = check(&parse("SeaBIOS\nKernel panic - not syncing")).unwrap_err();
+        assert!(e.contains("never reached its init"), "{e}");
+    }
+
+    #[test]
+    fn counters_and_levels_are_told_apart() {
+        assert!(vmstat_counts("pgscan_anon") && vmstat_counts("nr_dirtied"));
+        assert!(!vmstat_counts("nr_free_pages") && !vmstat_counts("nr_zram"));
+        assert!(memory_stat_counts("workingset_refault_file") && memory_stat_counts("pgmajfault"));
+        assert!(!memory_stat_counts("workingset_nodes") && !memory_stat_counts("anon"));
+    }
+}

@@ -1,0 +1,937 @@
+//! A scenario as the guest runs it: the guest plan. Every field of the scenario either
+//! maps to something the guest sets up (QEMU's `-m` and `-smp`, swap on zram or brd,
+//! files on ext4 on brd, memcgs and their limits, lru_gen and sysctls, workloads run by
+//! the guest's programs in `crates/reclaimsim-cli/guest/`), is noted (the guest does it
+//! its own way), or is an error naming the field (`PlanError`, located by `locate`).
+
+use super::locate::Step;
+use reclaimsim::kernel::config::{KernelConfig, PolicyKind, SwapDevice};
+use reclaimsim::scenario::config::{Scenario, WorkloadConfig};
+use reclaimsim::sim::cost::CostTable;
+use reclaimsim::workload::anon::AnonOptions;
+use reclaimsim::workload::fio::{FioOptions, IoEngine};
+use reclaimsim::workload::WorkloadOptions;
+
+const MIB: u64 = 1 << 20;
+
+/// The most vCPUs `-smp` gets: TCG runs each vCPU on a host thread, and the machine this
+/// runs on is shared (two cores here).
+pub(crate) const MAX_CPUS: u32 = 2;
+
+/// Guest memory beyond the scenario's machine memory and the ramdisks: the kernel's
+/// image, page tables of the direct map, slab, the unpacked initramfs and the guest's
+/// own processes. Measured: Debian's 6.1.0-48 with a 512 MiB guest has MemTotal 455 MiB
+/// and about 30 MiB used after setup (see docs/guide/kernel.md).
+pub(crate) const GUEST_OVERHEAD_MIB: u64 = 96;
+
+/// A field the guest cannot express, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PlanError {
+    pub(crate) field: Vec<Step>,
+    pub(crate) message: String,
+}
+
+/// The swap device the guest sets up.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Swap {
+    Zram,
+    Brd,
+}
+
+/// Files laid out before the run: `count` files of `bytes` each, `/mnt/NAME.<i>`,
+/// written from `memcg`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Files {
+    pub(crate) name: String,
+    pub(crate) memcg: String,
+    pub(crate) count: u64,
+    pub(crate) bytes: u64,
+}
+
+/// One workload as the guest starts it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct GuestWorkload {
+    pub(crate) name: String,
+    pub(crate) memcg: String,
+    pub(crate) start_s: f64,
+    /// Start when this workload has finished its work.
+    pub(crate) after: Option<String>,
+    /// The program and its arguments.
+    pub(crate) command: Vec<String>,
+}
+
+/// What the guest does.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Plan {
+    /// The scenario's machine memory; QEMU's `-m` is this plus the ramdisks and
+    /// `GUEST_OVERHEAD_MIB` (`guest_mib`).
+    pub(crate) memory: u64,
+    pub(crate) cpus: u32,
+    pub(crate) swap: Option<(Swap, u64)>,
+    /// Bytes of the ext4 file system on brd (0: none).
+    pub(crate) fs_bytes: u64,
+    /// `/sys/kernel/mm/lru_gen/enabled` (`0` classic, `0x0007` or `0x0005` MGLRU) and
+    /// `min_ttl_ms`.
+    pub(crate) lru_gen: String,
+    pub(crate) min_ttl_ms: u64,
+    /// sysctl name (dotted) and value.
+    pub(crate) sysctls: Vec<(String, String)>,
+    /// Memcg paths, parents first.
+    pub(crate) memcgs: Vec<String>,
+    /// (memcg path, file, value).
+    pub(crate) memcg_files: Vec<(String, String, String)>,
+    pub(crate) files: Vec<Files>,
+    pub(crate) workloads: Vec<GuestWorkload>,
+    /// Stop every workload after this long (0: no limit).
+    pub(crate) duration_s: f64,
+    /// What maps with a difference the user should know of.
+    pub(crate) notes: Vec<String>,
+}
+
+fn key(k: &str) -> Step {
+    Step::Key(k.to_string())
+}
+
+fn at(keys: &str) -> Vec<Step> {
+    keys.split('.').map(key).collect()
+}
+
+/// `workload[i].rest`.
+fn wl(i: usize, rest: &str) -> Vec<Step> {
+    let mut p = vec![key("workload"), Step::Index(i)];
+    p.extend(rest.split('.').filter(|k| !k.is_empty()).map(key));
+    p
+}
+
+fn fail<T>(field: Vec<Step>, message: impl Into<String>) -> Result<T, PlanError> {
+    Err(PlanError {
+        field,
+        message: message.into(),
+    })
+}
+
+impl Plan {
+    /// QEMU's `-m`, in MiB: the machine's memory, the ramdisks (brd keeps every written
+    /// sector in RAM), and the guest kernel's own.
+    pub(crate) fn guest_mib(&self) -> u64 {
+        let brd = match self.swap {
+            Some((Swap::Brd, b)) => b,
+            _ => 0,
+        };
+        (self.memory + brd + self.fs_bytes).div_ceil(MIB) + GUEST_OVERHEAD_MIB
+    }
+
+    /// The brd ramdisks: how many, and their one size in MiB (swap on ram0 when on brd,
+    /// the file system on the next).
+    pub(crate) fn brd(&self) -> (u32, u64) {
+        let swap = match self.swap {
+            Some((Swap::Brd, b)) => Some(b),
+            _ => None,
+        };
+        let fs = (self.fs_bytes > 0).then_some(self.fs_bytes);
+        let sizes: Vec<u64> = [swap, fs].into_iter().flatten().collect();
+        let mib = sizes.iter().max().map_or(0, |b| b.div_ceil(MIB));
+        (sizes.len() as u32, mib)
+    }
+}
+
+/// The guest plan of `s` (a loaded scenario, after variants and `--set`).
+pub(crate) fn plan(s: &Scenario) -> Result<Plan, PlanError> {
+    let mut notes = Vec::new();
+    let cpus = machine(s, &mut notes)?;
+    check_costs(s)?;
+    let (lru_gen, sysctls) = kernel(&s.kernel, s)?;
+    if !s.events.is_empty() {
+        return fail(
+            vec![key("event"), Step::Index(0)],
+            "the guest runs no [[event]] writes yet",
+        );
+    }
+    if !s.agents.is_empty() {
+        return fail(
+            vec![key("agent"), Step::Index(0)],
+            "the guest runs no [[agent]] yet",
+        );
+    }
+    if s.sample_interval.is_some() {
+        notes.push("sample_interval: the guest takes counters when each workload finishes and at the end, not at intervals".into());
+    }
+    let (memcgs, memcg_files) = memcgs(s)?;
+    let mut files = Vec::new();
+    let mut workloads = Vec::new();
+    for (i, w) in s.workloads.iter().enumerate() {
+        workloads.push(workload(s, i, w, &mut files)?);
+    }
+    let fs_bytes = fs_size(&files);
+    Ok(Plan {
+        memory: s.machine.memory.0,
+        cpus,
+        swap: (s.machine.swap.as_ref()).map(|sw| {
+            let dev = match sw.device {
+                SwapDevice::Zram => Swap::Zram,
+                SwapDevice::Ramdisk => Swap::Brd,
+            };
+            (dev, sw.size.0)
+        }),
+        fs_bytes,
+        lru_gen,
+        min_ttl_ms: s.kernel.min_ttl_ms,
+        sysctls,
+        memcgs,
+        memcg_files,
+        files,
+        workloads,
+        duration_s: s.duration.map_or(0.0, |d| d.secs_f64()),
+        notes,
+    })
+}
+
+/// The ext4 file system for `files`: their bytes, an eighth more for metadata, and 16 MiB
+/// for the journal; 0 without files.
+fn fs_size(files: &[Files]) -> u64 {
+    let data: u64 = files.iter().map(|f| f.count * f.bytes).sum();
+    if data == 0 {
+        return 0;
+    }
+    (data + data / 8 + 16 * MIB).next_multiple_of(MIB)
+}
+
+/// `[machine]`: memory and swap map as they are; CPUs become `-smp` (at most
+/// `MAX_CPUS`, noted); what QEMU here cannot give is an error.
+fn machine(s: &Scenario, notes: &mut Vec<String>) -> Result<u32, PlanError> {
+    let m = &s.machine;
+    if m.nodes != 1 {
+        return fail(at("machine.nodes"), "the guest has one NUMA node");
+    }
+    if m.has_topology_keys() {
+        return fail(
+            at("machine.cores_per_socket"),
+            "the guest's CPUs are a flat -smp count: give machine.cpus",
+        );
+    }
+    if m.profile.is_some() {
+        return fail(
+            at("machine.profile"),
+            "a cost profile is the model's; the guest's costs are its own",
+        );
+    }
+    if m.start_jitter.is_some() {
+        return fail(
+            at("machine.start_jitter"),
+            "the model's start offsets; the guest's threads start when they start",
+        );
+    }
+    if let Some(sw) = &m.swap {
+        if sw.zswap.is_some_and(|z| z.enabled) {
+            return fail(at("machine.swap.zswap"), "the guest sets up no zswap yet");
+        }
+    }
+    let cpus = m.cpus.min(MAX_CPUS);
+    if cpus < m.cpus {
+        notes.push(format!(
+            "machine.cpus = {}: the guest gets -smp {cpus} (TCG on a shared host; at most {MAX_CPUS})",
+            m.cpus
+        ));
+    }
+    Ok(cpus)
+}
+
+/// `[costs]`: the model's virtual-time costs have no meaning in the guest; any value
+/// other than the default is an error naming it.
+fn check_costs(s: &Scenario) -> Result<(), PlanError> {
+    let given = serde_json::to_value(&s.costs).unwrap_or_default();
+    let default = serde_json::to_value(CostTable::default()).unwrap_or_default();
+    let (Some(given), Some(default)) = (given.as_object(), default.as_object()) else {
+        return Ok(());
+    };
+    match given.iter().find(|(k, v)| default.get(*k) != Some(v)) {
+        Some((k, _)) => fail(
+            vec![key("costs"), key(k)],
+            "a cost of the model; the guest's costs are the host's under QEMU",
+        ),
+        None => Ok(()),
+    }
+}
+
+/// `[kernel]`: the policy and its knobs to lru_gen, the sysctls the model has; the
+/// model's own switches and code versions are errors unless at their defaults.
+fn kernel(k: &KernelConfig, s: &Scenario) -> Result<(String, Vec<(String, String)>), PlanError> {
+    let d = KernelConfig::default();
+    let KernelConfig {
+        policy,
+        swappiness: _,
+        lru_lock,
+        min_free_kbytes: _,
+        watermark_scale_factor: _,
+        pagevec_size,
+        kswapd_cpu,
+        dirty_background_ratio: _,
+        dirty_ratio: _,
+        dirty_writeback_interval: _,
+        dirty_expire_interval: _,
+        flusher_cpu,
+        look_around,
+        lru_gen_walks,
+        page_cache_fix: _,
+        min_ttl_ms: _,
+        memcg_reclaim,
+        batch_aging,
+        batch_aging_counters,
+        batch_aging_bulk_move,
+        batch_aging_prefetch,
+    } = k;
+    let model_only = [
+        ("lru_lock", *lru_lock != d.lru_lock),
+        ("pagevec_size", *pagevec_size != d.pagevec_size),
+        ("kswapd_cpu", kswapd_cpu.is_some()),
+        ("flusher_cpu", flusher_cpu.is_some()),
+        ("look_around", *look_around != d.look_around),
+        ("memcg_reclaim", *memcg_reclaim != d.memcg_reclaim),
+        ("batch_aging", *batch_aging),
+        ("batch_aging_counters", batch_aging_counters.is_some()),
+        ("batch_aging_bulk_move", batch_aging_bulk_move.is_some()),
+        ("batch_aging_prefetch", batch_aging_prefetch.is_some()),
+    ];
+    model_only_kernel(&model_only)?;
+    let lru_gen = match (policy, lru_gen_walks) {
+        (PolicyKind::Classic, _) => "0",
+        (PolicyKind::Mglru, true) => "0x0007",
+        (PolicyKind::Mglru, false) => "0x0005",
+    };
+    Ok((lru_gen.to_string(), sysctls(k, s)))
+}
+
+/// The sysctls the model has, as the guest sets them; vm.min_free_kbytes as the model
+/// computes it from the scenario's memory when not given (the guest's own default would
+/// follow its larger `-m`).
+fn sysctls(k: &KernelConfig, s: &Scenario) -> Vec<(String, String)> {
+    let centisecs = |d: reclaimsim::units::Duration| (d.0 / 10_000_000).to_string();
+    let min_free = k.min_free_kbytes.unwrap_or_else(|| {
+        reclaimsim::kernel::node::default_min_free_kbytes(s.machine.memory.pages())
+    });
+    let sysctls = [
+        ("vm.swappiness", k.swappiness.to_string()),
+        ("vm.min_free_kbytes", min_free.to_string()),
+        (
+            "vm.watermark_scale_factor",
+            k.watermark_scale_factor.to_string(),
+        ),
+        (
+            "vm.dirty_background_ratio",
+            k.dirty_background_ratio.to_string(),
+        ),
+        ("vm.dirty_ratio", k.dirty_ratio.to_string()),
+        (
+            "vm.dirty_writeback_centisecs",
+            centisecs(k.dirty_writeback_interval),
+        ),
+        (
+            "vm.dirty_expire_centisecs",
+            centisecs(k.dirty_expire_interval),
+        ),
+    ];
+    sysctls
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+}
+
+/// The first `kernel.NAME` set away from its default, if any, as an error.
+fn model_only_kernel(fields: &[(&str, bool)]) -> Result<(), PlanError> {
+    match fields.iter().find(|(_, set)| *set) {
+        Some((name, _)) => fail(
+            vec![key("kernel"), key(name)],
+            "the model's variant of the kernel's code; the guest runs the kernel as built \
+             (boot one with the change: --kernel)",
+        ),
+        None => Ok(()),
+    }
+}
+
+/// `[[memcg]]`: the tree (parents first, as the scenario checks them) and each limit as
+/// the cgroup file it is.
+#[allow(clippy::type_complexity)]
+fn memcgs(s: &Scenario) -> Result<(Vec<String>, Vec<(String, String, String)>), PlanError> {
+    let mut paths = Vec::new();
+    let mut files = Vec::new();
+    for (i, m) in s.memcgs.iter().enumerate() {
+        if m.path == "/" {
+            continue;
+        }
+        if !m.path.chars().all(safe_char) {
+            return fail(
+                vec![key("memcg"), Step::Index(i), key("path")],
+                "the guest takes memcg paths of letters, digits, '-', '_', '.' and '/'",
+            );
+        }
+        paths.push(m.path.clone());
+        let limits = [
+            ("memory.min", m.min),
+            ("memory.low", m.low),
+            ("memory.high", m.high),
+            ("memory.max", m.max),
+            ("memory.swap.max", m.swap_max),
+        ];
+        for (file, v) in limits {
+            if let Some(b) = v {
+                files.push((m.path.clone(), file.to_string(), b.0.to_string()));
+            }
+        }
+    }
+    Ok((paths, files))
+}
+
+fn safe_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')
+}
+
+/// One `[[workload]]`: where and when it runs, and its program.
+fn workload(
+    s: &Scenario,
+    i: usize,
+    w: &WorkloadConfig,
+    files: &mut Vec<Files>,
+) -> Result<GuestWorkload, PlanError> {
+    if w.name.is_empty() || !w.name.chars().all(|c| safe_char(c) && c != '/') {
+        return fail(
+            wl(i, "name"),
+            "the guest takes workload names of letters, digits, '-', '_' and '.'",
+        );
+    }
+    placement(i, w)?;
+    let options = w.options().or_else(|e| fail(wl(i, ""), e))?;
+    let mut command = match &options {
+        WorkloadOptions::Anon(o) => anon(i, w, o, s.seed)?,
+        WorkloadOptions::Fio(o) => {
+            let (cmd, f) = fio(i, w, o, s.seed)?;
+            files.push(f);
+            cmd
+        }
+        WorkloadOptions::Memcached(_) => return no_program(i, "memcached"),
+        WorkloadOptions::Dd(_) => return no_program(i, "dd"),
+        WorkloadOptions::PageFault3(_) => return no_program(i, "page_fault3"),
+        WorkloadOptions::Trace(_) => return no_program(i, "trace"),
+    };
+    command.extend(["-x".into(), "/tmp/stop.all".into()]);
+    if let Some(u) = &w.until {
+        command.extend([
+            "-x".into(),
+            format!("/tmp/fin.{u}"),
+            "-x".into(),
+            format!("/tmp/exit.{u}"),
+        ]);
+    }
+    command.extend([
+        "-f".into(),
+        format!("/tmp/fin.{}", w.name),
+        "-g".into(),
+        format!("/tmp/go.{}", w.name),
+    ]);
+    Ok(GuestWorkload {
+        name: w.name.clone(),
+        memcg: w.memcg.clone(),
+        start_s: w.start.secs_f64(),
+        after: w.after.clone(),
+        command,
+    })
+}
+
+/// Where and when a workload runs: what the guest does not do yet is an error.
+fn placement(i: usize, w: &WorkloadConfig) -> Result<(), PlanError> {
+    let placement = [
+        ("cpus", w.cpus.is_some()),
+        ("client_cpus", w.client_cpus.is_some()),
+        ("node", w.node.is_some()),
+        ("pin", w.pin),
+        ("page_content", w.page_content.is_some()),
+    ];
+    if let Some((field, _)) = placement.iter().find(|(_, set)| *set) {
+        return fail(
+            wl(i, field),
+            "the guest does not place or shape workloads this way yet",
+        );
+    }
+    for (field, v) in [("after", &w.after), ("until", &w.until)] {
+        if v.as_deref().is_some_and(|a| a.contains(':')) {
+            return fail(
+                wl(i, field),
+                "the guest waits for whole workloads, not phases",
+            );
+        }
+    }
+    Ok(())
+}
+
+fn no_program<T>(i: usize, kind: &str) -> Result<T, PlanError> {
+    fail(
+        wl(i, kind),
+        format!("the guest has no program for {kind} workloads yet (it runs anon and fio reads)"),
+    )
+}
+
+/// The patterns the guest programs draw from: `seq`, `random`, `zipf[:θ]`.
+fn guest_pattern(p: &str) -> bool {
+    let p = p.trim();
+    p == "seq"
+        || p == "random"
+        || p == "zipf"
+        || p.strip_prefix("zipf:")
+            .is_some_and(|t| t.parse::<f64>().is_ok())
+}
+
+/// An anon workload as `anon`'s arguments.
+fn anon(
+    i: usize,
+    w: &WorkloadConfig,
+    o: &AnonOptions,
+    seed: u64,
+) -> Result<Vec<String>, PlanError> {
+    if !o.mix.is_empty() {
+        return fail(
+            wl(i, "anon.mix"),
+            "the guest's anon draws from one pattern (no mix yet)",
+        );
+    }
+    if o.rwmixread.is_some() {
+        return fail(
+            wl(i, "anon.rwmixread"),
+            "the guest's anon only loads or only stores",
+        );
+    }
+    if o.ops_per_step != 1 {
+        return fail(
+            wl(i, "anon.ops_per_step"),
+            "the guest's anon counts single touches",
+        );
+    }
+    if !o.phase.is_empty() {
+        return fail(
+            wl(i, "anon.phase"),
+            "the guest's anon has no later phases yet",
+        );
+    }
+    if !guest_pattern(&o.pattern) {
+        return fail(
+            wl(i, "anon.pattern"),
+            "the guest's anon draws seq, random or zipf[:θ]",
+        );
+    }
+    let mut cmd: Vec<String> = vec![
+        "/bin/anon".into(),
+        "-n".into(),
+        w.name.clone(),
+        "-s".into(),
+        o.size.0.to_string(),
+        "-t".into(),
+        o.threads.to_string(),
+        "-p".into(),
+        o.pattern.trim().to_string(),
+        "-w".into(),
+        u8::from(o.write).to_string(),
+        "-e".into(),
+        seed.to_string(),
+    ];
+    if o.shared {
+        cmd.push("-S".into());
+    }
+    if o.populate {
+        cmd.push("-P".into());
+    }
+    let optional = [
+        ("-r", o.passes.map(|p| p.to_string())),
+        ("-a", o.accesses.map(|a| a.to_string())),
+        ("-T", o.runtime.map(|r| r.secs_f64().to_string())),
+    ];
+    for (flag, v) in optional {
+        if let Some(v) = v {
+            cmd.extend([flag.to_string(), v]);
+        }
+    }
+    Ok(cmd)
+}
+
+/// A fio job of buffered `read`/`randread` as `fileread`'s arguments, and its files.
+fn fio(
+    i: usize,
+    w: &WorkloadConfig,
+    o: &FioOptions,
+    seed: u64,
+) -> Result<(Vec<String>, Files), PlanError> {
+    fio_unsupported(i, o)?;
+    let file = match (o.filesize, o.size) {
+        (Some(f), _) => f.0,
+        (None, Some(s)) => s.0,
+        (None, None) => return fail(wl(i, "fio.size"), "needs size or filesize"),
+    };
+    let region = o.size.map_or(file, |s| s.0.min(file));
+    let bs = o.bs.0;
+    let per_loop = o.io_size.map_or(region, |b| b.0) / bs;
+    let ios = per_loop.saturating_mul(o.loops);
+    let ios = o.number_ios.map_or(ios, |n| n.min(ios));
+    let mut cmd: Vec<String> = vec![
+        "/bin/fileread".into(),
+        "-n".into(),
+        w.name.clone(),
+        "-d".into(),
+        "/mnt".into(),
+        "-j".into(),
+        o.numjobs.to_string(),
+        "-b".into(),
+        bs.to_string(),
+        "-R".into(),
+        o.rw.clone(),
+        "-p".into(),
+        o.random_distribution.trim().to_string(),
+        "-i".into(),
+        ios.to_string(),
+        "-e".into(),
+        seed.to_string(),
+    ];
+    if o.norandommap {
+        cmd.push("-N".into());
+    }
+    if o.time_based {
+        cmd.push("-B".into());
+    }
+    if o.ramp_time.0 > 0 {
+        cmd.extend(["-Q".into(), o.ramp_time.secs_f64().to_string()]);
+    }
+    if let Some(r) = o.runtime {
+        cmd.extend(["-T".into(), r.secs_f64().to_string()]);
+    }
+    if o.thinktime.0 > 0 {
+        cmd.extend(["-k".into(), (o.thinktime.0 / 1000).to_string()]);
+    }
+    let files = Files {
+        name: w.name.clone(),
+        memcg: w.memcg.clone(),
+        count: o.numjobs,
+        bytes: file.next_multiple_of(4096),
+    };
+    Ok((cmd, files))
+}
+
+/// What of a fio job the guest's `fileread` cannot do.
+fn fio_unsupported(i: usize, o: &FioOptions) -> Result<(), PlanError> {
+    if o.rw != "read" && o.rw != "randread" {
+        return fail(
+            wl(i, "fio.rw"),
+            "the guest's fio-like reader does read and randread only",
+        );
+    }
+    let checks = [
+        ("fio.nrfiles", o.nrfiles != 1, "one file per clone"),
+        ("fio.offset", o.offset.0 != 0, "I/O from the file's start"),
+        ("fio.rwmixread", o.rwmixread.is_some(), "reads only"),
+        ("fio.rwmixwrite", o.rwmixwrite.is_some(), "reads only"),
+        (
+            "fio.ioengine",
+            !matches!(o.ioengine, IoEngine::Psync | IoEngine::Sync),
+            "pread (psync) only",
+        ),
+        ("fio.iodepth", o.iodepth != 1, "one I/O in flight"),
+        ("fio.phase", !o.phase.is_empty(), "no later phases yet"),
+        (
+            "fio.random_distribution",
+            !guest_pattern(&o.random_distribution) || o.random_distribution.trim() == "seq",
+            "random or zipf[:θ]",
+        ),
+        (
+            "fio.random_generator",
+            o.random_generator == "lfsr",
+            "tausworthe-like draws (no lfsr)",
+        ),
+        ("fio.bs", o.bs.0 == 0 || o.bs.0 % 4096 != 0, "whole pages"),
+        (
+            "fio.numjobs",
+            o.numjobs == 0 || o.numjobs > 64,
+            "1 to 64 clones",
+        ),
+    ];
+    match checks.iter().find(|c| c.1) {
+        Some((field, _, what)) => fail(
+            wl(i, field),
+            format!("the guest's fio-like reader does {what}"),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// The plan as `/plan` in the initramfs: shell variables that `guest/init.sh` sources.
+/// `modules` are loaded in order (brd apart: init loads it with its sizes).
+pub(crate) fn render(p: &Plan, modules: &[String]) -> String {
+    let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let (brd_nr, brd_mib) = p.brd();
+    let (swap, swap_bytes) = match p.swap {
+        None => ("none", 0),
+        Some((Swap::Zram, b)) => ("zram", b),
+        Some((Swap::Brd, b)) => ("brd", b),
+    };
+    let fs_dev = match (p.fs_bytes, p.swap) {
+        (0, _) => String::new(),
+        (_, Some((Swap::Brd, _))) => "ram1".into(),
+        _ => "ram0".into(),
+    };
+    let join = |v: Vec<String>| q(&v.join(" "));
+    let mut out = String::new();
+    let mut var = |k: &str, v: String| out.push_str(&format!("RS_{k}={v}\n"));
+    var(
+        "MODULES",
+        join(modules.iter().filter(|m| *m != "brd").cloned().collect()),
+    );
+    var("BRD_NR", brd_nr.to_string());
+    var("BRD_MB", brd_mib.to_string());
+    var("SWAP", swap.into());
+    var("SWAP_BYTES", swap_bytes.to_string());
+    var("FS_DEV", q(&fs_dev));
+    var(
+        "SYSCTLS",
+        join(p.sysctls.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+    );
+    var("LRU_GEN", q(&p.lru_gen));
+    var("MIN_TTL_MS", p.min_ttl_ms.to_string());
+    var("MEMCGS", join(p.memcgs.clone()));
+    var(
+        "MEMCG_FILES",
+        join(
+            p.memcg_files
+                .iter()
+                .map(|(g, f, v)| format!("{g}:{f}:{v}"))
+                .collect(),
+        ),
+    );
+    var(
+        "FILES",
+        join(
+            p.files
+                .iter()
+                .map(|f| format!("{}:{}:{}:{}", f.name, f.memcg, f.count, f.bytes))
+                .collect(),
+        ),
+    );
+    var("NWL", p.workloads.len().to_string());
+    for (i, w) in p.workloads.iter().enumerate() {
+        var(&format!("WL_{i}_NAME"), q(&w.name));
+        var(&format!("WL_{i}_MEMCG"), q(&w.memcg));
+        var(&format!("WL_{i}_START"), w.start_s.to_string());
+        var(
+            &format!("WL_{i}_AFTER"),
+            q(w.after.as_deref().unwrap_or("")),
+        );
+        var(&format!("WL_{i}_CMD"), q(&w.command.join(" ")));
+    }
+    var("DURATION", p.duration_s.to_string());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::kernel::locate::Source;
+    use reclaimsim::scenario::{self, LoadedScenario};
+
+    const DEMO: &str = include_str!("../../../../../scenarios/demo-small.toml");
+
+    fn load(text: &str, sets: &[&str]) -> LoadedScenario {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        scenario::parse(text, "t.toml", &sets, None).unwrap()
+    }
+
+    fn variant<'a>(l: &'a LoadedScenario, name: &str) -> &'a Scenario {
+        &l.variants.iter().find(|(n, _)| n == name).unwrap().1
+    }
+
+    /// The located error of `text` (its variant `v`, or the base) with `sets`.
+    fn error(text: &str, sets: &[&str], v: Option<&str>) -> String {
+        let loaded = load(text, sets);
+        let s = v.map_or(&loaded.base, |v| variant(&loaded, v));
+        let e = plan(s).expect_err("an error");
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let src = Source {
+            file: "t.toml",
+            text,
+            variant: v,
+            sets: &sets,
+            scenario: s,
+        };
+        src.error(&e.field, &e.message)
+    }
+
+    fn line_of(text: &str, needle: &str) -> usize {
+        text.lines().position(|l| l.contains(needle)).unwrap() + 1
+    }
+
+    #[test]
+    fn demo_small_maps_to_the_guest() {
+        let l = load(DEMO, &[]);
+        let p = plan(variant(&l, "mglru")).unwrap();
+        assert_eq!((p.memory, p.cpus), (384 * MIB, 2));
+        assert_eq!(p.swap, Some((Swap::Zram, 256 * MIB)));
+        assert_eq!(p.lru_gen, "0x0007");
+        assert_eq!(p.memcgs, ["/app"]);
+        let max = ("/app".into(), "memory.max".into(), (160 * MIB).to_string());
+        assert_eq!(p.memcg_files, [max]);
+        let files = Files {
+            name: "fio".into(),
+            memcg: "/app".into(),
+            count: 2,
+            bytes: 32 * MIB,
+        };
+        assert_eq!(p.files, [files]);
+        // 64 MiB of files, an eighth for metadata, 16 MiB of journal
+        assert_eq!(p.fs_bytes, 88 * MIB);
+        assert_eq!(p.guest_mib(), 384 + 88 + GUEST_OVERHEAD_MIB);
+        assert_eq!(p.brd(), (1, 88));
+        let anon = p.workloads[0].command.join(" ");
+        assert!(
+            anon.starts_with("/bin/anon -n anon -s 134217728 -t 2 -p random -w 1 -e 1 -S -P -r 2 "),
+            "{anon}"
+        );
+        // two loops over 8192 blocks
+        let fio = p.workloads[1].command.join(" ");
+        assert!(fio.contains(" -R randread -p random -i 16384 "), "{fio}");
+        assert!(p
+            .sysctls
+            .contains(&("vm.min_free_kbytes".into(), "2508".into())));
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+        assert_eq!(plan(variant(&l, "classic")).unwrap().lru_gen, "0");
+        let walks = load(DEMO, &["kernel.lru_gen_walks=false"]);
+        assert_eq!(plan(&walks.base).unwrap().lru_gen, "0x0005");
+    }
+
+    #[test]
+    fn the_plan_file_has_what_init_reads() {
+        let l = load(DEMO, &["machine.swap.device=\"ramdisk\"", "machine.cpus=8"]);
+        let p = plan(&l.base).unwrap();
+        assert_eq!(p.cpus, MAX_CPUS);
+        assert!(p.notes[0].contains("-smp 2"), "{:?}", p.notes);
+        let text = render(&p, &["jbd2".into(), "ext4".into(), "brd".into()]);
+        for want in [
+            "RS_MODULES='jbd2 ext4'\n",
+            "RS_BRD_NR=2\nRS_BRD_MB=256\n",
+            "RS_SWAP=brd\n",
+            "RS_FS_DEV='ram1'\n",
+            "RS_MEMCG_FILES='/app:memory.max:167772160'\n",
+            "RS_FILES='fio:/app:2:33554432'\n",
+            "RS_NWL=2\n",
+            "RS_WL_1_NAME='fio'\n",
+            "RS_DURATION=0\n",
+        ] {
+            assert!(text.contains(want), "{want} not in\n{text}");
+        }
+        assert_eq!(p.guest_mib(), 384 + 256 + 88 + GUEST_OVERHEAD_MIB);
+    }
+
+    #[test]
+    fn what_the_guest_cannot_do_is_a_located_error() {
+        let with = |extra: &str| format!("{DEMO}\n{extra}\n");
+        let costs = with("[costs]\naccess_hit = 100");
+        assert_eq!(
+            error(&costs, &[], None),
+            format!("t.toml:{}: costs.access_hit: a cost of the model; the guest's costs are the host's under QEMU", line_of(&costs, "access_hit"))
+        );
+        let e = error(DEMO, &["kernel.lru_lock=node"], None);
+        assert!(
+            e.starts_with("--set kernel.lru_lock=node: kernel.lru_lock: the model's variant"),
+            "{e}"
+        );
+        let v = with("[variants.v11]\nkernel.memcg_reclaim = \"v11\"");
+        let e = error(&v, &[], Some("v11"));
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: kernel.memcg_reclaim:",
+                line_of(&v, "\"v11\"")
+            )),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn workloads_the_guest_cannot_run_are_located_errors() {
+        let with = |extra: &str| format!("{DEMO}\n{extra}\n");
+        let mc = with("[[workload]]\nname = \"pf\"\n[workload.page_fault3]\ntasks = 2\nsize = \"1MiB\"\nruntime = \"1s\"");
+        let e = error(&mc, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[2].page_fault3: the guest has no program",
+                line_of(&mc, "[workload.page_fault3]")
+            )),
+            "{e}"
+        );
+        let e = error(DEMO, &["workload.fio.fio.rw=randwrite"], None);
+        assert!(
+            e.starts_with("--set workload.fio.fio.rw=randwrite: workload[1].fio.rw:"),
+            "{e}"
+        );
+        let zipf = DEMO.replace("pattern = \"random\"", "pattern = \"pareto:0.2\"");
+        let e = error(&zipf, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[0].anon.pattern:",
+                line_of(&zipf, "pareto")
+            )),
+            "{e}"
+        );
+        let ev = with("[[event]]\nat = \"1s\"\nsysctl = \"vm.swappiness\"\nvalue = 10");
+        let e = error(&ev, &[], None);
+        assert!(
+            e.starts_with(&format!("t.toml:{}: event[0]:", line_of(&ev, "[[event]]"))),
+            "{e}"
+        );
+        let e = error(DEMO, &["machine.nodes=2"], None);
+        assert!(
+            e.starts_with("--set machine.nodes=2: machine.nodes: the guest has one NUMA node"),
+            "{e}"
+        );
+        let after = DEMO.replace(
+            "name = \"fio\"\nmemcg",
+            "name = \"fio\"\nafter = \"anon:run\"\nmemcg",
+        );
+        let e = error(&after, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[1].after:",
+                line_of(&after, "anon:run")
+            )),
+            "{e}"
+        );
+        let pin = DEMO.replace(
+            "name = \"anon\"\nmemcg",
+            "name = \"anon\"\npin = true\nmemcg",
+        );
+        let e = error(&pin, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[0].pin:",
+                line_of(&pin, "pin = true")
+            )),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn fio_io_counts_follow_fio() {
+        let l = load(DEMO, &["workload.fio.fio.number_ios=100"]);
+        let fio = plan(&l.base).unwrap().workloads[1].command.join(" ");
+        assert!(fio.contains(" -i 100 "), "{fio}");
+        let l = load(
+            DEMO,
+            &[
+                "workload.fio.fio.io_size=\"8MiB\"",
+                "workload.fio.fio.loops=3",
+            ],
+        );
+        let fio = plan(&l.base).unwrap().workloads[1].command.join(" ");
+        assert!(fio.contains(" -i 6144 "), "{fio}");
+        let l = load(
+            DEMO,
+            &[
+                "workload.fio.fio.norandommap=true",
+                "workload.fio.fio.time_based=true",
+                "workload.fio.fio.runtime=\"2s\"",
+            ],
+        );
+        let fio = plan(&l.base).unwrap().workloads[1].command.join(" ");
+        assert!(fio.contains(" -N -B -T 2 "), "{fio}");
+    }
+}

@@ -1,0 +1,93 @@
+//! `reclaimsim kernel` on a real kernel: scenarios/demo-small.toml booted under QEMU
+//! with Debian's 6.1 kernel (fetched with apt-get download on first use), once per
+//! policy, and its results checked for sanity. Needs qemu-system-x86, busybox-static,
+//! e2fsprogs (which .ci/run installs), gcc and the package registry; about 2 minutes
+//! under TCG on the project's 2-core machine (docs/guide/kernel.md).
+//! RECLAIMSIM_KERNEL_TESTS=0 skips it.
+
+mod common;
+
+use common::{dir, reclaimsim};
+
+fn enabled() -> bool {
+    let off = std::env::var_os("RECLAIMSIM_KERNEL_TESTS").is_some_and(|v| v == "0");
+    if off {
+        eprintln!("skipped: RECLAIMSIM_KERNEL_TESTS=0");
+    }
+    !off
+}
+
+/// Boots demo-small's `variant` and returns its results JSON.
+fn boot(variant: &str) -> serde_json::Value {
+    let d = dir(variant);
+    let json = d.join("out.json");
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/demo-small.toml"
+    );
+    let out = reclaimsim(&[
+        "kernel",
+        scenario,
+        "--variant",
+        variant,
+        "--json",
+        json.to_str().unwrap(),
+        "--keep",
+        d.join("guest").to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{variant}: {stderr}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("under QEMU") && table.contains("anon:run"),
+        "{table}"
+    );
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+    r["variants"][0].clone()
+}
+
+fn count(v: &serde_json::Value, path: &[&str]) -> u64 {
+    let mut x = v;
+    for p in path {
+        x = &x[*p];
+    }
+    x.as_u64()
+        .unwrap_or_else(|| panic!("{path:?} is not a count: {x}"))
+}
+
+#[test]
+fn demo_small_boots_under_both_policies() {
+    if !enabled() {
+        return;
+    }
+    for (variant, lru_gen) in [("classic", "0x0000"), ("mglru", "0x0007")] {
+        let v = boot(variant);
+        assert_eq!(v["backend"], "kernel");
+        let g = &v["guest"];
+        assert!(g["kernel"].as_str().unwrap().starts_with("6.1."), "{g}");
+        assert_eq!(g["lru_gen_enabled"], lru_gen, "{variant}");
+        assert!(
+            g["errors"].is_null(),
+            "{variant}: guest errors {}",
+            g["errors"]
+        );
+        // the workloads stop after counts, so the guest does exactly the model's work
+        assert_eq!(count(&v, &["workloads", "anon:populate", "ops"]), 32768);
+        assert_eq!(count(&v, &["workloads", "anon:run", "ops"]), 131072);
+        assert_eq!(count(&v, &["workloads", "fio", "ops"]), 32768);
+        // 192 MiB of working set in a 160 MiB memcg: faults, and reclaim in the memcg
+        assert!(count(&v, &["vmstat", "pgfault"]) >= 32768, "{variant}");
+        let scanned = count(&v, &["vmstat", "pgscan_anon"]) + count(&v, &["vmstat", "pgscan_file"]);
+        assert!(scanned > 0, "{variant}: no pgscan");
+        assert!(
+            count(&v, &["memcgs", "/app", "memory.stat", "pgscan"]) > 0,
+            "{variant}"
+        );
+        assert!(
+            count(&v, &["memcgs", "/app", "memory.events", "max"]) > 0,
+            "{variant}"
+        );
+        assert!(v["oom_kills"].as_array().unwrap().is_empty(), "{variant}");
+    }
+}
