@@ -78,6 +78,7 @@ impl Engine {
             alloc_stall: AllocStall::from(&k.alloc_stall),
             sched: self.sched_use(),
             pressure: k.psi.system(),
+            plugin: self.p.plugin_stats(),
         }
     }
 }

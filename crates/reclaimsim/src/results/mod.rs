@@ -4,6 +4,7 @@ pub use crate::engine::{
     AgentKill, AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
 };
 pub use crate::kernel::lru::mglru::debugfs::{LruGenGen, LruGenState, MmWalkStats};
+pub use crate::kernel::lru::plugin::PluginStats;
 pub use crate::kernel::psi::{Pressure, PsiLine};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -83,6 +84,10 @@ pub struct VariantResult {
     /// and `full`, each with avg10, avg60, avg300 (%) and total (µs).
     #[serde(default)]
     pub pressure: Pressure,
+    /// `kernel.policy = "plugin"`: the plugin's hook calls, the folios it proposed and
+    /// what the kernel made of them, the fallbacks to the built-in LRU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<PluginStats>,
 }
 
 /// Allocation stalls: how many direct reclaim calls (try_to_free_pages) there were and
