@@ -277,8 +277,9 @@ impl Plugin {
         }
     }
 
-    /// Delivers the kernel's pending events, in the order they happened.
-    fn deliver(&mut self, k: &mut Kernel) {
+    /// Delivers the kernel's pending events, in the order they happened (the plugin
+    /// policy does at each of its calls; public for tests that drive the kernel).
+    pub fn deliver(&mut self, k: &mut Kernel) {
         let Some(t) = k.plugin.as_deref_mut() else {
             return;
         };
