@@ -41,6 +41,12 @@ pub struct FolioRef {
     pub key: u64,
 }
 
+impl FolioRef {
+    /// The key of a candidate named by its frame alone (the Python package's folios are
+    /// their PFNs): the kernel checks the frame, not the page.
+    pub const ANY_KEY: u64 = u64::MAX;
+}
+
 fn fref(folios: &[Folio], pfn: Pfn) -> FolioRef {
     let f = &folios[pfn as usize];
     FolioRef {
@@ -433,7 +439,7 @@ impl Plugin {
         let resident = |c: &FolioRef| {
             tracked.is_some_and(|t| t.get(c.pfn as usize) == Some(&true))
                 && k.folios[c.pfn as usize].memcg == m
-                && fref(&k.folios, c.pfn) == *c
+                && (c.key == FolioRef::ANY_KEY || fref(&k.folios, c.pfn) == *c)
         };
         if let Some(bad) = out.iter().find(|c| !resident(c)) {
             let why = format!("folio {} is not resident in memcg {}", bad.pfn, ctx.memcg);
