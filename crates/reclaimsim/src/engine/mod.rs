@@ -653,6 +653,23 @@ fn event_tasks(
     Ok(events)
 }
 
+/// The scenario's `kernel.policy`; a plugin whose `init` failed fails the run.
+fn new_policy(
+    k: &mut Kernel,
+    s: &Scenario,
+    plugin: Option<PluginFactory>,
+) -> Result<Box<dyn Policy>, SimError> {
+    let mut p: Box<dyn Policy> = match s.kernel.policy {
+        PolicyKind::Classic => Box::new(Classic::new(k)),
+        PolicyKind::Mglru => Box::new(Mglru::with_seed(k, s.seed)),
+        PolicyKind::Plugin => Box::new(new_plugin(k, s, plugin)?),
+    };
+    match p.failure() {
+        Some(why) => Err(SimError::Policy(why)),
+        None => Ok(p),
+    }
+}
+
 /// The plugin policy of `kernel.plugin`: an example by name, or "python" from
 /// `RunOptions::plugin`.
 fn new_plugin(
@@ -691,14 +708,7 @@ impl Engine {
         plugin: Option<PluginFactory>,
     ) -> Result<Self, SimError> {
         let mut k = Kernel::new(&s.kernel_setup());
-        let mut p: Box<dyn Policy> = match s.kernel.policy {
-            PolicyKind::Classic => Box::new(Classic::new(&k)),
-            PolicyKind::Mglru => Box::new(Mglru::with_seed(&k, s.seed)),
-            PolicyKind::Plugin => Box::new(new_plugin(&mut k, s, plugin)?),
-        };
-        if let Some(why) = p.failure() {
-            return Err(SimError::Policy(why));
-        }
+        let p = new_policy(&mut k, s, plugin)?;
         let cpus = k.topology.nr_cpus();
         let mut cpusets = Vec::new();
         let (mut tasks, kswapd) = kswapd_tasks(&k, s, &mut cpusets);
