@@ -13,7 +13,7 @@ pub const NAMES: [&str; 4] = ["fifo", "mru", "lfu", "s3fifo"];
 pub fn by_name(name: &str) -> Option<PluginFactory> {
     let f: PluginFactory = match name {
         "fifo" => Box::new(|| Box::new(Fifo::default())),
-        "mru" => Box::new(|| Box::new(Mru::default())),
+        "mru" => Box::new(|| Box::new(Fifo::mru())),
         "lfu" => Box::new(|| Box::new(Lfu::default())),
         "s3fifo" => Box::new(|| Box::new(S3Fifo::default())),
         _ => return None,
@@ -25,10 +25,23 @@ fn list(l: Option<ListId>) -> Result<ListId, String> {
     l.ok_or_else(|| "init made no list".to_string())
 }
 
-/// First in, first out: folios leave in the order they came; accesses change nothing.
+/// One list, evicted from its head. First in, first out (`Fifo::default()`): folios
+/// join at the tail and accesses change nothing. Most recently used first
+/// (`Fifo::mru()`, cache_ext_mru): new and accessed folios go to the head, so the
+/// newest leave first; good for a file read in loops larger than memory.
 #[derive(Default)]
 pub struct Fifo {
     list: Option<ListId>,
+    mru: bool,
+}
+
+impl Fifo {
+    pub fn mru() -> Self {
+        Fifo {
+            list: None,
+            mru: true,
+        }
+    }
 }
 
 impl ReclaimPlugin for Fifo {
@@ -37,45 +50,13 @@ impl ReclaimPlugin for Fifo {
         Ok(())
     }
     fn folio_added(&mut self, folio: FolioRef, lists: &mut Lists) -> Result<(), String> {
-        lists.add(list(self.list)?, folio, true);
-        Ok(())
-    }
-    fn folio_accessed(&mut self, _folio: FolioRef, _lists: &mut Lists) -> Result<(), String> {
-        Ok(())
-    }
-    fn folio_removed(&mut self, _folio: FolioRef, _lists: &mut Lists) -> Result<(), String> {
-        Ok(())
-    }
-    fn evict_folios(
-        &mut self,
-        ctx: &EvictCtx,
-        lists: &mut Lists,
-        out: &mut Vec<FolioRef>,
-    ) -> Result<(), String> {
-        let n = ctx.nr_to_reclaim as usize;
-        lists.iterate(list(self.list)?, n, out, |_, _| Iter::Evict);
-        Ok(())
-    }
-}
-
-/// Most recently used first (cache_ext_mru): new and accessed folios go to the head,
-/// and eviction takes from the head. Good for a file read in loops larger than memory.
-#[derive(Default)]
-pub struct Mru {
-    list: Option<ListId>,
-}
-
-impl ReclaimPlugin for Mru {
-    fn init(&mut self, _memcg: &str, lists: &mut Lists) -> Result<(), String> {
-        self.list = Some(lists.new_list());
-        Ok(())
-    }
-    fn folio_added(&mut self, folio: FolioRef, lists: &mut Lists) -> Result<(), String> {
-        lists.add(list(self.list)?, folio, false);
+        lists.add(list(self.list)?, folio, !self.mru);
         Ok(())
     }
     fn folio_accessed(&mut self, folio: FolioRef, lists: &mut Lists) -> Result<(), String> {
-        lists.move_to(list(self.list)?, folio, false);
+        if self.mru {
+            lists.move_to(list(self.list)?, folio, false);
+        }
         Ok(())
     }
     fn folio_removed(&mut self, _folio: FolioRef, _lists: &mut Lists) -> Result<(), String> {
