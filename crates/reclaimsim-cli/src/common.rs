@@ -258,6 +258,7 @@ pub(crate) fn run_variant(
             check,
             watch: Some(&mut watch),
             agent: None,
+            plugin: None,
         };
         reclaimsim::results::run(job.scenario, &job.name, opts)
     };

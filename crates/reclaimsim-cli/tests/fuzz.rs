@@ -128,6 +128,7 @@ const WORDS: &[&str] = &[
     "profile",
     "kernel",
     "policy",
+    "plugin",
     "look_around",
     "lru_gen_walks",
     "min_ttl_ms",

@@ -69,6 +69,7 @@ fn check_finds_no_violation_in_any_seed_variant() {
                 check: true,
                 watch: None,
                 agent: None,
+                plugin: None,
             };
             let r = reclaimsim::results::run(s, name, opts);
             eprintln!("{name}: {:.2} s", t.elapsed().as_secs_f64());

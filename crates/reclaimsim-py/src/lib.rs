@@ -7,8 +7,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use rayon::prelude::*;
 use reclaimsim::engine::{
-    AgentView, ControlWrite, Controller, ExternalAgent, RunOptions, SimError,
+    AgentView, ControlWrite, Controller, EvictCtx, ExternalAgent, FolioRef, ReclaimPlugin,
+    RunOptions, SimError,
 };
+use reclaimsim::kernel::config::{PluginConfig, PolicyKind};
+use reclaimsim::kernel::lru::plugin::{Lists, PluginFactory};
 use reclaimsim::results::{RunResult, VariantResult};
 use reclaimsim::scenario::config::Scenario;
 use reclaimsim::scenario::{self, LoadedScenario, ScenarioError};
@@ -23,6 +26,9 @@ enum Failure {
     Agent(String),
     /// The agent function raised: its exception, raised again as it was.
     Raised(PyErr),
+    /// A policy's hook raised (the exception, with the hook's name), or proposed a folio
+    /// not resident in its memcg (`SimError::Policy`).
+    Policy(String, Option<PyErr>),
 }
 
 impl Failure {
@@ -32,6 +38,13 @@ impl Failure {
             Failure::Run(msg) => error_class(py, "RunError").and_then(|c| c.call1((msg,))),
             Failure::Agent(msg) => error_class(py, "AgentError").and_then(|c| c.call1((msg,))),
             Failure::Raised(e) => return e,
+            Failure::Policy(msg, cause) => {
+                let made = error_class(py, "PolicyError").and_then(|c| c.call1((msg,)));
+                if let (Ok(exc), Some(cause)) = (&made, cause) {
+                    let _ = exc.setattr("__cause__", cause.value(py));
+                }
+                made
+            }
         };
         match made {
             Ok(exc) => PyErr::from_value(exc),
@@ -62,7 +75,7 @@ fn load(
     sets: &[String],
     seed: Option<u64>,
 ) -> Result<LoadedScenario, Failure> {
-    scenario::parse(text, file, sets, seed).map_err(Failure::Scenario)
+    scenario::parse_python(text, file, sets, seed).map_err(Failure::Scenario)
 }
 
 /// Load and check a scenario: its name, seed and variant names (`["base"]` without
@@ -85,7 +98,7 @@ fn inspect(
 
 /// Run the base scenario, or one variant, as `reclaimsim run` does: its results JSON.
 #[pyfunction]
-#[pyo3(signature = (text, file, sets, seed=None, variant=None, check=false, agent=None))]
+#[pyo3(signature = (text, file, sets, seed=None, variant=None, check=false, agent=None, policy=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -96,12 +109,17 @@ fn run(
     variant: Option<&str>,
     check: bool,
     agent: Option<(Py<PyAny>, String)>,
+    policy: Option<(Py<PyAny>, Option<String>)>,
 ) -> PyResult<String> {
     py.detach(|| {
         let loaded = load(text, file, &sets, seed)?;
         let (name, s) = pick(&loaded, file, variant)?;
         let agent = agent_of(agent)?;
-        let result = run_all(&[(s, name)], check, agent.as_ref())?.remove(0);
+        // policy=: the picked scenario runs it, in its kernel.plugin's memcg if it names
+        // "python", else in the class's `memcg` (None: every memcg).
+        let with = policy.as_ref().map(|(_, memcg)| with_python(s, memcg));
+        let s = with.as_ref().unwrap_or(s);
+        let result = run_all(&[(s, name)], check, agent.as_ref(), policy.as_ref())?.remove(0);
         let run = RunResult {
             scenario: loaded.base.name.clone(),
             description: loaded.base.description.clone(),
@@ -141,7 +159,8 @@ fn pick<'a>(
 /// Run every variant, as `reclaimsim compare` does (in parallel, one per core): the
 /// results JSON.
 #[pyfunction]
-#[pyo3(signature = (text, file, sets, seed=None, check=false, agent=None))]
+#[pyo3(signature = (text, file, sets, seed=None, check=false, agent=None, policy=None))]
+#[allow(clippy::too_many_arguments)]
 fn compare(
     py: Python<'_>,
     text: &str,
@@ -150,20 +169,34 @@ fn compare(
     seed: Option<u64>,
     check: bool,
     agent: Option<(Py<PyAny>, String)>,
+    policy: Option<(Py<PyAny>, Option<String>, String)>,
 ) -> PyResult<String> {
+    let (policy, class) = match policy {
+        Some((cls, memcg, class)) => (Some((cls, memcg)), class),
+        None => (None, String::new()),
+    };
     py.detach(|| {
         let loaded = load(text, file, &sets, seed)?;
         let agent = agent_of(agent)?;
-        let jobs: Vec<(&Scenario, &str)> = loaded
+        let mut jobs: Vec<(&Scenario, &str)> = loaded
             .variants
             .iter()
             .map(|(n, s)| (s, n.as_str()))
             .collect();
+        // policy=: the variants that name "python" run it; when none does, one more
+        // variant, named after the class, runs the base with it.
+        let extra = policy.as_ref().and_then(|(_, memcg)| {
+            let named = jobs.iter().any(|(s, _)| is_python(s));
+            (!named).then(|| with_python(&loaded.base, memcg))
+        });
+        if let Some(s) = &extra {
+            jobs.push((s, class.as_str()));
+        }
         let run = RunResult {
             scenario: loaded.base.name.clone(),
             description: loaded.base.description.clone(),
             seed: loaded.base.seed,
-            variants: run_all(&jobs, check, agent.as_ref())?,
+            variants: run_all(&jobs, check, agent.as_ref(), policy.as_ref())?,
             sensitivity: None,
         };
         to_json(&run)
@@ -191,10 +224,13 @@ fn run_all(
     jobs: &[(&Scenario, &str)],
     check: bool,
     agent: Option<&(Py<PyAny>, u64)>,
+    policy: Option<&(Py<PyAny>, Option<String>)>,
 ) -> Result<Vec<VariantResult>, Failure> {
     let one = |(s, name): &(&Scenario, &str)| {
         let raised = Arc::new(Mutex::new(None));
+        let hook_raised: Arc<Mutex<Option<(String, PyErr)>>> = Arc::new(Mutex::new(None));
         let opts = RunOptions {
+            plugin: policy.map(|(cls, _)| py_factory(cls, &hook_raised)),
             check,
             watch: None,
             agent: agent.map(|(f, interval_ns)| ExternalAgent {
@@ -211,15 +247,156 @@ fn run_all(
         if let Some(e) = raised.lock().ok().and_then(|mut g| g.take()) {
             return Err(Failure::Raised(e));
         }
+        if let Some((hook, e)) = hook_raised.lock().ok().and_then(|mut g| g.take()) {
+            let msg = Python::attach(|py| {
+                format!(
+                    "variant {name}: policy hook {hook} raised {}",
+                    e.value(py)
+                        .repr()
+                        .map_or_else(|_| "?".into(), |r| r.to_string())
+                )
+            });
+            return Err(Failure::Policy(msg, Some(e)));
+        }
         r.map_err(|e| match e {
             SimError::Agent(why) => Failure::Agent(format!("variant {name}: {why}")),
+            SimError::Policy(why) => Failure::Policy(format!("variant {name}: {why}"), None),
             e => Failure::Run(format!("variant {name}: {e}")),
         })
     };
-    if agent.is_some() {
+    if agent.is_some() || policy.is_some() {
         jobs.iter().map(one).collect()
     } else {
         jobs.par_iter().map(one).collect()
+    }
+}
+
+/// Whether a scenario runs the Python policy (`kernel.plugin.name = "python"`).
+fn is_python(s: &Scenario) -> bool {
+    s.kernel.policy == PolicyKind::Plugin
+        && s.kernel.plugin.as_ref().is_some_and(|p| p.name == "python")
+}
+
+/// `s` running the Python policy: as it is if it names it, else with
+/// `kernel.policy = "plugin"` and the plugin "python" on `memcg` (None: every memcg).
+fn with_python(s: &Scenario, memcg: &Option<String>) -> Scenario {
+    let mut s = s.clone();
+    if !is_python(&s) {
+        s.kernel.policy = PolicyKind::Plugin;
+        s.kernel.plugin = Some(PluginConfig {
+            name: "python".into(),
+            memcg: memcg.clone(),
+        });
+    }
+    s
+}
+
+/// One instance of the policy class per governed memcg; what a hook (or the class)
+/// raises is kept in `raised` with the hook's name, and the run stops.
+fn py_factory(cls: &Py<PyAny>, raised: &Arc<Mutex<Option<(String, PyErr)>>>) -> PluginFactory {
+    let cls = Python::attach(|py| cls.clone_ref(py));
+    let raised = raised.clone();
+    Box::new(move || {
+        let made = Python::attach(|py| cls.call0(py));
+        let (obj, err) = match made {
+            Ok(o) => (Some(o), None),
+            Err(e) => (None, Some(e)),
+        };
+        let mut p = PyPolicy {
+            obj,
+            raised: raised.clone(),
+        };
+        if let Some(e) = err {
+            p.keep("__init__", e);
+        }
+        Box::new(p)
+    })
+}
+
+/// A `reclaimsim.Policy` instance as the kernel's `ReclaimPlugin`: folios are their
+/// PFNs (ints), the eviction context a `reclaimsim.EvictCtx`.
+struct PyPolicy {
+    obj: Option<Py<PyAny>>,
+    raised: Arc<Mutex<Option<(String, PyErr)>>>,
+}
+
+impl PyPolicy {
+    fn keep(&mut self, hook: &str, e: PyErr) -> String {
+        if let Ok(mut slot) = self.raised.lock() {
+            slot.get_or_insert((hook.to_string(), e));
+        }
+        format!("{hook} raised")
+    }
+
+    fn folio_hook(&mut self, hook: &'static str, f: FolioRef) -> Result<(), String> {
+        let Some(obj) = &self.obj else {
+            return Err("the policy could not be made".into());
+        };
+        match Python::attach(|py| obj.call_method1(py, hook, (f.pfn,)).map(|_| ())) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.keep(hook, e)),
+        }
+    }
+}
+
+impl ReclaimPlugin for PyPolicy {
+    fn init(&mut self, memcg: &str, _: &mut Lists) -> Result<(), String> {
+        let Some(obj) = &self.obj else {
+            return Err("the policy class raised".into());
+        };
+        match Python::attach(|py| obj.call_method1(py, "init", (memcg,)).map(|_| ())) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.keep("init", e)),
+        }
+    }
+    fn folio_added(&mut self, f: FolioRef, _: &mut Lists) -> Result<(), String> {
+        self.folio_hook("folio_added", f)
+    }
+    fn folio_accessed(&mut self, f: FolioRef, _: &mut Lists) -> Result<(), String> {
+        self.folio_hook("folio_accessed", f)
+    }
+    fn folio_removed(&mut self, f: FolioRef, _: &mut Lists) -> Result<(), String> {
+        self.folio_hook("folio_removed", f)
+    }
+    fn evict_folios(
+        &mut self,
+        ctx: &EvictCtx,
+        _: &mut Lists,
+        out: &mut Vec<FolioRef>,
+    ) -> Result<(), String> {
+        let Some(obj) = &self.obj else {
+            return Err("the policy could not be made".into());
+        };
+        let got = Python::attach(|py| -> PyResult<Vec<u32>> {
+            let c = py
+                .import("reclaimsim._policy")?
+                .getattr("EvictCtx")?
+                .call1((
+                    ctx.memcg.as_str(),
+                    ctx.node,
+                    ctx.nr_to_reclaim,
+                    ctx.swappiness,
+                    ctx.priority,
+                    ctx.reclaimer.name(),
+                ))?;
+            let r = obj.call_method1(py, "evict_folios", (c,))?;
+            if r.is_none(py) {
+                return Ok(Vec::new());
+            }
+            r.bind(py)
+                .try_iter()?
+                .map(|x| x?.extract::<u32>())
+                .collect()
+        });
+        match got {
+            // Python names a folio by its PFN alone.
+            Ok(pfns) => {
+                let key = FolioRef::ANY_KEY;
+                out.extend(pfns.into_iter().map(|pfn| FolioRef { pfn, key }));
+                Ok(())
+            }
+            Err(e) => Err(self.keep("evict_folios", e)),
+        }
     }
 }
 

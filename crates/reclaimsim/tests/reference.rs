@@ -213,7 +213,7 @@ const PROBE: &str = "zz_probe";
 /// `every_shipped_profile_is_complete_with_sources_and_ranges` checks), a phase's `mix`
 /// (the same keys as `workload.anon.mix`), and the tables whose keys are names
 /// (`[variants]`, `trace.tenants`).
-const PROBES: [(&str, &str); 22] = [
+const PROBES: [(&str, &str); 23] = [
     ("", "{P}\n[machine]\nmemory = \"64MiB\"\n"),
     ("machine", "[machine]\nmemory = \"64MiB\"\n{P}\n"),
     (
@@ -225,6 +225,10 @@ const PROBES: [(&str, &str); 22] = [
         "[machine]\nmemory = \"64MiB\"\n[machine.swap]\ndevice = \"zram\"\nsize = \"1MiB\"\n[machine.swap.zswap]\n{P}\n",
     ),
     ("kernel", "[machine]\nmemory = \"64MiB\"\n[kernel]\n{P}\n"),
+    (
+        "kernel.plugin",
+        "[machine]\nmemory = \"64MiB\"\n[kernel]\npolicy = \"plugin\"\n[kernel.plugin]\nname = \"fifo\"\n{P}\n",
+    ),
     (
         "event",
         "[machine]\nmemory = \"64MiB\"\n[kernel]\npolicy = \"mglru\"\n[[event]]\nat = \"1ms\"\ncommand = \"+ / 0 max\"\n{P}\n",

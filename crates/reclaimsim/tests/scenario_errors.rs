@@ -870,3 +870,39 @@ fn event_values_are_checked_where_written() {
     assert_at(&e, &text, "[[event]]", "event[0].command");
     assert!(e.message.contains("exactly one of"), "{e}");
 }
+
+#[test]
+fn bad_plugins_name_their_key() {
+    let with = |kernel: &str| edit("cpus = 2\n", &format!("cpus = 2\n[kernel]\n{kernel}\n"));
+    // A plugin without its table, and a table without the plugin policy.
+    let text = with("policy = \"plugin\"");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "policy = ", "kernel.policy");
+    assert!(e.message.contains("kernel.plugin"), "{e}");
+    let text = with("plugin = { name = \"fifo\" }");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "plugin = ", "kernel.plugin");
+    assert!(e.message.contains("policy = \"plugin\""), "{e}");
+    // An unknown plugin lists the ones there are.
+    let text = with("policy = \"plugin\"\nplugin = { name = \"clock\" }");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "plugin = ", "kernel.plugin.name");
+    assert!(e.message.contains("fifo, mru, lfu, s3fifo"), "{e}");
+    // An undeclared memcg, and an unknown key.
+    let text = with("policy = \"plugin\"\nplugin = { name = \"fifo\", memcg = \"/b\" }");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "plugin = ", "kernel.plugin.memcg");
+    assert!(e.message.contains("/b"), "{e}");
+    let text = with("policy = \"plugin\"\nplugin = { name = \"fifo\", memcgs = \"/a\" }");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "plugin = ", "kernel.plugin.memcgs");
+    // A Python policy from the command line's parse points to the Python API.
+    let text = with("policy = \"plugin\"\nplugin = { name = \"python\", memcg = \"/a\" }");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "plugin = ", "kernel.plugin.name");
+    assert!(e.message.contains("policy=MyPolicy"), "{e}");
+    assert!(scenario::parse_python(&text, "s.toml", &[], None).is_ok());
+    // And a good one loads.
+    let text = with("policy = \"plugin\"\nplugin = { name = \"s3fifo\", memcg = \"/a\" }");
+    scenario::parse(&text, "s.toml", &[], None).unwrap();
+}

@@ -3,6 +3,8 @@
 use crate::cli::RunFlags;
 use crate::common::{run_variants, Failure, Job, RunSettings};
 use clap::Args;
+use reclaimsim::kernel::config::PluginConfig;
+use reclaimsim::kernel::lru::plugin::examples::NAMES;
 use reclaimsim::results::VariantResult;
 use reclaimsim::scenario::config::{PolicyKind, Scenario, SwapConfig, SwapDevice};
 use reclaimsim::units::{parse_size, ByteSize, PAGE_SIZE};
@@ -40,6 +42,10 @@ pub struct TraceArgs {
     /// Leave libCacheSim's policies out even when its Python package is installed.
     #[arg(long)]
     no_libcachesim: bool,
+    /// Also run these reclaim plugins (kernel.policy = "plugin"), comma-separated:
+    /// fifo, mru, lfu, s3fifo.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    plugins: Vec<String>,
     #[command(flatten)]
     runs: RunFlags,
 }
@@ -51,6 +57,36 @@ const POLICIES: [(&str, PolicyKind, bool); 3] = [
     ("mglru page_cache_fix", PolicyKind::Mglru, true),
 ];
 
+/// A row of the model: its name, policy, page_cache_fix and plugin.
+type Row = (String, PolicyKind, bool, Option<PluginConfig>);
+
+/// `POLICIES`, then a row per `--plugins` name.
+fn rows(a: &TraceArgs) -> Result<Vec<Row>, Failure> {
+    let mut rows: Vec<Row> = POLICIES
+        .iter()
+        .map(|&(name, policy, fix)| (name.to_string(), policy, fix, None))
+        .collect();
+    for name in &a.plugins {
+        if !NAMES.contains(&name.as_str()) {
+            return Err(Failure::Input(format!(
+                "--plugins: no plugin \"{name}\" (there are: {})",
+                NAMES.join(", ")
+            )));
+        }
+        let plugin = PluginConfig {
+            name: name.clone(),
+            memcg: None,
+        };
+        rows.push((
+            format!("plugin {name}"),
+            PolicyKind::Plugin,
+            false,
+            Some(plugin),
+        ));
+    }
+    Ok(rows)
+}
+
 pub fn trace(a: &TraceArgs) -> Result<(), Failure> {
     let cache =
         parse_size(&a.cache_size).map_err(|e| Failure::Input(format!("--cache-size: {e}")))?;
@@ -60,12 +96,14 @@ pub fn trace(a: &TraceArgs) -> Result<(), Failure> {
     let base = scenario(a, cache)?;
     let options = base.workloads[0].trace.as_ref().expect("a trace workload");
     let summary = options.summary().map_err(Failure::Input)?;
-    let scenarios: Vec<Scenario> = POLICIES
+    let rows = rows(a)?;
+    let scenarios: Vec<Scenario> = rows
         .iter()
-        .map(|&(_, policy, fix)| {
+        .map(|(_, policy, fix, plugin)| {
             let mut s = base.clone();
-            s.kernel.policy = policy;
-            s.kernel.page_cache_fix = fix;
+            s.kernel.policy = *policy;
+            s.kernel.page_cache_fix = *fix;
+            s.kernel.plugin = plugin.clone();
             if summary.anon_pages > 0 {
                 let size = ByteSize(summary.anon_pages * PAGE_SIZE);
                 s.machine.swap = Some(SwapConfig {
@@ -78,7 +116,7 @@ pub fn trace(a: &TraceArgs) -> Result<(), Failure> {
             s
         })
         .collect();
-    let jobs: Vec<Job> = (scenarios.iter().zip(POLICIES))
+    let jobs: Vec<Job> = (scenarios.iter().zip(&rows))
         .map(|(s, (name, ..))| Job {
             scenario: s,
             name: name.to_string(),

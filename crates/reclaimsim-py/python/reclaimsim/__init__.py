@@ -22,7 +22,8 @@ from typing import Any, Optional, Union
 
 from . import _core
 from ._agent import AgentState, Write, shim as _shim
-from ._errors import AgentError, RunError, ScenarioError
+from ._errors import AgentError, PolicyError, RunError, ScenarioError
+from ._policy import CONTINUE, EVICT, STOP, EvictCtx, FolioList, Policy
 from ._results import RunResult
 from ._source import Scenario, sets as _sets, source as _source
 from ._sweep import Grid, SweepResult, sweep
@@ -32,6 +33,7 @@ __all__ = [
     "run", "compare", "sweep", "load_results", "scenario_toml", "metric_info", "RunResult",
     "SweepResult",
     "ScenarioError", "RunError", "AgentError", "Scenario", "Grid", "AgentState", "Write",
+    "Policy", "PolicyError", "EvictCtx", "FolioList", "CONTINUE", "EVICT", "STOP",
 ]
 
 #: An agent function: called with the state at each interval, returns writes (or None).
@@ -46,6 +48,14 @@ def _hook(agent: Optional[Agent], interval: str) -> Optional[tuple[Any, str]]:
     return (_shim(agent), str(interval))
 
 
+def _policy(policy: Optional[type]) -> Optional[tuple[Any, Optional[str]]]:
+    if policy is None:
+        return None
+    if not (isinstance(policy, type) and issubclass(policy, Policy)):
+        raise TypeError(f"policy: {policy!r} is not a subclass of reclaimsim.Policy")
+    return (policy, policy.memcg)
+
+
 def run(
     scenario: Scenario,
     seed: Optional[int] = None,
@@ -55,6 +65,7 @@ def run(
     check: bool = False,
     agent: Optional[Agent] = None,
     agent_interval: str = "1s",
+    policy: Optional[type] = None,
 ) -> RunResult:
     """Run the base scenario, or one ``variant`` of it, as ``reclaimsim run`` does.
 
@@ -67,11 +78,18 @@ def run(
     :class:`AgentState`; the writes it returns run as ``[[event]]`` writes would, in its
     own task (the results' ``events`` list them). A write that cannot be made raises
     :class:`AgentError`; what the function raises stops the run and is raised again.
+
+    ``policy``: a subclass of :class:`Policy`, run as the reclaim plugin of the
+    scenario's ``kernel.plugin = { name = "python", ... }``, or, when the scenario names
+    none, as ``kernel.policy = "plugin"`` on the class's ``memcg`` (None: every memcg).
+    A hook that raises, or a folio proposed that is not resident in the memcg, raises
+    :class:`PolicyError` naming the hook.
     """
     text, file = _source(scenario)
     hook = _hook(agent, agent_interval)
+    pol = _policy(policy)
     return RunResult(
-        json.loads(_core.run(text, file, _sets(set), seed, variant, check, hook))
+        json.loads(_core.run(text, file, _sets(set), seed, variant, check, hook, pol))
     )
 
 
@@ -83,13 +101,22 @@ def compare(
     check: bool = False,
     agent: Optional[Agent] = None,
     agent_interval: str = "1s",
+    policy: Optional[type] = None,
 ) -> RunResult:
     """Run every ``[variants.NAME]`` of the scenario (in parallel, one per core), as
     ``reclaimsim compare`` does; arguments as for :func:`run`. With an ``agent`` the
-    variants run one after another, in the scenario's order, each with its own calls."""
+    variants run one after another, in the scenario's order, each with its own calls.
+
+    With a ``policy`` the variants also run one after another: those whose
+    ``kernel.plugin.name`` is ``"python"`` run it; when none does, one more variant,
+    named after the class, runs the base scenario with it, beside the others."""
     text, file = _source(scenario)
     hook = _hook(agent, agent_interval)
-    return RunResult(json.loads(_core.compare(text, file, _sets(set), seed, check, hook)))
+    pol = _policy(policy)
+    pol3 = None if pol is None else (pol[0], pol[1], policy.__name__)
+    return RunResult(
+        json.loads(_core.compare(text, file, _sets(set), seed, check, hook, pol3))
+    )
 
 
 def load_results(path: Union[str, "os.PathLike[str]"]) -> Union[RunResult, SweepResult]:

@@ -18,6 +18,7 @@ def run(
     variant: Optional[str] = None,
     check: bool = False,
     agent: Optional[tuple[Callable[[str], list[tuple[Optional[str], str, str]]], str]] = None,
+    policy: Optional[tuple[type, Optional[str]]] = None,
 ) -> str:
     """Run the base or one variant: the results JSON. Raises ScenarioError or RunError."""
 
@@ -28,6 +29,7 @@ def compare(
     seed: Optional[int] = None,
     check: bool = False,
     agent: Optional[tuple[Callable[[str], list[tuple[Optional[str], str, str]]], str]] = None,
+    policy: Optional[tuple[type, Optional[str], str]] = None,
 ) -> str:
     """Run every variant in parallel: the results JSON. Raises ScenarioError or RunError."""
 

@@ -46,3 +46,9 @@ class AgentError(RunError):
     """A write an ``agent=fn`` returned that cannot be made (an unknown file, memcg or
     sysctl, a bad value): ``str(e)`` names the variant, the write as returned and what is
     wrong. The run stops there."""
+
+
+class PolicyError(RunError):
+    """A ``policy=`` class's hook raised, or it proposed a folio not resident in its
+    memcg: ``str(e)`` names the variant and the hook (``policy hook evict_folios: ...``);
+    the hook's own exception, if any, is ``e.__cause__``. The run stops there."""

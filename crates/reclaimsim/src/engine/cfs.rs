@@ -661,7 +661,7 @@ mod tests {
         let s = crate::scenario::parse(&text, "t.toml", &[], Some(1))
             .unwrap()
             .base;
-        Box::new(Engine::new(&s, None).unwrap())
+        Box::new(Engine::new(&s, None, None).unwrap())
     }
 
     /// The id of thread `t` of the workload.

@@ -20,6 +20,8 @@ use crate::kernel::kswapd::{Kswapd, KswapdState, Next};
 use crate::kernel::lru::classic::Classic;
 use crate::kernel::lru::mglru::debugfs::LruGenState;
 use crate::kernel::lru::mglru::Mglru;
+use crate::kernel::lru::plugin::{examples, Plugin, PluginFactory};
+pub use crate::kernel::lru::plugin::{EvictCtx, FolioRef, ReclaimPlugin, Reclaimer};
 use crate::kernel::lru::Policy;
 use crate::kernel::memcg::MemcgId;
 use crate::kernel::mm::{Mm, VmaKind};
@@ -49,6 +51,9 @@ pub struct RunOptions<'a> {
     /// A controller from outside the library, run as one more agent task (the Python
     /// package's `agent=fn`).
     pub agent: Option<ExternalAgent>,
+    /// The plugins of a scenario whose `kernel.plugin.name` is "python" (the Python
+    /// package's `policy=`): one is made per governed memcg.
+    pub plugin: Option<PluginFactory>,
 }
 
 /// A failure while running (an invariant violation found by `--check`, or a workload that
@@ -63,6 +68,10 @@ pub enum SimError {
     /// made: which, and why.
     #[error("{0}")]
     Agent(String),
+    /// A reclaim plugin's hook failed (or proposed a folio not resident in its memcg):
+    /// the hook and why.
+    #[error("{0}")]
+    Policy(String),
     /// The watcher (`RunOptions::watch`) asked to stop (Ctrl-C).
     #[error("stopped at {time_s:.3} s of virtual time ({phase})")]
     Stopped { time_s: f64, phase: String },
@@ -262,7 +271,8 @@ type TaskCoroutine = Coroutine<(), Yield, ()>;
 
 /// Runs one scenario (a variant already merged into it) to its end.
 pub fn run(scenario: &Scenario, mut opts: RunOptions) -> Result<Finished, SimError> {
-    let engine = Box::into_raw(Box::new(Engine::new(scenario, opts.agent.take())?));
+    let engine = Engine::new(scenario, opts.agent.take(), opts.plugin.take())?;
+    let engine = Box::into_raw(Box::new(engine));
     // SAFETY: just made; no task runs yet.
     let nr_tasks = unsafe { (*engine).tasks.len() };
     let mut coros: Vec<TaskCoroutine> =
@@ -643,13 +653,62 @@ fn event_tasks(
     Ok(events)
 }
 
-impl Engine {
-    fn new(s: &Scenario, external: Option<ExternalAgent>) -> Result<Self, SimError> {
-        let mut k = Kernel::new(&s.kernel_setup());
-        let p: Box<dyn Policy> = match s.kernel.policy {
-            PolicyKind::Classic => Box::new(Classic::new(&k)),
-            PolicyKind::Mglru => Box::new(Mglru::with_seed(&k, s.seed)),
+/// The scenario's `kernel.policy`; a plugin whose `init` failed fails the run.
+fn new_policy(
+    k: &mut Kernel,
+    s: &Scenario,
+    plugin: Option<PluginFactory>,
+) -> Result<Box<dyn Policy>, SimError> {
+    let mut p: Box<dyn Policy> = match s.kernel.policy {
+        PolicyKind::Classic => Box::new(Classic::new(k)),
+        PolicyKind::Mglru => Box::new(Mglru::with_seed(k, s.seed)),
+        PolicyKind::Plugin => Box::new(new_plugin(k, s, plugin)?),
+    };
+    match p.failure() {
+        Some(why) => Err(SimError::Policy(why)),
+        None => Ok(p),
+    }
+}
+
+/// The plugin policy of `kernel.plugin`: an example by name, or "python" from
+/// `RunOptions::plugin`.
+fn new_plugin(
+    k: &mut Kernel,
+    s: &Scenario,
+    external: Option<PluginFactory>,
+) -> Result<Plugin, SimError> {
+    let cfg =
+        s.kernel.plugin.as_ref().ok_or_else(|| {
+            SimError::Setup("kernel.policy = \"plugin\" needs kernel.plugin".into())
+        })?;
+    let memcg =
+        match &cfg.memcg {
+            Some(path) => Some(k.memcgs.by_path(path).ok_or_else(|| {
+                SimError::Setup(format!("kernel.plugin.memcg: no memcg \"{path}\""))
+            })?),
+            None => None,
         };
+    let make = match (examples::by_name(&cfg.name), external) {
+        (Some(f), _) => f,
+        (None, Some(f)) if cfg.name == "python" => f,
+        _ => {
+            return Err(SimError::Setup(format!(
+                "kernel.plugin.name \"{}\": a Python policy runs only from the Python package (reclaimsim.run(path, policy=MyPolicy))",
+                cfg.name
+            )))
+        }
+    };
+    Ok(Plugin::new(k, &cfg.name, memcg, make))
+}
+
+impl Engine {
+    fn new(
+        s: &Scenario,
+        external: Option<ExternalAgent>,
+        plugin: Option<PluginFactory>,
+    ) -> Result<Self, SimError> {
+        let mut k = Kernel::new(&s.kernel_setup());
+        let p = new_policy(&mut k, s, plugin)?;
         let cpus = k.topology.nr_cpus();
         let mut cpusets = Vec::new();
         let (mut tasks, kswapd) = kswapd_tasks(&k, s, &mut cpusets);
@@ -714,8 +773,12 @@ impl Engine {
         Ok(e)
     }
 
-    /// An agent's failure (`Engine::failure`), once, as the run's error.
+    /// An agent's failure (`Engine::failure`), once, as the run's error; or the
+    /// policy's (a plugin's hook).
     fn agent_failed(&mut self) -> Result<(), SimError> {
+        if let Some(why) = self.p.failure() {
+            return Err(SimError::Policy(why));
+        }
         self.failure
             .take()
             .map_or(Ok(()), |why| Err(SimError::Agent(why)))

@@ -170,6 +170,7 @@ fn take_first(k: &mut Kernel, cpu: usize, kind: BatchKind) -> Option<Pfn> {
 fn lru_add(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
     k.folios[pfn as usize].clear(pg::IN_LRU_ADD);
     p.add_folio(k, pfn, false);
+    crate::kernel::lru::plugin::note_added(k, pfn);
 }
 
 /// Models lru_move_tail_fn(): deactivate and move to the tail of the inactive list,

@@ -125,6 +125,20 @@ pub enum PolicyKind {
     Classic,
     /// The multi-generational LRU as in Linux 6.1.
     Mglru,
+    /// The classic LRU under a reclaim plugin (`kernel.plugin`), in the shape of
+    /// cache_ext's patched Linux 6.6 (`lru::plugin`).
+    Plugin,
+}
+
+/// `kernel.plugin`: which plugin, governing which memcg's page cache.
+#[derive(Deserialize, Debug, Clone, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PluginConfig {
+    /// One of `lru::plugin::examples::NAMES`, or "python" (the Python package's
+    /// `policy=`).
+    pub name: String,
+    /// The governed memcg's path; unset: every memcg, each with its own plugin.
+    pub memcg: Option<String>,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,6 +193,8 @@ pub enum MemcgReclaim {
 pub struct KernelConfig {
     #[serde(default = "default_policy")]
     pub policy: PolicyKind,
+    /// The plugin of `policy = "plugin"`.
+    pub plugin: Option<PluginConfig>,
     /// vm.swappiness, 0..=200.
     #[serde(default = "default_swappiness")]
     pub swappiness: u32,
@@ -321,6 +337,7 @@ impl Default for KernelConfig {
     fn default() -> Self {
         KernelConfig {
             policy: default_policy(),
+            plugin: None,
             swappiness: default_swappiness(),
             lru_lock: default_lock(),
             min_free_kbytes: None,

@@ -127,6 +127,9 @@ pub struct Kernel {
     pub cfg: KernelConfig,
     pub costs: CostTable,
     pub lru_gen_enabled: bool,
+    /// The kernel's side of a plugin policy (`lru::plugin::Tracking`), only when the
+    /// scenario runs one.
+    pub plugin: Option<Box<crate::kernel::lru::plugin::Tracking>>,
     pub folios: Vec<Folio>,
     /// Each frame's list links (beside the arena: see `Link`).
     pub links: Vec<Link>,
@@ -236,6 +239,7 @@ impl Kernel {
             cfg: s.kernel.clone(),
             costs: s.costs.clone(),
             lru_gen_enabled: s.kernel.policy == PolicyKind::Mglru,
+            plugin: None,
             folios,
             links,
             folio_swap: vec![NIL; (per_node * nr_nodes) as usize],
@@ -501,6 +505,7 @@ impl Kernel {
                 + s.ssd.as_ref().map_or(0, |d| d.host_bytes())
         });
         b += self.lruvecs.len() * size_of::<Lruvec>();
+        b += self.plugin.as_ref().map_or(0, |t| t.host_bytes() as usize);
         b as u64
     }
 

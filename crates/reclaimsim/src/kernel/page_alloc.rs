@@ -118,6 +118,8 @@ impl Kernel {
         // Only an allocated (so charged) frame is uncharged and freed: free_page_is_bad()
         // in free_pages_prepare() would catch a second free.
         vm_bug_on!(!f.test(pg::ALLOCATED), "frame {pfn} freed twice");
+        // The folio leaves its memcg: a plugin governing it hears of it.
+        crate::kernel::lru::plugin::note_removed(self, pfn);
         self.memcgs.uncharge(f.memcg, 1);
         self.folios[pfn as usize] = Folio::default();
         self.links[pfn as usize] = Link::NONE;

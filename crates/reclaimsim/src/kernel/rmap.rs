@@ -159,6 +159,10 @@ pub fn folio_referenced(
         }
     }
     rmap_rwsem(k, lock, LockSite::FolioReferenced);
+    if referenced > 0 {
+        // The young bits are how a plugin hears of a mapped folio's accesses.
+        crate::kernel::lru::plugin::note_young(k, pfn);
+    }
     referenced
 }
 

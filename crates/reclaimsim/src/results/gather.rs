@@ -81,6 +81,7 @@ impl Engine {
             pressure: k.psi.system(),
             backend: None,
             guest: None,
+            plugin: self.p.plugin_stats(),
         }
     }
 }

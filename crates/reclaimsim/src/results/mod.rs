@@ -4,6 +4,7 @@ pub use crate::engine::{
     AgentKill, AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
 };
 pub use crate::kernel::lru::mglru::debugfs::{LruGenGen, LruGenState, MmWalkStats};
+pub use crate::kernel::lru::plugin::PluginStats;
 pub use crate::kernel::psi::{Pressure, PsiLine};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -94,6 +95,10 @@ pub struct VariantResult {
     /// each snapshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest: Option<GuestRun>,
+    /// `kernel.policy = "plugin"`: the plugin's hook calls, the folios it proposed and
+    /// what the kernel made of them, the fallbacks to the built-in LRU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<PluginStats>,
 }
 
 /// A run on a real kernel (`reclaimsim kernel`): what ran it and its snapshots. Its

@@ -159,6 +159,27 @@ pub fn parse(
     sets: &[String],
     seed: Option<u64>,
 ) -> Result<LoadedScenario, ScenarioError> {
+    parse_with(text, file_name, sets, seed, false)
+}
+
+/// `parse` for the Python package, whose `policy=` runs a scenario's
+/// `kernel.plugin.name = "python"` (which `parse`, the command line's, refuses).
+pub fn parse_python(
+    text: &str,
+    file_name: &str,
+    sets: &[String],
+    seed: Option<u64>,
+) -> Result<LoadedScenario, ScenarioError> {
+    parse_with(text, file_name, sets, seed, true)
+}
+
+fn parse_with(
+    text: &str,
+    file_name: &str,
+    sets: &[String],
+    seed: Option<u64>,
+    python_policy: bool,
+) -> Result<LoadedScenario, ScenarioError> {
     let src = Source::parse(file_name, text)?;
     let mut root: Table =
         toml::from_str(text).map_err(|e| syntax(file_name, text, e.span(), e.message()))?;
@@ -174,6 +195,7 @@ pub fn parse(
         root: &root,
         seed,
         available: host_available(),
+        python_policy,
     };
     // An error the file alone does not have comes from the `--set`s that cause it.
     let build = |variant: Option<(&str, &Table)>| {
@@ -245,6 +267,8 @@ struct Builder<'a> {
     root: &'a Table,
     seed: Option<u64>,
     available: Option<u64>,
+    /// Whether `kernel.plugin.name = "python"` may run (the Python package's loads).
+    python_policy: bool,
 }
 
 impl Builder<'_> {
@@ -297,7 +321,9 @@ impl Builder<'_> {
         });
         scenario.cost_ranges =
             profile::cost_ranges(&scenario.costs, profile.as_ref(), &pinned).map_err(in_variant)?;
-        scale_and_check(&mut scenario, self.available).map_err(|(path, msg)| {
+        let checked = scale_and_check(&mut scenario, self.available);
+        let checked = checked.and_then(|()| check_python_policy(&scenario, self.python_policy));
+        checked.map_err(|(path, msg)| {
             let (path, msg) = expansion.translate(path, msg);
             in_variant(src.error(&origins.of(&path), show(&path), &msg))
         })?;
@@ -1186,6 +1212,7 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
         );
     }
     check_kernel(s)?;
+    check_plugin(s)?;
     for (name, d) in [
         ("duration", s.duration),
         ("sample_interval", s.sample_interval),
@@ -1201,6 +1228,53 @@ fn check(s: &Scenario, available: Option<u64>) -> Result<(), Problem> {
     check_workloads(s)?;
     check_events(s)?;
     check_agents(s)
+}
+
+/// `kernel.policy = "plugin"` and `kernel.plugin`: one with the other, a known plugin
+/// on a declared memcg.
+fn check_plugin(s: &Scenario) -> Result<(), Problem> {
+    use crate::kernel::lru::plugin::examples::NAMES;
+    let plugin = s.kernel.policy == crate::scenario::config::PolicyKind::Plugin;
+    let Some(cfg) = &s.kernel.plugin else {
+        if plugin {
+            return fail(
+                at("kernel.policy"),
+                "\"plugin\" needs kernel.plugin = { name = \"...\" } (fifo, mru, lfu, s3fifo)",
+            );
+        }
+        return Ok(());
+    };
+    if !plugin {
+        return fail(at("kernel.plugin"), "needs kernel.policy = \"plugin\"");
+    }
+    if cfg.name != "python" && !NAMES.contains(&cfg.name.as_str()) {
+        return fail(
+            at("kernel.plugin.name"),
+            format!(
+                "no plugin \"{}\" (there are: {}; and \"python\" from the Python package)",
+                cfg.name,
+                NAMES.join(", ")
+            ),
+        );
+    }
+    match &cfg.memcg {
+        Some(m) if m != "/" && !s.memcgs.iter().any(|c| &c.path == m) => fail(
+            at("kernel.plugin.memcg"),
+            format!("no [[memcg]] with path \"{m}\""),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// `kernel.plugin.name = "python"` outside the Python package.
+fn check_python_policy(s: &Scenario, allowed: bool) -> Result<(), Problem> {
+    match &s.kernel.plugin {
+        Some(p) if p.name == "python" && !allowed => fail(
+            at("kernel.plugin.name"),
+            "a Python policy runs only from the Python package: reclaimsim.run(path, policy=MyPolicy) or reclaimsim.compare(path, policy=MyPolicy); the command line runs the Rust plugins (fifo, mru, lfu, s3fifo)",
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// `[machine]`: memory, nodes, CPUs (by count or by sockets, cores and SMT threads) and

@@ -223,6 +223,10 @@ pub struct CostTable {
     /// A write to a cgroup file or sysctl: open, write and close, and the parsing; the
     /// reclaim the write starts is charged as reclaim.
     pub cgroup_write: u64,
+    /// One call of a reclaim plugin's hook (`kernel.policy = "plugin"`): cache_ext's
+    /// struct_ops call into an eBPF program and back, with a map update or list kfunc,
+    /// whatever language the model's plugin is written in (host time is not charged).
+    pub policy_hook: u64,
 }
 
 impl Default for CostTable {
@@ -289,6 +293,7 @@ impl Default for CostTable {
             cgroup_read: 3000,
             cgroup_stat_read: 15_000,
             cgroup_write: 3000,
+            policy_hook: 100,
         }
     }
 }

@@ -166,13 +166,7 @@ pub(crate) fn plan(s: &Scenario) -> Result<Plan, PlanError> {
     Ok(Plan {
         memory: s.machine.memory.0,
         cpus,
-        swap: (s.machine.swap.as_ref()).map(|sw| {
-            let dev = match sw.device {
-                SwapDevice::Zram => Swap::Zram,
-                SwapDevice::Ramdisk => Swap::Brd,
-            };
-            (dev, sw.size.0)
-        }),
+        swap: swap_device(s)?,
         fs_bytes,
         lru_gen,
         min_ttl_ms: s.kernel.min_ttl_ms,
@@ -279,6 +273,9 @@ fn kernel(k: &KernelConfig, s: &Scenario) -> Result<(String, Vec<(String, String
         batch_aging_counters,
         batch_aging_bulk_move,
         batch_aging_prefetch,
+        plugin,
+        page_cluster: _,
+        vma_ra_enabled,
     } = k;
     let model_only = [
         ("lru_lock", *lru_lock != d.lru_lock),
@@ -291,13 +288,20 @@ fn kernel(k: &KernelConfig, s: &Scenario) -> Result<(String, Vec<(String, String
         ("batch_aging_counters", batch_aging_counters.is_some()),
         ("batch_aging_bulk_move", batch_aging_bulk_move.is_some()),
         ("batch_aging_prefetch", batch_aging_prefetch.is_some()),
+        ("plugin", plugin.is_some()),
+        ("vma_ra_enabled", *vma_ra_enabled != d.vma_ra_enabled),
     ];
     model_only_kernel(&model_only)?;
-    let lru_gen = match (policy, lru_gen_walks) {
-        (PolicyKind::Classic, _) => "0",
-        (PolicyKind::Mglru, true) => "0x0007",
-        (PolicyKind::Mglru, false) => "0x0005",
-    };
+    let lru_gen =
+        match (policy, lru_gen_walks) {
+            (PolicyKind::Classic, _) => "0",
+            (PolicyKind::Mglru, true) => "0x0007",
+            (PolicyKind::Mglru, false) => "0x0005",
+            (PolicyKind::Plugin, _) => return fail(
+                vec![key("kernel"), key("policy")],
+                "a reclaim plugin runs in the model only; the guest's kernel has classic or MGLRU",
+            ),
+        };
     Ok((lru_gen.to_string(), sysctls(k, s)))
 }
 
@@ -321,6 +325,7 @@ fn sysctls(k: &KernelConfig, s: &Scenario) -> Vec<(String, String)> {
             k.dirty_background_ratio.to_string(),
         ),
         ("vm.dirty_ratio", k.dirty_ratio.to_string()),
+        ("vm.page-cluster", k.page_cluster.to_string()),
         (
             "vm.dirty_writeback_centisecs",
             centisecs(k.dirty_writeback_interval),
@@ -334,6 +339,25 @@ fn sysctls(k: &KernelConfig, s: &Scenario) -> Vec<(String, String)> {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect()
+}
+
+/// `machine.swap`: zram or brd as the model has them; the model's SSD has no device in
+/// the guest.
+fn swap_device(s: &Scenario) -> Result<Option<(Swap, u64)>, PlanError> {
+    let Some(sw) = s.machine.swap.as_ref() else {
+        return Ok(None);
+    };
+    let dev = match sw.device {
+        SwapDevice::Zram => Swap::Zram,
+        SwapDevice::Ramdisk => Swap::Brd,
+        SwapDevice::Ssd => {
+            return fail(
+                vec![key("machine"), key("swap"), key("device")],
+                "the model's SSD; the guest swaps to zram or a brd ramdisk",
+            )
+        }
+    };
+    Ok(Some((dev, sw.size.0)))
 }
 
 /// The first `kernel.NAME` set away from its default, if any, as an error.

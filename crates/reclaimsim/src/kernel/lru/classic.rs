@@ -303,7 +303,6 @@ impl Classic {
         list: usize,
     ) -> u64 {
         let t = list / 2;
-        let memcg = k.lruvecs[lv].memcg;
         let node = k.lruvecs[lv].node as usize;
         // Too many folios isolated on the node already: wait once, then give up.
         let mut stalled = false;
@@ -320,7 +319,24 @@ impl Classic {
         batch::lru_add_drain(k, self);
         k.lock_site = crate::sim::lock::LockSite::Isolate;
         k.lock_lruvec(lv);
-        let (mut taken, scanned) = self.isolate_lru_folios(k, lv, nr_to_scan, list);
+        let (taken, scanned) = self.isolate_lru_folios(k, lv, nr_to_scan, list);
+        self.reclaim_isolated(k, lv, sc, t, taken, scanned)
+    }
+
+    /// The rest of shrink_inactive_list() after isolate_lru_folios(), lruvec lock held:
+    /// count the scan, shrink_folio_list without the lock, put survivors back, count
+    /// the steal, lru_note_cost. `taken` are folios of LRU type `t` off `lv`'s lists.
+    pub(crate) fn reclaim_isolated(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        sc: &mut ScanControl,
+        t: usize,
+        mut taken: Vec<Pfn>,
+        scanned: u64,
+    ) -> u64 {
+        let memcg = k.lruvecs[lv].memcg;
+        let node = k.lruvecs[lv].node as usize;
         let nr_taken = taken.len() as u64;
         k.nodes[node].nr_isolated[t] += nr_taken;
         let (scan_c, steal_c) = sc.scan_steal();
@@ -379,7 +395,65 @@ impl Classic {
         reclaimed
     }
 
-    fn shrink_list(
+    /// shrink_lruvec() after get_scan_count(): `nr` pages to scan per list.
+    pub(crate) fn shrink_lruvec_nr(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        sc: &mut ScanControl,
+        mut nr: [u64; 4],
+    ) {
+        let targets = nr;
+        let nr_to_reclaim = sc.nr_to_reclaim;
+        let mut reclaimed = 0;
+        // Global direct reclaim at DEF_PRIORITY scans everything it planned (6.1).
+        let mut scan_adjusted = !sc.cgroup_reclaim() && !sc.kswapd && sc.priority == DEF_PRIORITY;
+        while nr[lru::INACTIVE_ANON] > 0 || nr[lru::ACTIVE_FILE] > 0 || nr[lru::INACTIVE_FILE] > 0 {
+            for (l, n) in nr.iter_mut().enumerate() {
+                let chunk = (*n).min(SWAP_CLUSTER_MAX);
+                if chunk > 0 {
+                    *n -= chunk;
+                    reclaimed += self.shrink_list(k, l, chunk, lv, sc);
+                }
+            }
+            if reclaimed < nr_to_reclaim || scan_adjusted {
+                continue;
+            }
+            let nr_file = nr[lru::INACTIVE_FILE] + nr[lru::ACTIVE_FILE];
+            let nr_anon = nr[lru::INACTIVE_ANON] + nr[lru::ACTIVE_ANON];
+            if nr_file == 0 || nr_anon == 0 {
+                break;
+            }
+            let (small, big) = if nr_file > nr_anon {
+                (ANON, FILE)
+            } else {
+                (FILE, ANON)
+            };
+            let target_small = targets[2 * small] + targets[2 * small + 1] + 1;
+            let pct = (nr[2 * small] + nr[2 * small + 1]) * 100 / target_small;
+            nr[2 * small] = 0;
+            nr[2 * small + 1] = 0;
+            for l in [2 * big, 2 * big + 1] {
+                let scanned = targets[l] - nr[l];
+                nr[l] = (targets[l] * (100 - pct) / 100)
+                    .saturating_sub(scanned.min(targets[l] * (100 - pct) / 100));
+            }
+            scan_adjusted = true;
+        }
+        sc.nr_reclaimed += reclaimed;
+        if k.can_age_anon()
+            && inactive_is_low(
+                lru_size_hier(k, lv, lru::INACTIVE_ANON),
+                lru_size_hier(k, lv, lru::ACTIVE_ANON),
+            )
+        {
+            self.shrink_active_list(k, SWAP_CLUSTER_MAX, lv, sc, lru::ACTIVE_ANON);
+        }
+    }
+
+    /// shrink_list(): an active list is deactivated (when sc allows), an inactive one
+    /// reclaimed from.
+    pub(crate) fn shrink_list(
         &mut self,
         k: &mut Kernel,
         list: usize,
@@ -477,53 +551,8 @@ impl Policy for Classic {
     /// target is met (except in global direct reclaim at the first priority), scale the
     /// remaining scan down proportionally, once.
     fn shrink_lruvec(&mut self, k: &mut Kernel, lv: usize, sc: &mut ScanControl) {
-        let mut nr = get_scan_count(k, lv, sc);
-        let targets = nr;
-        let nr_to_reclaim = sc.nr_to_reclaim;
-        let mut reclaimed = 0;
-        // Global direct reclaim at DEF_PRIORITY scans everything it planned (6.1).
-        let mut scan_adjusted = !sc.cgroup_reclaim() && !sc.kswapd && sc.priority == DEF_PRIORITY;
-        while nr[lru::INACTIVE_ANON] > 0 || nr[lru::ACTIVE_FILE] > 0 || nr[lru::INACTIVE_FILE] > 0 {
-            for (l, n) in nr.iter_mut().enumerate() {
-                let chunk = (*n).min(SWAP_CLUSTER_MAX);
-                if chunk > 0 {
-                    *n -= chunk;
-                    reclaimed += self.shrink_list(k, l, chunk, lv, sc);
-                }
-            }
-            if reclaimed < nr_to_reclaim || scan_adjusted {
-                continue;
-            }
-            let nr_file = nr[lru::INACTIVE_FILE] + nr[lru::ACTIVE_FILE];
-            let nr_anon = nr[lru::INACTIVE_ANON] + nr[lru::ACTIVE_ANON];
-            if nr_file == 0 || nr_anon == 0 {
-                break;
-            }
-            let (small, big) = if nr_file > nr_anon {
-                (ANON, FILE)
-            } else {
-                (FILE, ANON)
-            };
-            let target_small = targets[2 * small] + targets[2 * small + 1] + 1;
-            let pct = (nr[2 * small] + nr[2 * small + 1]) * 100 / target_small;
-            nr[2 * small] = 0;
-            nr[2 * small + 1] = 0;
-            for l in [2 * big, 2 * big + 1] {
-                let scanned = targets[l] - nr[l];
-                nr[l] = (targets[l] * (100 - pct) / 100)
-                    .saturating_sub(scanned.min(targets[l] * (100 - pct) / 100));
-            }
-            scan_adjusted = true;
-        }
-        sc.nr_reclaimed += reclaimed;
-        if k.can_age_anon()
-            && inactive_is_low(
-                lru_size_hier(k, lv, lru::INACTIVE_ANON),
-                lru_size_hier(k, lv, lru::ACTIVE_ANON),
-            )
-        {
-            self.shrink_active_list(k, SWAP_CLUSTER_MAX, lv, sc, lru::ACTIVE_ANON);
-        }
+        let nr = get_scan_count(k, lv, sc);
+        self.shrink_lruvec_nr(k, lv, sc, nr);
     }
 
     /// Models kswapd_age_node() for the classic LRU: deactivate anon when the node's

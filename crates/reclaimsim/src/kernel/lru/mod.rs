@@ -1,10 +1,13 @@
-//! The LRU policy: the part of reclaim that decides list placement and victims. Two
-//! policies implement it: `classic` (active/inactive lists) and, behind the same trait,
-//! the multi-generational LRU. Everything else (batches, faults, rmap, writeback,
+//! The LRU policy: the part of reclaim that decides list placement and victims. Three
+//! policies implement it: `classic` (active/inactive lists), behind the same trait the
+//! multi-generational LRU, and `plugin`, the classic LRU under a `ReclaimPlugin` (the
+//! public interface for a policy of one's own, in Rust or, through the Python package,
+//! in Python). Everything else (batches, faults, rmap, writeback,
 //! kswapd and direct reclaim drivers) is shared kernel code in `vmscan`, `batch`, `fault`.
 
 pub mod classic;
 pub mod mglru;
+pub mod plugin;
 
 use crate::kernel::folio::Pfn;
 use crate::kernel::lru::mglru::debugfs::LruGenState;
@@ -68,6 +71,15 @@ pub trait Policy {
     /// The MGLRU state of an lruvec (generations with their ages at `now`, PID counters,
     /// walk stats), if the policy has one.
     fn lru_gen_state(&self, _k: &Kernel, _lv: usize, _now: u64) -> Option<LruGenState> {
+        None
+    }
+    /// A failure of the policy that ends the run (a plugin's hook failed), taken once;
+    /// the engine asks after each step.
+    fn failure(&mut self) -> Option<String> {
+        None
+    }
+    /// What the plugin layer did, when the policy is `plugin::Plugin`.
+    fn plugin_stats(&self) -> Option<plugin::PluginStats> {
         None
     }
     /// The invariant checker's view: every frame on this lruvec's lists, in list order,
