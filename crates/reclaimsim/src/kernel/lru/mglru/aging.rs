@@ -127,6 +127,40 @@ impl MmState {
     }
 }
 
+/// The memcg's first live mm at or after `from` (its mm_list from there).
+fn live_mm_from(k: &Kernel, memcg: MemcgId, from: u32) -> Option<u32> {
+    (from..k.mms.len() as u32)
+        .find(|&m| k.mms[m as usize].memcg == memcg && !k.mms[m as usize].dead)
+}
+
+impl MmState {
+    /// The list walk both iterate_mm_list() versions share (mm_list->lock held): the
+    /// next live mm of `memcg` after `head` that should_skip_mm() does not skip, head
+    /// moving past the skipped ones; an mm at or past the previous round's end is
+    /// force-scanned (every mm on the first round).
+    fn advance(&mut self, k: &Kernel, memcg: MemcgId, walk: &mut MmWalk) -> Option<u32> {
+        loop {
+            let mm = live_mm_from(k, memcg, self.head.map_or(0, |h| h + 1))?;
+            self.head = Some(mm);
+            if self.tail.is_none() || self.tail == Some(self.pos) {
+                self.tail = Some(self.pos + 1);
+                walk.force_scan = true;
+            }
+            self.pos += 1;
+            if !should_skip_mm(k, mm, walk) {
+                return Some(mm);
+            }
+        }
+    }
+
+    /// The round is over: mm_state->seq moves on and the next starts at the list's head.
+    fn end_round(&mut self) {
+        self.head = None;
+        self.pos = 0;
+        self.seq += 1;
+    }
+}
+
 impl Default for MmState {
     fn default() -> Self {
         MmState {
@@ -316,30 +350,9 @@ impl Mglru {
         if st.head.is_none() {
             st.filters.reset(walk.max_seq + 1);
         }
-        // The memcg's first live mm at or after `from` (its mm_list from there).
-        let live_from = |from: u32| {
-            (from..k.mms.len() as u32)
-                .find(|&m| k.mms[m as usize].memcg == memcg && !k.mms[m as usize].dead)
-        };
-        let found = loop {
-            let Some(mm) = live_from(st.head.map_or(0, |h| h + 1)) else {
-                break None;
-            };
-            st.head = Some(mm);
-            if st.tail.is_none() || st.tail == Some(st.pos) {
-                st.tail = Some(st.pos + 1);
-                walk.force_scan = true;
-            }
-            st.pos += 1;
-            if !should_skip_mm(k, mm, walk) {
-                break Some(mm);
-            }
-        };
-        let more = live_from(st.head.map_or(0, |h| h + 1)).is_some();
-        if !more {
-            st.head = None;
-            st.pos = 0;
-            st.seq += 1;
+        let found = st.advance(k, memcg, walk);
+        if live_mm_from(k, memcg, st.head.map_or(0, |h| h + 1)).is_none() {
+            st.end_round();
         }
         found
     }
@@ -387,32 +400,11 @@ impl Mglru {
         let memcg = k.lruvecs[lv].memcg;
         let st = &mut self.mm_state[lv];
         let first = st.head.is_none();
-        let live_from = |from: u32| {
-            (from..k.mms.len() as u32)
-                .find(|&m| k.mms[m as usize].memcg == memcg && !k.mms[m as usize].dead)
-        };
-        let found = loop {
-            let Some(mm) = live_from(st.head.map_or(0, |h| h + 1)) else {
-                break None;
-            };
-            st.head = Some(mm);
-            if st.tail.is_none() || st.tail == Some(st.pos) {
-                st.tail = Some(st.pos + 1);
-                walk.force_scan = true;
-            }
-            st.pos += 1;
-            if !should_skip_mm(k, mm, walk) {
-                break Some(mm);
-            }
-        };
+        let found = st.advance(k, memcg, walk);
         match found {
             Some(_) if first => st.filters.reset(walk.max_seq + 1),
             Some(_) => {}
-            None => {
-                st.head = None;
-                st.pos = 0;
-                st.seq += 1;
-            }
+            None => st.end_round(),
         }
         found
     }
