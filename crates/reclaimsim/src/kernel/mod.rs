@@ -595,6 +595,37 @@ mod tests {
     }
 
     #[test]
+    fn a_line_moves_free_between_siblings_and_dearer_across_sockets() {
+        // 2 sockets x 2 cores x 2 threads: CPUs 0-3 are the first threads of cores 0-3
+        // (cores 0-1 on socket 0), CPUs 4-7 their SMT siblings.
+        let mut s = machine();
+        s.topology = crate::sim::topology::Topology {
+            sockets: 2,
+            cores_per_socket: 2,
+            threads_per_core: 2,
+            nodes: 1,
+        };
+        s.costs.lock_bounce = 60;
+        s.costs.lock_bounce_remote = 125;
+        let k = Kernel::new(&s);
+        assert_eq!(k.line_transfer(None, 0), 0, "a line nobody wrote yet");
+        assert_eq!(k.line_transfer(Some(0), 0), 0, "the same CPU");
+        assert_eq!(k.line_transfer(Some(4), 0), 0, "the SMT sibling's L1d");
+        assert_eq!(
+            k.line_transfer(Some(1), 0),
+            60,
+            "another core of the socket"
+        );
+        assert_eq!(k.line_transfer(Some(5), 0), 60, "that core's sibling");
+        assert_eq!(k.line_transfer(Some(2), 0), 125, "the other socket");
+        assert_eq!(
+            k.line_transfer(Some(0), 7),
+            125,
+            "the other socket's sibling"
+        );
+    }
+
+    #[test]
     fn a_lock_waiter_spins_for_the_holders_remaining_hold() {
         let mut k = Kernel::new(&machine());
         let (acquire, bounce) = (k.costs.lock_acquire, k.costs.lock_bounce);

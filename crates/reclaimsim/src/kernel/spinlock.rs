@@ -39,7 +39,7 @@ impl Kernel {
 
     /// spin_lock(): at a sync point, take the lock or spin (FIFO) until its holder
     /// hands it over; then pay the acquisition, and the cacheline transfer when another
-    /// CPU held it last.
+    /// core held it last (`line_transfer`).
     pub fn spin_lock(&mut self, l: LockRef, site: LockSite) {
         self.acquire(l, site, self.costs.lock_acquire);
     }
@@ -47,7 +47,7 @@ impl Kernel {
     /// One atomic read-modify-write on a shared word that other CPUs also update (a
     /// rwsem's count in down_read / up_read): the line is the contended resource. The
     /// CPU takes it in arrival order, pays the RMW (`lru_flag_atomic`) and the transfer
-    /// when another CPU wrote it last, and lets it go at once.
+    /// when another core wrote it last (`line_transfer`), and lets it go at once.
     pub fn line_rmw(&mut self, l: LockRef, site: LockSite) {
         self.sync();
         if !self.line_rmw_free(l, site) {
@@ -62,18 +62,15 @@ impl Kernel {
     fn line_rmw_free(&mut self, l: LockRef, site: LockSite) -> bool {
         self.check_not_held(l);
         let (t, cpu) = (self.cur.clock, self.cur.cpu);
-        let (cost, bounce) = (self.costs.lru_flag_atomic, self.costs.lock_bounce);
+        let cost = self.costs.lru_flag_atomic;
         let lock = self.lock_of(l);
         if lock.owner.is_some() || !lock.waiters.is_empty() {
             return false;
         }
+        let last = lock.last_cpu;
         let start = lock.free_at.max(t);
-        let hold = cost
-            + if lock.last_cpu.is_some_and(|c| c != cpu) {
-                bounce
-            } else {
-                0
-            };
+        let hold = cost + self.line_transfer(last, cpu);
+        let lock = self.lock_of(l);
         lock.record(hold, start - t, site, cpu);
         lock.free_at = start + hold;
         self.spend(start - t, Cat::LockWait);
@@ -82,7 +79,7 @@ impl Kernel {
     }
 
     /// Takes `l` (spinning in FIFO order behind its holder) and pays `cost`, plus the
-    /// cacheline transfer when another CPU held it last.
+    /// cacheline transfer when another core held it last (`line_transfer`).
     fn acquire(&mut self, l: LockRef, site: LockSite, cost: u64) {
         self.sync();
         self.take(l, site, cost);
@@ -107,11 +104,8 @@ impl Kernel {
         };
         self.cur.clock = t;
         self.spend(start - t, Cat::LockWait);
-        let mut hold = cost;
-        let cpu = self.cur.cpu;
-        if self.lock_of(l).last_cpu.is_some_and(|c| c != cpu) {
-            hold += self.costs.lock_bounce;
-        }
+        let last = self.lock_of(l).last_cpu;
+        let hold = cost + self.line_transfer(last, self.cur.cpu);
         let waited = start - t;
         self.cur.held.push(Held {
             lock: l,
@@ -120,6 +114,25 @@ impl Kernel {
             site,
         });
         self.spend(hold, Cat::ListOps);
+    }
+
+    /// What moving a contended line to `cpu` costs when `last` wrote it last (MESIF /
+    /// MOESI ownership transfer on a locked read-modify-write): nothing when the line
+    /// is already in the core's own L1d (the same CPU, or its SMT sibling, which shares
+    /// the core's L1d and L2), `lock_bounce` from another core of the socket (through its
+    /// shared L3 and on-die interconnect), `lock_bounce_remote` from another socket
+    /// (across the socket link). Not a kernel function: the hardware under every
+    /// `spin_lock` and atomic the model charges.
+    pub(crate) fn line_transfer(&self, last: Option<u32>, cpu: u32) -> u64 {
+        let Some(last) = last else { return 0 };
+        let t = &self.topology;
+        if t.core_of(last) == t.core_of(cpu) {
+            0
+        } else if t.socket_of(last) == t.socket_of(cpu) {
+            self.costs.lock_bounce
+        } else {
+            self.costs.lock_bounce_remote
+        }
     }
 
     /// debug_spin_lock_before() (CONFIG_DEBUG_SPINLOCK): SPIN_BUG_ON(lock->owner ==

@@ -45,9 +45,13 @@ pub struct CostTable {
     pub list_op: u64,
     /// Taking an uncontended spinlock (one atomic on a local cacheline).
     pub lock_acquire: u64,
-    /// Extra hold time when the lock's cacheline was last owned by another CPU
-    /// (cross-core transfer, ~100 ns on 2-socket machines).
+    /// Extra hold time when the lock's cacheline was last written by another core of the
+    /// same socket (a core-to-core transfer through the socket's L3 and interconnect,
+    /// ~50-100 ns); an SMT sibling shares the core's L1d and pays nothing.
     pub lock_bounce: u64,
+    /// The same transfer when the line was last written on another socket (across the
+    /// socket link, ~110-210 ns on 2-socket servers of the seeds' era).
+    pub lock_bounce_remote: u64,
     /// rmap walk setup per folio: the anon_vma / i_mmap interval-tree lookup (the
     /// rwsem's down_read and up_read are `line_rmw`s on its shared count).
     pub rmap_lookup: u64,
@@ -245,6 +249,7 @@ impl Default for CostTable {
             list_op: 20,
             lock_acquire: 20,
             lock_bounce: 100,
+            lock_bounce_remote: 150,
             rmap_lookup: 150,
             pvmw_descent: 350,
             pte_clear_young: 150,
