@@ -10,7 +10,7 @@ use reclaimsim::engine::{
     AgentView, ControlWrite, Controller, EvictCtx, ExternalAgent, FolioRef, ReclaimPlugin,
     RunOptions, SimError,
 };
-use reclaimsim::kernel::config::{PluginConfig, PolicyKind};
+use reclaimsim::kernel::config::{PluginConfig, PluginPages, PolicyKind};
 use reclaimsim::kernel::lru::plugin::{Lists, PluginFactory};
 use reclaimsim::results::{RunResult, VariantResult};
 use reclaimsim::scenario::config::Scenario;
@@ -109,15 +109,16 @@ fn run(
     variant: Option<&str>,
     check: bool,
     agent: Option<(Py<PyAny>, String)>,
-    policy: Option<(Py<PyAny>, Option<String>)>,
+    policy: Option<(Py<PyAny>, Option<String>, String)>,
 ) -> PyResult<String> {
+    let policy = policy.map(policy_arg).transpose()?;
     py.detach(|| {
         let loaded = load(text, file, &sets, seed)?;
         let (name, s) = pick(&loaded, file, variant)?;
         let agent = agent_of(agent)?;
         // policy=: the picked scenario runs it, in its kernel.plugin's memcg if it names
         // "python", else in the class's `memcg` (None: every memcg).
-        let with = policy.as_ref().map(|(_, memcg)| with_python(s, memcg));
+        let with = policy.as_ref().map(|(_, spec)| with_python(s, spec));
         let s = with.as_ref().unwrap_or(s);
         let result = run_all(&[(s, name)], check, agent.as_ref(), policy.as_ref())?.remove(0);
         let run = RunResult {
@@ -169,10 +170,10 @@ fn compare(
     seed: Option<u64>,
     check: bool,
     agent: Option<(Py<PyAny>, String)>,
-    policy: Option<(Py<PyAny>, Option<String>, String)>,
+    policy: Option<(Py<PyAny>, Option<String>, String, String)>,
 ) -> PyResult<String> {
     let (policy, class) = match policy {
-        Some((cls, memcg, class)) => (Some((cls, memcg)), class),
+        Some((cls, memcg, pages, class)) => (Some(policy_arg((cls, memcg, pages))?), class),
         None => (None, String::new()),
     };
     py.detach(|| {
@@ -185,9 +186,9 @@ fn compare(
             .collect();
         // policy=: the variants that name "python" run it; when none does, one more
         // variant, named after the class, runs the base with it.
-        let extra = policy.as_ref().and_then(|(_, memcg)| {
+        let extra = policy.as_ref().and_then(|(_, spec)| {
             let named = jobs.iter().any(|(s, _)| is_python(s));
-            (!named).then(|| with_python(&loaded.base, memcg))
+            (!named).then(|| with_python(&loaded.base, spec))
         });
         if let Some(s) = &extra {
             jobs.push((s, class.as_str()));
@@ -224,7 +225,7 @@ fn run_all(
     jobs: &[(&Scenario, &str)],
     check: bool,
     agent: Option<&(Py<PyAny>, u64)>,
-    policy: Option<&(Py<PyAny>, Option<String>)>,
+    policy: Option<&(Py<PyAny>, PolicySpec)>,
 ) -> Result<Vec<VariantResult>, Failure> {
     let one = |(s, name): &(&Scenario, &str)| {
         let raised = Arc::new(Mutex::new(None));
@@ -277,15 +278,40 @@ fn is_python(s: &Scenario) -> bool {
         && s.kernel.plugin.as_ref().is_some_and(|p| p.name == "python")
 }
 
+/// The policy class's `memcg` and `pages`, where the scenario names no plugin.
+#[derive(Clone)]
+struct PolicySpec {
+    memcg: Option<String>,
+    pages: PluginPages,
+}
+
+/// policy=: the class with its `memcg` and `pages` ("file" or "all") read.
+fn policy_arg(
+    (cls, memcg, pages): (Py<PyAny>, Option<String>, String),
+) -> PyResult<(Py<PyAny>, PolicySpec)> {
+    let pages = match pages.as_str() {
+        "file" => PluginPages::File,
+        "all" => PluginPages::All,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "Policy.pages: \"{other}\": expected \"file\" or \"all\""
+            )))
+        }
+    };
+    Ok((cls, PolicySpec { memcg, pages }))
+}
+
 /// `s` running the Python policy: as it is if it names it, else with
-/// `kernel.policy = "plugin"` and the plugin "python" on `memcg` (None: every memcg).
-fn with_python(s: &Scenario, memcg: &Option<String>) -> Scenario {
+/// `kernel.policy = "plugin"` and the plugin "python" on the class's memcg (None: every
+/// memcg) and pages.
+fn with_python(s: &Scenario, spec: &PolicySpec) -> Scenario {
     let mut s = s.clone();
     if !is_python(&s) {
         s.kernel.policy = PolicyKind::Plugin;
         s.kernel.plugin = Some(PluginConfig {
             name: "python".into(),
-            memcg: memcg.clone(),
+            memcg: spec.memcg.clone(),
+            pages: spec.pages,
         });
     }
     s

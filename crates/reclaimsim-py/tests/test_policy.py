@@ -159,3 +159,44 @@ def test_a_folio_not_resident_raises_policy_error() -> None:
 def test_policy_must_be_a_policy_class() -> None:
     with pytest.raises(TypeError):
         reclaimsim.run(FIO, policy=Fifo())
+
+
+# The same memcg with 24 MiB of anon touched at random beside the files, and zram swap.
+ANON = (
+    FIO.split("[variants.classic]")[0].replace('memory = "64MiB"', 'memory = "64MiB"\nswap = { device = "zram", size = "64MiB" }')
+    + """[[workload]]
+name = "heap"
+memcg = "/a"
+[workload.anon]
+size = "24MiB"
+pattern = "random"
+passes = 2
+"""
+)
+
+
+class FifoAll(Fifo):
+    memcg = "/a"
+    pages = "all"
+
+
+class FifoFile(Fifo):
+    memcg = "/a"
+
+
+def test_pages_all_hands_the_memcgs_anon_to_the_policy() -> None:
+    file = reclaimsim.run(ANON, policy=FifoFile).raw["variants"][0]
+    every = reclaimsim.run(ANON, policy=FifoAll).raw["variants"][0]
+    # Anon faults and swap-ins reach folio_added too, and its proposals are swapped.
+    assert every["plugin"]["folio_added"] > file["plugin"]["folio_added"] + 4000
+    assert every["plugin"]["isolated"] > file["plugin"]["isolated"]
+    assert every["vmstat"]["pswpout"] > 0
+
+
+class BadPages(Fifo):
+    pages = "anon"
+
+
+def test_pages_is_file_or_all() -> None:
+    with pytest.raises(ValueError, match='Policy.pages: "anon": expected "file" or "all"'):
+        reclaimsim.run(FIO, policy=BadPages)

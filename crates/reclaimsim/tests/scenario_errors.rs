@@ -902,7 +902,14 @@ fn bad_plugins_name_their_key() {
     assert_at(&e, &text, "plugin = ", "kernel.plugin.name");
     assert!(e.message.contains("policy=MyPolicy"), "{e}");
     assert!(scenario::parse_python(&text, "s.toml", &[], None).is_ok());
-    // And a good one loads.
+    // `pages` is "file" or "all".
+    let text = with("policy = \"plugin\"\nplugin = { name = \"fifo\", pages = \"anon\" }");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "plugin = ", "kernel.plugin.pages");
+    assert!(e.message.contains("all"), "{e}");
+    // And good ones load.
     let text = with("policy = \"plugin\"\nplugin = { name = \"s3fifo\", memcg = \"/a\" }");
+    scenario::parse(&text, "s.toml", &[], None).unwrap();
+    let text = with("policy = \"plugin\"\nplugin = { name = \"fifo\", pages = \"all\" }");
     scenario::parse(&text, "s.toml", &[], None).unwrap();
 }

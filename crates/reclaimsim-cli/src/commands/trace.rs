@@ -76,6 +76,7 @@ fn rows(a: &TraceArgs) -> Result<Vec<Row>, Failure> {
         let plugin = PluginConfig {
             name: name.clone(),
             memcg: None,
+            pages: Default::default(),
         };
         rows.push((
             format!("plugin {name}"),

@@ -48,12 +48,12 @@ def _hook(agent: Optional[Agent], interval: str) -> Optional[tuple[Any, str]]:
     return (_shim(agent), str(interval))
 
 
-def _policy(policy: Optional[type]) -> Optional[tuple[Any, Optional[str]]]:
+def _policy(policy: Optional[type]) -> Optional[tuple[Any, Optional[str], str]]:
     if policy is None:
         return None
     if not (isinstance(policy, type) and issubclass(policy, Policy)):
         raise TypeError(f"policy: {policy!r} is not a subclass of reclaimsim.Policy")
-    return (policy, policy.memcg)
+    return (policy, policy.memcg, policy.pages)
 
 
 def run(
@@ -81,7 +81,8 @@ def run(
 
     ``policy``: a subclass of :class:`Policy`, run as the reclaim plugin of the
     scenario's ``kernel.plugin = { name = "python", ... }``, or, when the scenario names
-    none, as ``kernel.policy = "plugin"`` on the class's ``memcg`` (None: every memcg).
+    none, as ``kernel.policy = "plugin"`` on the class's ``memcg`` (None: every memcg)
+    and ``pages`` (``"file"``, the page cache, or ``"all"``, anon folios too).
     A hook that raises, or a folio proposed that is not resident in the memcg, raises
     :class:`PolicyError` naming the hook.
     """
@@ -113,7 +114,7 @@ def compare(
     text, file = _source(scenario)
     hook = _hook(agent, agent_interval)
     pol = _policy(policy)
-    pol3 = None if pol is None else (pol[0], pol[1], policy.__name__)
+    pol3 = None if pol is None else (pol[0], pol[1], pol[2], policy.__name__)
     return RunResult(
         json.loads(_core.compare(text, file, _sets(set), seed, check, hook, pol3))
     )

@@ -46,11 +46,15 @@ class Policy:
     results' ``plugin.fallbacks`` count how often).
 
     ``memcg``: the memcg it governs when the scenario does not name one in
-    ``kernel.plugin`` (None: every memcg). An exception in a hook, or a proposed folio
+    ``kernel.plugin`` (None: every memcg). ``pages``: ``"file"`` (the memcg's page
+    cache, as cache_ext) or ``"all"`` (its anon folios too: they are added when they
+    join the LRU, accessed only through the young bits a reference check reads, and a
+    proposed anon folio is swapped out). An exception in a hook, or a proposed folio
     not resident in the memcg, stops the run and raises :class:`PolicyError` naming the
     hook."""
 
     memcg: ClassVar[Optional[str]] = None
+    pages: ClassVar[str] = "file"
 
     def init(self, memcg: str) -> None:
         """Called once, before the run, with the governed memcg's path."""

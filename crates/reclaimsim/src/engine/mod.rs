@@ -698,7 +698,7 @@ fn new_plugin(
             )))
         }
     };
-    Ok(Plugin::new(k, &cfg.name, memcg, make))
+    Ok(Plugin::new(k, &cfg.name, memcg, cfg.pages, make))
 }
 
 impl Engine {

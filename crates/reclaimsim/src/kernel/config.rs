@@ -130,7 +130,7 @@ pub enum PolicyKind {
     Plugin,
 }
 
-/// `kernel.plugin`: which plugin, governing which memcg's page cache.
+/// `kernel.plugin`: which plugin, governing which memcg's pages.
 #[derive(Deserialize, Debug, Clone, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PluginConfig {
@@ -139,6 +139,22 @@ pub struct PluginConfig {
     pub name: String,
     /// The governed memcg's path; unset: every memcg, each with its own plugin.
     pub memcg: Option<String>,
+    /// Which of the memcg's pages the plugin governs.
+    #[serde(default)]
+    pub pages: PluginPages,
+}
+
+/// `kernel.plugin.pages`.
+#[derive(Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PluginPages {
+    /// The page cache only, as cache_ext does; anon stays on the classic LRU.
+    #[default]
+    File,
+    /// Anon folios too: they reach the plugin when they join the LRU, their accesses
+    /// only through the young bits a reference check reads, and a proposed anon folio
+    /// is swapped out as shrink_folio_list() would.
+    All,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]

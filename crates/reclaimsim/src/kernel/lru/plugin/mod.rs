@@ -2,11 +2,14 @@
 //! Customizing the Page Cache with eBPF", SOSP'25; cache-ext/linux-cache-ext, a patched
 //! Linux 6.6): a plugin governs the page cache (file folios) of a memcg, or of every
 //! memcg, through five hooks, `init`, `folio_added`, `folio_accessed`, `folio_removed`
-//! and `evict_folios`, and keeps its folios on the list helpers of `lists`.
+//! and `evict_folios`, and keeps its folios on the list helpers of `lists`. With
+//! `kernel.plugin.pages = "all"` it governs the memcg's anon folios too (cache_ext has
+//! no such mode: its hooks see the page cache only).
 //!
 //! The kernel keeps its own classic LRU for every folio underneath (`Plugin` wraps
 //! `Classic`): it is the fallback when a plugin proposes fewer folios than asked for,
-//! and it alone governs anon folios and the memcgs no plugin governs. The kernel's rules
+//! and it alone governs the memcgs no plugin governs, and their anon folios unless
+//! `pages = "all"`. The kernel's rules
 //! stay its own: a proposed folio goes through shrink_folio_list (dirty, writeback,
 //! mapped and referenced folios are kept as they would be), one that is isolated or
 //! unevictable is skipped and counted, and one not resident in the governed memcg stops
@@ -19,6 +22,7 @@ pub mod lists;
 use super::classic::{get_scan_count, Classic};
 use super::{Policy, Verdict};
 use crate::kernel::batch;
+use crate::kernel::config::PluginPages;
 use crate::kernel::folio::{lru, pg, Folio, Pfn};
 use crate::kernel::lru::mglru::debugfs::LruGenCmd;
 use crate::kernel::memcg::MemcgId;
@@ -170,6 +174,8 @@ enum Event {
 /// events not yet delivered.
 pub struct Tracking {
     governed: Vec<bool>,
+    /// `pages = "all"`: anon folios are tracked too.
+    all: bool,
     tracked: Vec<bool>,
     pending: Vec<Event>,
 }
@@ -180,14 +186,15 @@ impl Tracking {
     }
 }
 
-/// Called from lru_add(): a file folio of a governed memcg reaches the LRU for the
-/// first time since it was allocated.
+/// Called from lru_add(): a file folio (any folio, with `pages = "all"`) of a governed
+/// memcg reaches the LRU for the first time since it was allocated.
 pub fn note_added(k: &mut Kernel, pfn: Pfn) {
     let Some(t) = k.plugin.as_deref_mut() else {
         return;
     };
     let f = k.folios[pfn as usize];
-    if !t.governed[f.memcg as usize] || f.lru_type() != 1 || t.tracked[pfn as usize] {
+    let kind = f.lru_type() == 1 || t.all;
+    if !t.governed[f.memcg as usize] || !kind || t.tracked[pfn as usize] {
         return;
     }
     t.tracked[pfn as usize] = true;
@@ -235,11 +242,12 @@ pub struct Plugin {
 
 impl Plugin {
     /// Sets up the plugin `name` (made by `make`) on `memcg` (a path; None: every
-    /// memcg) and calls each value's `init`.
+    /// memcg), governing `pages`, and calls each value's `init`.
     pub fn new(
         k: &mut Kernel,
         name: &str,
         memcg: Option<MemcgId>,
+        pages: PluginPages,
         mut make: PluginFactory,
     ) -> Self {
         let n = k.memcgs.cgs.len();
@@ -271,6 +279,7 @@ impl Plugin {
         }
         k.plugin = Some(Box::new(Tracking {
             governed,
+            all: pages == PluginPages::All,
             tracked: vec![false; k.folios.len()],
             pending: Vec::new(),
         }));
@@ -342,19 +351,24 @@ impl Plugin {
         self.plugins[m as usize].is_some()
     }
 
-    /// shrink_lruvec() of a governed memcg: the page cache through the plugin, in
-    /// SWAP_CLUSTER_MAX requests up to get_scan_count()'s file budget, anon through the
-    /// classic lists.
+    /// shrink_lruvec() of a governed memcg: the page cache (every list with `pages =
+    /// "all"`) through the plugin, in SWAP_CLUSTER_MAX requests up to get_scan_count()'s
+    /// budget for those lists, the rest through the classic lists.
     fn shrink_governed(&mut self, k: &mut Kernel, lv: usize, sc: &mut ScanControl) {
         let mut nr = get_scan_count(k, lv, sc);
-        let mut left = nr[lru::INACTIVE_FILE] + nr[lru::ACTIVE_FILE];
-        nr[lru::INACTIVE_FILE] = 0;
-        nr[lru::ACTIVE_FILE] = 0;
+        let all = k.plugin.as_deref().is_some_and(|t| t.all);
+        let mut budget = [0u64; 4];
+        for l in 0..4 {
+            if all || l >= lru::INACTIVE_FILE {
+                budget[l] = std::mem::take(&mut nr[l]);
+            }
+        }
+        let mut left: u64 = budget.iter().sum();
         let start = sc.nr_reclaimed;
         while left > 0 && sc.nr_reclaimed - start < sc.nr_to_reclaim {
             let chunk = left.min(SWAP_CLUSTER_MAX);
             left -= chunk;
-            let got = self.evict_chunk(k, lv, sc, chunk);
+            let got = self.evict_chunk(k, lv, sc, chunk, &budget);
             sc.nr_reclaimed += got;
         }
         if sc.nr_reclaimed - start >= sc.nr_to_reclaim {
@@ -365,39 +379,105 @@ impl Plugin {
     }
 
     /// One evict_folios request for `chunk` folios: check and isolate what the plugin
-    /// proposes, reclaim it as shrink_inactive_list() would, and ask the built-in file
-    /// LRU for what it did not give.
-    fn evict_chunk(&mut self, k: &mut Kernel, lv: usize, sc: &mut ScanControl, chunk: u64) -> u64 {
+    /// proposes, reclaim it as shrink_inactive_list() would (file, then anon), and ask
+    /// the built-in lists the plugin governs for what it did not give, in proportion to
+    /// `budget`, get_scan_count()'s scan targets for them. Anon proposals are skipped
+    /// when the budget has no anon (no swap left, or swappiness 0 for cgroup reclaim).
+    fn evict_chunk(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        sc: &mut ScanControl,
+        chunk: u64,
+        budget: &[u64; 4],
+    ) -> u64 {
         let cands = self.propose(k, lv, sc, chunk);
         batch::lru_add_drain(k, self);
+        let may_anon = budget[lru::INACTIVE_ANON] + budget[lru::ACTIVE_ANON] > 0;
+        let (mut reclaimed, file) = self.isolate_and_reclaim(k, lv, sc, &cands, 1, true);
+        let anon_cands = cands
+            .iter()
+            .any(|c| k.folios[c.pfn as usize].lru_type() == 0);
+        let mut n = file;
+        if anon_cands {
+            let (got, anon) = self.isolate_and_reclaim(k, lv, sc, &cands, 0, may_anon);
+            reclaimed += got;
+            n += anon;
+        }
+        if n < chunk {
+            self.stats.fallbacks += 1;
+            self.stats.fallback_pages += chunk - n;
+            reclaimed += self.fallback(k, lv, sc, chunk - n, budget);
+        }
+        self.deliver(k);
+        reclaimed
+    }
+
+    /// Under the lruvec lock, isolates the candidates of LRU type `t` (1 file, 0 anon;
+    /// skipped and counted when `allowed` is false, or on another node, unevictable or
+    /// already isolated), and reclaims them; returns what was reclaimed and isolated.
+    fn isolate_and_reclaim(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        sc: &mut ScanControl,
+        cands: &[FolioRef],
+        t: usize,
+        allowed: bool,
+    ) -> (u64, u64) {
         k.lock_site = crate::sim::lock::LockSite::Isolate;
         k.lock_lruvec(lv);
         let node = k.lruvecs[lv].node as usize;
         let mut taken = Vec::with_capacity(cands.len());
-        for c in cands {
+        let of_type: Vec<Pfn> = cands
+            .iter()
+            .map(|c| c.pfn)
+            .filter(|&pfn| k.folios[pfn as usize].lru_type() == t)
+            .collect();
+        for pfn in of_type {
             k.spend(k.costs.list_op, Cat::ListOps);
-            let f = k.folios[c.pfn as usize];
-            if k.node_of(c.pfn) != node || f.test(pg::UNEVICTABLE) || !k.isolate_lru_flag(c.pfn) {
+            let f = k.folios[pfn as usize];
+            if !allowed
+                || k.node_of(pfn) != node
+                || f.test(pg::UNEVICTABLE)
+                || !k.isolate_lru_flag(pfn)
+            {
                 self.stats.skipped += 1;
                 continue;
             }
             // Off the built-in lists it is also on; the plugin chose it, so it goes to
             // shrink_folio_list as an inactive folio.
-            self.inner.del_folio(k, c.pfn);
-            k.folios[c.pfn as usize].clear(pg::ACTIVE);
-            taken.push(c.pfn);
+            self.inner.del_folio(k, pfn);
+            k.folios[pfn as usize].clear(pg::ACTIVE);
+            taken.push(pfn);
         }
         let n = taken.len() as u64;
         self.stats.isolated += n;
-        let mut reclaimed = self.inner.reclaim_isolated(k, lv, sc, 1, taken, n);
-        if n < chunk {
-            self.stats.fallbacks += 1;
-            self.stats.fallback_pages += chunk - n;
-            for l in [lru::ACTIVE_FILE, lru::INACTIVE_FILE] {
-                reclaimed += self.inner.shrink_list(k, l, chunk - n, lv, sc);
+        (self.inner.reclaim_isolated(k, lv, sc, t, taken, n), n)
+    }
+
+    /// The built-in lists the plugin governs take over `short` folios it did not
+    /// propose: the file lists alone (`pages = "file"`), or each type's lists for its
+    /// share of `budget`.
+    fn fallback(
+        &mut self,
+        k: &mut Kernel,
+        lv: usize,
+        sc: &mut ScanControl,
+        short: u64,
+        budget: &[u64; 4],
+    ) -> u64 {
+        let total: u64 = budget.iter().sum();
+        let mut reclaimed = 0;
+        for t in [1, 0] {
+            let share = (budget[2 * t] + budget[2 * t + 1]) * short / total.max(1);
+            if share == 0 {
+                continue;
+            }
+            for l in [2 * t + 1, 2 * t] {
+                reclaimed += self.inner.shrink_list(k, l, share, lv, sc);
             }
         }
-        self.deliver(k);
         reclaimed
     }
 
