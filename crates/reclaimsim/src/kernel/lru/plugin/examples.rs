@@ -4,7 +4,7 @@
 //! `kernel.plugin.name`.
 
 use super::{EvictCtx, FolioRef, Iter, ListId, Lists, PluginFactory, ReclaimPlugin};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 /// The example policies by name.
 pub const NAMES: [&str; 4] = ["fifo", "mru", "lfu", "s3fifo"];
@@ -131,17 +131,28 @@ pub struct S3Fifo {
     main: Option<ListId>,
     /// Accesses per resident folio, capped at 3.
     freq: HashMap<u32, u8>,
-    ghost: VecDeque<u64>,
-    in_ghost: HashSet<u64>,
+    /// The ghost FIFO: page keys in the order they were remembered, each with the
+    /// number it was given. A key that refaulted leaves `in_ghost` at once and its entry
+    /// here is dropped when it reaches the front (a stale number), so a refault costs
+    /// O(1), not a search of the FIFO.
+    ghost: VecDeque<(u64, u64)>,
+    /// The ghost's live keys and their numbers: its length is the ghost's.
+    in_ghost: HashMap<u64, u64>,
+    remembered: u64,
 }
 
 impl S3Fifo {
     fn remember(&mut self, key: u64, cap: usize) {
-        if self.in_ghost.insert(key) {
-            self.ghost.push_back(key);
+        if !self.in_ghost.contains_key(&key) {
+            self.remembered += 1;
+            self.in_ghost.insert(key, self.remembered);
+            self.ghost.push_back((key, self.remembered));
         }
-        while self.ghost.len() > cap.max(1) {
-            if let Some(old) = self.ghost.pop_front() {
+        while self.in_ghost.len() > cap.max(1) {
+            let Some((old, n)) = self.ghost.pop_front() else {
+                break;
+            };
+            if self.in_ghost.get(&old) == Some(&n) {
                 self.in_ghost.remove(&old);
             }
         }
@@ -193,8 +204,7 @@ impl ReclaimPlugin for S3Fifo {
     }
     fn folio_added(&mut self, folio: FolioRef, lists: &mut Lists) -> Result<(), String> {
         self.freq.insert(folio.pfn, 0);
-        if self.in_ghost.remove(&folio.key) {
-            self.ghost.retain(|&k| k != folio.key);
+        if self.in_ghost.remove(&folio.key).is_some() {
             lists.add(list(self.main)?, folio, true);
         } else {
             lists.add(list(self.small)?, folio, true);
