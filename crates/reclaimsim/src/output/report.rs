@@ -381,7 +381,8 @@ impl Rows<'_> {
         show: &dyn Fn(f64) -> String,
         timed: bool,
     ) {
-        let missing = |v: &VariantResult| self.model_only && v.guest.is_some();
+        // What only the model measures, or a value the kernel's files did not have (NaN).
+        let missing = |v: &VariantResult| v.guest.is_some() && (self.model_only || get(v).is_nan());
         let clock = |v: &VariantResult| timed && guest_timed(v);
         let cell = |v: &VariantResult, x: f64| match (missing(v), clock(v)) {
             (true, _) => "n/a".to_string(),
@@ -542,12 +543,16 @@ fn memcg_rows(rows: &mut Rows, verbose: bool) {
     for &path in &memcgs {
         let stat = |v: &VariantResult, key: &str| {
             let c = MEMCG_STAT.iter().position(|(k, _)| *k == key);
-            (v.memcgs.get(path))
-                .and_then(|m| match c {
-                    Some(c) => memcg_stat(m, c),
-                    None => m.get(key),
-                })
-                .unwrap_or(0) as f64
+            let x = (v.memcgs.get(path)).and_then(|m| match c {
+                Some(c) => memcg_stat(m, c),
+                None => m.get(key),
+            });
+            // A kernel's memory.stat without the key (6.1 has no pswpin there): n/a.
+            match (x, v.guest.is_some() && v.memcgs.contains_key(path)) {
+                (Some(x), _) => x as f64,
+                (None, true) => f64::NAN,
+                (None, false) => 0.0,
+            }
         };
         for key in MEMCG_COMPARE {
             if !vs.iter().any(|v| stat(v, key) > 0.0) {
@@ -1137,6 +1142,14 @@ mod tests {
             accelerator: "tcg".into(),
             ..Default::default()
         });
+        // 6.1's memory.stat has no pswpin: n/a, not 0
+        let mut model = model;
+        let mut m = MemcgResult::default();
+        m.stat.insert("pgscan".into(), 5);
+        m.stat.insert("pswpin".into(), 3);
+        model.memcgs.insert("/a".into(), m.clone());
+        m.stat.shift_remove("pswpin");
+        linux.memcgs.insert("/a".into(), m);
         let r = RunResult {
             scenario: "s".into(),
             variants: vec![model.clone(), linux],
@@ -1154,6 +1167,8 @@ mod tests {
             ["kv", "ops/s", "50.0", "5.0", "(g)", "-"],
             "{c}"
         );
+        assert_eq!(row("/a pswpin"), ["/a", "pswpin", "3", "n/a", "-"], "{c}");
+        assert_eq!(row("/a pgscan"), ["/a", "pgscan", "5", "5", "+0.0%"], "{c}");
         assert_eq!(row("kv ops "), ["kv", "ops", "100", "100", "+0.0%"], "{c}");
         assert_eq!(
             row("pgscan_kswapd"),
