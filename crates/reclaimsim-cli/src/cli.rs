@@ -30,12 +30,15 @@ pub(crate) enum Command {
         #[arg(long, value_name = "SIZE")]
         memory: String,
     },
-    /// Run every variant of a scenario in order and compare them.
+    /// Run every variant of a scenario in order and compare them; a variant with
+    /// `backend = "kernel"` boots a real kernel in QEMU, as `reclaimsim kernel` does.
     Compare {
         #[command(flatten)]
         common: Common,
         #[command(flatten)]
         sensitivity: SensitivityArgs,
+        #[command(flatten)]
+        guest: crate::commands::kernel::GuestArgs,
     },
     /// Run every variant at each value of one or more keys (each value sets every key)
     /// and print throughput and lock spin share per variant.
@@ -80,6 +83,12 @@ pub(crate) enum Command {
         sensitivity: SensitivityArgs,
         #[command(flatten)]
         runs: RunFlags,
+        /// Also boot the kernel variants (`backend = "kernel"`) the expectations name,
+        /// one after another, on the scenario's seed; without it their rows are n/a.
+        #[arg(long)]
+        with_kernel: bool,
+        #[command(flatten)]
+        guest: crate::commands::kernel::GuestArgs,
     },
     /// Measure this host's costs (faults, page copies, cache and DRAM latency, atomics,
     /// lzo and LZ4, loopback TCP, memcached and fio where installed) and write them as a

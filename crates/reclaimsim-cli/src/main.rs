@@ -29,7 +29,8 @@ fn main() -> ExitCode {
         Command::Compare {
             common,
             sensitivity,
-        } => compare(common, sensitivity),
+            guest,
+        } => compare(common, sensitivity, guest),
         Command::Sweep {
             common,
             keys,
@@ -44,12 +45,14 @@ fn main() -> ExitCode {
             json,
             sensitivity,
             runs,
+            with_kernel,
+            guest,
         } => validate(
             scenarios,
             (*seed, *seeds, sets),
             json.as_deref(),
             sensitivity,
-            runs,
+            (runs, with_kernel.then_some(guest)),
         ),
         Command::Report { results, out } => report_cmd(results, out),
         Command::Bench { json } => bench(json.as_deref()),

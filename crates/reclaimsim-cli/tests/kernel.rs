@@ -91,3 +91,84 @@ fn demo_small_boots_under_both_policies() {
         assert!(v["oom_kills"].as_array().unwrap().is_empty(), "{variant}");
     }
 }
+
+/// `compare` on scenarios/kernel-vs-model.toml: its `model` variant on the model and its
+/// `linux` variant (`backend = "kernel"`) booted as `reclaimsim kernel` boots it, side by
+/// side in one table (the kernel's times marked guest time) and one JSON; then
+/// `validate --with-kernel` holds its expectations against a second boot. One boot each.
+#[test]
+fn compare_sets_a_kernel_variant_beside_the_model() {
+    if !enabled() {
+        return;
+    }
+    let d = dir("compare");
+    let json = d.join("out.json");
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/kernel-vs-model.toml"
+    );
+    let out = reclaimsim(&["compare", scenario, "-q", "--json", json.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    let header = table
+        .lines()
+        .find(|l| l.starts_with("metric"))
+        .unwrap_or("");
+    assert!(
+        header.contains("model") && header.contains("linux"),
+        "{table}"
+    );
+    let row = |name: &str| {
+        let line = table.lines().find(|l| l.starts_with(name)).unwrap_or("");
+        line.split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    // the same work on both sides, the kernel's rates in guest time
+    assert_eq!(
+        row("anon:run ops "),
+        ["anon:run", "ops", "131072", "131072", "+0.0%"],
+        "{table}"
+    );
+    assert!(
+        row("anon:run ops/s").contains(&"(g)".to_string()),
+        "{table}"
+    );
+    assert!(table.contains("(g): guest time"), "{table}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (model, linux) = (&r["variants"][0], &r["variants"][1]);
+    assert_eq!(
+        (model["name"].as_str(), linux["name"].as_str()),
+        (Some("model"), Some("linux"))
+    );
+    assert!(model["backend"].is_null() && model["guest"].is_null());
+    assert_eq!(linux["backend"], "kernel");
+    assert_eq!(linux["guest"]["lru_gen_enabled"], "0x0000");
+    for v in [model, linux] {
+        assert_eq!(count(v, &["workloads", "fio", "ops"]), 32768);
+        assert!(
+            count(v, &["memcgs", "/app", "memory.stat", "pgsteal"]) > 0,
+            "{v}"
+        );
+        assert!(count(v, &["vmstat", "workingset_refault_file"]) > 0, "{v}");
+    }
+    // validate --with-kernel: the expectations against the kernel's run
+    let vjson = d.join("validate.json");
+    let args = ["validate", scenario, "--with-kernel", "-q", "--json"];
+    let out = reclaimsim(&[&args[..], &[vjson.to_str().unwrap()]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&vjson).unwrap()).unwrap();
+    let checks = &r["scenarios"][0]["expectations"];
+    assert_eq!(
+        (checks[0]["to"].as_str(), checks[0]["change"].as_f64()),
+        (Some("linux"), Some(0.0))
+    );
+    assert_eq!(checks[0]["in_range"], true);
+    assert!(
+        checks[1]["change"].as_f64().is_some_and(|x| x > -1.0),
+        "{checks}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

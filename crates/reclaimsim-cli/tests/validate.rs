@@ -299,3 +299,80 @@ fn validate_set_scales_every_scenario() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `SCENARIO` with a kernel variant that one expectation names.
+fn with_kernel_variant() -> String {
+    let (head, expects) = SCENARIO.split_once("[[expect]]").unwrap();
+    format!(
+        "{head}[variants.linux]\nbackend = \"kernel\"\n\n[[expect]]\nmetric = \"workloads.a.ops\"\nfrom = \"small\"\nto = \"linux\"\nchange = \"0%\"\n\n[[expect]]{expects}"
+    )
+}
+
+/// Without --with-kernel, validate boots nothing: the rows that name a kernel variant
+/// say how to run them, the model's rows are as before.
+#[test]
+fn kernel_rows_wait_for_with_kernel() {
+    let d = dir("kernel-rows");
+    std::fs::write(d.join("s.toml"), with_kernel_variant()).unwrap();
+    let out = reclaimsim_in(&["validate", "s.toml", "-q", "--json", "v.json"], &d);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("booting"), "{stderr}");
+    let t = String::from_utf8_lossy(&out.stdout);
+    let row = t
+        .lines()
+        .find(|l| l.contains("small -> linux"))
+        .unwrap_or("");
+    assert!(row.contains("validate --with-kernel boots it"), "{t}");
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("v.json")).unwrap()).unwrap();
+    let s = &r["scenarios"][0];
+    let names: Vec<&str> = (s["variants"].as_array().unwrap().iter())
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["small", "large"]);
+    let first = &s["expectations"][0];
+    assert_eq!(first["to"], "linux");
+    assert!(first["change"].is_null(), "{first}");
+    assert!(s["expectations"][1]["change"].is_number());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `run` does not run a kernel variant on the model: a located error naming the command
+/// that does; `sweep` leaves it out with a note.
+#[test]
+fn run_refuses_a_kernel_variant_and_sweep_leaves_it_out() {
+    let d = dir("kernel-run");
+    let text = with_kernel_variant();
+    std::fs::write(d.join("s.toml"), &text).unwrap();
+    let line = text.lines().position(|l| l.starts_with("backend")).unwrap() + 1;
+    let out = reclaimsim_in(&["run", "s.toml", "--variant", "linux"], &d);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("s.toml:{line}: variants.linux.backend: "))
+            && stderr.contains("reclaimsim kernel s.toml --variant linux"),
+        "{stderr}"
+    );
+    let out = reclaimsim_in(
+        &[
+            "sweep",
+            "s.toml",
+            "--key",
+            "machine.cpus",
+            "--values",
+            "1,2",
+            "-q",
+        ],
+        &d,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("variant linux runs on a real kernel"),
+        "{stderr}"
+    );
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(!t.contains("linux"), "{t}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -133,6 +133,10 @@ fn run(
     .map_err(|f| f.into_py(py))
 }
 
+/// Why the package does not run a kernel variant.
+const KERNEL_VARIANT: &str = "the Python package runs the model only: run it with the \
+     command, `reclaimsim kernel FILE --variant NAME` or `reclaimsim compare FILE`";
+
 /// The scenario to run: the base (`None`), or the named variant.
 fn pick<'a>(
     loaded: &'a LoadedScenario,
@@ -143,6 +147,9 @@ fn pick<'a>(
         return Ok(("base", &loaded.base));
     };
     match loaded.variants.iter().find(|(n, _)| n == name) {
+        Some((n, _)) if loaded.is_kernel(n) => Err(Failure::Scenario(
+            loaded.kernel_variant_error(n, KERNEL_VARIANT),
+        )),
         Some((n, s)) => Ok((n.as_str(), s)),
         None => {
             let names: Vec<&str> = loaded.variants.iter().map(|(n, _)| n.as_str()).collect();
@@ -178,6 +185,10 @@ fn compare(
     };
     py.detach(|| {
         let loaded = load(text, file, &sets, seed)?;
+        if let Some(k) = loaded.kernel_variants.first() {
+            let e = loaded.kernel_variant_error(&k.name, KERNEL_VARIANT);
+            return Err(Failure::Scenario(e));
+        }
         let agent = agent_of(agent)?;
         let mut jobs: Vec<(&Scenario, &str)> = loaded
             .variants

@@ -913,3 +913,47 @@ fn bad_plugins_name_their_key() {
     let text = with("policy = \"plugin\"\nplugin = { name = \"fifo\", pages = \"all\" }");
     scenario::parse(&text, "s.toml", &[], None).unwrap();
 }
+
+#[test]
+fn a_kernel_variant_is_recorded_and_its_scenario_has_no_backend() {
+    let text = format!(
+        "{GOOD}\n[variants.model]\n\n[variants.linux]\nbackend = \"kernel\"\nkernel.policy = \"classic\"\n"
+    );
+    let l = scenario::parse(&text, "s.toml", &[], None).unwrap();
+    let names: Vec<&str> = l.variants.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["model", "linux"]);
+    assert_eq!(l.kernel_variants.len(), 1);
+    assert_eq!(l.kernel_variants[0].name, "linux");
+    assert_eq!(l.kernel_variants[0].line, line(&text, "backend"));
+    assert!(l.is_kernel("linux") && !l.is_kernel("model"));
+    // The rest of the variant merges as any variant's does.
+    let linux = &l.variants[1].1;
+    assert_eq!(format!("{:?}", linux.kernel.policy), "Classic");
+    let e = l.kernel_variant_error("linux", "use `reclaimsim kernel`");
+    assert_eq!(e.line, Some(line(&text, "backend")), "{e}");
+    assert_eq!(e.field, "variants.linux.backend");
+    // `backend = "model"` is the default, said out loud.
+    let model = text.replace(
+        "[variants.model]\n",
+        "[variants.model]\nbackend = \"model\"\n",
+    );
+    let l = scenario::parse(&model, "s.toml", &[], None).unwrap();
+    assert_eq!(l.kernel_variants.len(), 1);
+}
+
+#[test]
+fn a_bad_backend_is_located() {
+    let text = format!("{GOOD}\n[variants.linux]\nbackend = \"qemu\"\n");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "backend", "variants.linux.backend");
+    assert!(
+        e.message.contains("\"model\"") && e.message.contains("\"kernel\""),
+        "{e}"
+    );
+    let text = format!("backend = \"kernel\"\n{GOOD}");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "backend", "backend");
+    assert!(e.message.contains("[variants.NAME]"), "{e}");
+    let e = error(GOOD, &["backend=kernel"]);
+    assert!(e.from_set, "{e}");
+}

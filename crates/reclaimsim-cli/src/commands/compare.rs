@@ -1,16 +1,23 @@
 //! `reclaimsim compare`: every variant of a scenario side by side, with sensitivity bands.
 
 use crate::cli::*;
+use crate::commands::kernel::{self, GuestArgs};
 use crate::common::*;
 use reclaimsim::output::sensitivity;
 use reclaimsim::results::{RunResult, VariantResult};
 use reclaimsim::{output::report, scenario::config::Scenario};
 use std::path::Path;
 
-pub(crate) fn compare(c: &Common, sa: &SensitivityArgs) -> Result<(), Failure> {
+pub(crate) fn compare(c: &Common, sa: &SensitivityArgs, g: &GuestArgs) -> Result<(), Failure> {
     let loaded = load(c)?;
-    let variants: Vec<&(String, Scenario)> = loaded.variants.iter().collect();
+    // Kernel variants boot in QEMU, one after another, after the model's have run;
+    // --sensitivity moves the model's costs, so it bands the model's variants only.
+    let variants: Vec<&(String, Scenario)> = (loaded.variants.iter())
+        .filter(|(n, _)| !loaded.is_kernel(n))
+        .collect();
     let plan = sensitivity_plan(&variants, sa)?;
+    let names: Vec<&str> = loaded.variants.iter().map(|(n, _)| n.as_str()).collect();
+    let planned = kernel::plan_variants(&loaded, &names, &c.sets, str::to_string)?;
     let jobs: Vec<_> = variants
         .iter()
         .map(|(n, s)| Job {
@@ -21,6 +28,11 @@ pub(crate) fn compare(c: &Common, sa: &SensitivityArgs) -> Result<(), Failure> {
         .collect();
     let settings = RunSettings::of(c);
     let base = run_variants(&jobs, &settings)?;
+    let shown = kernel::Shown {
+        verbose: c.verbose,
+        quiet: c.runs.quiet,
+    };
+    let on_kernel = kernel::run_variants(g, &planned, shown)?;
     let sensitivity = match &plan {
         Some(plan) => Some(bands_of(
             &variants,
@@ -36,7 +48,7 @@ pub(crate) fn compare(c: &Common, sa: &SensitivityArgs) -> Result<(), Failure> {
         scenario: loaded.base.name.clone(),
         description: loaded.base.description.clone(),
         seed: loaded.base.seed,
-        variants: base,
+        variants: in_file_order(&names, base, on_kernel),
         sensitivity,
     };
     write_json(c, &run)?;
@@ -46,6 +58,19 @@ pub(crate) fn compare(c: &Common, sa: &SensitivityArgs) -> Result<(), Failure> {
         print!("{}", sensitivity::table(s));
     }
     oom_outcome(&run.variants, c.fail_on_oom)
+}
+
+/// The model's and the kernel's results of a scenario's variants, in the order of
+/// `names` (the file's).
+pub(crate) fn in_file_order(
+    names: &[&str],
+    model: Vec<VariantResult>,
+    kernel: Vec<VariantResult>,
+) -> Vec<VariantResult> {
+    let mut all: Vec<VariantResult> = model.into_iter().chain(kernel).collect();
+    let at = |v: &VariantResult| names.iter().position(|n| *n == v.name);
+    all.sort_by_key(at);
+    all
 }
 
 /// The sensitivity plan `--sensitivity` asks for over these variants (None without it);

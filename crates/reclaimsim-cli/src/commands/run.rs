@@ -25,6 +25,16 @@ pub(crate) fn run_loaded(
     variant: Option<&str>,
 ) -> Result<(), Failure> {
     let (name, scenario) = pick_variant(loaded, variant)?;
+    if loaded.is_kernel(name) {
+        let what = format!(
+            "`run` runs the model: boot it with `reclaimsim kernel {} --variant {name}`, or set \
+             it beside the model's variants with `reclaimsim compare`",
+            loaded.path.display()
+        );
+        return Err(Failure::Input(
+            loaded.kernel_variant_error(name, &what).to_string(),
+        ));
+    }
     let job = Job {
         scenario,
         name: name.to_string(),

@@ -19,10 +19,25 @@ pub(crate) fn sweep(
     for v in values {
         loaded.push((v.clone(), load_point(c, keys, v)?));
     }
+    if let Some((_, l)) = loaded.first() {
+        if let (Some(k), Some(_)) = (l.kernel_variants.first(), ray) {
+            let what = "`sweep --ray` runs the model's variants on Ray: leave it out there";
+            return Err(Failure::Input(
+                l.kernel_variant_error(&k.name, what).to_string(),
+            ));
+        }
+        for k in &l.kernel_variants {
+            eprintln!(
+                "note: variant {} runs on a real kernel (backend = \"kernel\"): sweep runs the model's variants only",
+                k.name
+            );
+        }
+    }
     let jobs: Vec<_> = loaded
         .iter()
         .flat_map(|(value, l)| {
-            l.variants.iter().map(move |(n, s)| Job {
+            let model = l.variants.iter().filter(|(n, _)| !l.is_kernel(n));
+            model.map(move |(n, s)| Job {
                 scenario: s,
                 name: format!("{n} @ {value}"),
                 file: &l.path,
@@ -102,7 +117,7 @@ pub(crate) fn local_sweep(
     for (value, l) in loaded {
         let variants = runs
             .by_ref()
-            .take(l.variants.len())
+            .take(l.variants.len() - l.kernel_variants.len())
             .map(|mut v| {
                 v.name = v.name.split(" @ ").next().unwrap_or_default().to_string();
                 v

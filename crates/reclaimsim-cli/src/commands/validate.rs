@@ -1,12 +1,13 @@
 //! `reclaimsim validate`: the scenarios' `[[expect]]` rows against their runs.
 
-use super::compare::{bands_of, sensitivity_plan};
+use super::compare::{bands_of, in_file_order, sensitivity_plan};
+use super::kernel::{self, GuestArgs};
 use crate::cli::*;
 use crate::common::*;
 use reclaimsim::output::report;
 use reclaimsim::output::validate;
 use reclaimsim::results::{RunResult, VariantResult};
-use reclaimsim::scenario::{self, LoadedScenario};
+use reclaimsim::scenario::{self, config::Scenario, LoadedScenario};
 use std::path::{Path, PathBuf};
 
 /// Where `validate` looks without arguments, relative to the working directory.
@@ -17,19 +18,27 @@ pub(crate) const SEED_SCENARIOS: &str = "scenarios/seeds";
 /// scenario's variants again at every point of its plan. `seeds` is `--seed` and
 /// `--seeds`: with N > 1 seeds the variants also run on the next N-1 seeds, for the
 /// spread of each change; `sets` (`--set`) apply to every scenario.
+///
+/// A variant with `backend = "kernel"` boots a real kernel only with `kernel` (`validate
+/// --with-kernel`), once, on the scenario's seed, after the model's runs; without it the
+/// rows that name it say so and have no change.
 pub(crate) fn validate(
     files: &[PathBuf],
     (seed, seeds, sets): (Option<u64>, u64, &[String]),
     json: Option<&Path>,
     sa: &SensitivityArgs,
-    flags: &RunFlags,
+    (flags, kernel): (&RunFlags, Option<&GuestArgs>),
 ) -> Result<(), Failure> {
     let loaded = load_expecting(files, seed, sets)?;
     check_json_path(json)?;
     let plans = loaded
         .iter()
-        .map(|l| sensitivity_plan(&l.expected_variants(), sa))
+        .map(|l| sensitivity_plan(&model_expected(l), sa))
         .collect::<Result<Vec<_>, _>>()?;
+    let planned = match kernel {
+        Some(_) => plan_kernel_variants(&loaded, sets)?,
+        None => Vec::new(),
+    };
     let settings = RunSettings {
         check: false,
         quiet: flags.quiet,
@@ -40,17 +49,10 @@ pub(crate) fn validate(
     let reseeded = reseed(&loaded, seeds, sets)?;
     let mut extra = run_variants(&expected_jobs(&reseeded), &settings)?.into_iter();
     let mut reseeded = reseeded.iter();
+    let mut on_kernel = run_kernel_variants(&planned, kernel, flags.quiet)?.into_iter();
     let mut scenarios = Vec::new();
     for (l, plan) in loaded.iter().zip(&plans) {
-        let variants = l
-            .expected_variants()
-            .into_iter()
-            .zip(runs.by_ref())
-            .map(|((name, _), mut v)| {
-                v.name = name.clone();
-                v
-            })
-            .collect();
+        let variants = expected_runs(l, &mut runs, on_kernel.next().unwrap_or_default());
         let run = RunResult {
             scenario: l.base.name.clone(),
             description: l.base.description.clone(),
@@ -60,18 +62,18 @@ pub(crate) fn validate(
         };
         let file = l.path.display().to_string();
         let mut checked = validate::check_scenario(&file, run, &l.expects);
+        mark_kernel_rows(l, &mut checked, kernel.is_some());
         for r in reseeded.by_ref().take(seeds as usize - 1) {
             add_seed(&mut checked, r, &mut extra);
         }
         if let Some(plan) = plan {
-            let s = bands_of(
-                &l.expected_variants(),
-                plan,
-                &checked.run.variants,
-                &settings,
-                &l.path,
-                |vs| expectation_changes(l, vs),
-            )?;
+            let model: Vec<VariantResult> = (checked.run.variants.iter())
+                .filter(|v| !l.is_kernel(&v.name))
+                .cloned()
+                .collect();
+            let s = bands_of(&model_expected(l), plan, &model, &settings, &l.path, |vs| {
+                expectation_changes(l, vs)
+            })?;
             checked.run.sensitivity = Some(s);
         }
         scenarios.push(checked);
@@ -85,12 +87,104 @@ pub(crate) fn validate(
     Ok(())
 }
 
-/// One job per variant that the scenarios' expectations compare, named by scenario.
+/// The runs of the variants the expectations of `l` compare, in file order: the model's
+/// the next of `runs`, named by variant, and the kernel's, `on_kernel`.
+fn expected_runs(
+    l: &LoadedScenario,
+    runs: &mut impl Iterator<Item = VariantResult>,
+    on_kernel: Vec<VariantResult>,
+) -> Vec<VariantResult> {
+    let model: Vec<VariantResult> = (model_expected(l).into_iter())
+        .zip(runs)
+        .map(|((name, _), mut v)| {
+            v.name = name.clone();
+            v
+        })
+        .collect();
+    let expected = l.expected_variants();
+    let names: Vec<&str> = expected.iter().map(|(n, _)| n.as_str()).collect();
+    in_file_order(&names, model, on_kernel)
+}
+
+/// The guest plans of each scenario's kernel variants that its expectations name, each
+/// kept (`--keep`) under SCENARIO-VARIANT.
+fn plan_kernel_variants(
+    loaded: &[LoadedScenario],
+    sets: &[String],
+) -> Result<Vec<Vec<kernel::Planned>>, Failure> {
+    (loaded.iter())
+        .map(|l| {
+            let expected = l.expected_variants();
+            let names: Vec<&str> = expected.iter().map(|(n, _)| n.as_str()).collect();
+            kernel::plan_variants(l, &names, sets, |n| format!("{}-{n}", l.base.name))
+        })
+        .collect()
+}
+
+/// Boots each scenario's planned kernel variants, one after another: their results,
+/// per scenario.
+fn run_kernel_variants(
+    planned: &[Vec<kernel::Planned>],
+    kernel: Option<&GuestArgs>,
+    quiet: bool,
+) -> Result<Vec<Vec<VariantResult>>, Failure> {
+    let shown = kernel::Shown {
+        verbose: false,
+        quiet,
+    };
+    let g = kernel.cloned().unwrap_or_default();
+    (planned.iter())
+        .map(|p| kernel::run_variants(&g, p, shown))
+        .collect()
+}
+
+/// The variants the expectations of `l` compare that run on the model (the others boot
+/// a kernel, `backend = "kernel"`).
+pub(crate) fn model_expected(l: &LoadedScenario) -> Vec<&(String, Scenario)> {
+    (l.expected_variants().into_iter())
+        .filter(|(n, _)| !l.is_kernel(n))
+        .collect()
+}
+
+/// The rows that name a kernel variant: without `--with-kernel` (`booted` false) they
+/// have no change and say why; with it, a row that sets a rate or a time of a guest
+/// under TCG beside the model's gets a warning, since the two clocks differ.
+fn mark_kernel_rows(l: &LoadedScenario, checked: &mut validate::ScenarioCheck, booted: bool) {
+    let tcg = |name: &str| {
+        (checked.run.variants.iter())
+            .find(|v| v.name == name)
+            .and_then(|v| v.guest.as_ref())
+            .is_some_and(|g| g.accelerator == "tcg")
+    };
+    let timed: Vec<bool> = (checked.expectations.iter())
+        .map(|c| tcg(&c.from) != tcg(&c.to))
+        .collect();
+    for (c, mixed) in checked.expectations.iter_mut().zip(timed) {
+        if !(l.is_kernel(&c.from) || l.is_kernel(&c.to)) {
+            continue;
+        }
+        if !booted {
+            // It did not run: the row has no values, whatever the note said.
+            c.note = Some("kernel variant: validate --with-kernel boots it".into());
+        } else if mixed && TIMED.iter().any(|t| c.metric.contains(t)) {
+            eprintln!(
+                "warning: {}: {} from {} to {}: a rate or a time of a guest under TCG is in guest time, not the machine's: compare counts",
+                l.path.display(), c.metric, c.from, c.to
+            );
+        }
+    }
+}
+
+/// Parts of a metric's path that make it a rate or a time.
+const TIMED: [&str; 5] = ["per_sec", "latency", "_ns", "_s", "time"];
+
+/// One job per variant on the model that the scenarios' expectations compare, named by
+/// scenario.
 pub(crate) fn expected_jobs(loaded: &[LoadedScenario]) -> Vec<Job<'_>> {
     (loaded.iter())
         .flat_map(|l| {
             let scenario = &l.base.name;
-            l.expected_variants().into_iter().map(move |(n, s)| Job {
+            model_expected(l).into_iter().map(move |(n, s)| Job {
                 scenario: s,
                 name: format!("{scenario} {n}"),
                 file: &l.path,
@@ -106,7 +200,7 @@ fn add_seed(
     r: &LoadedScenario,
     runs: &mut impl Iterator<Item = VariantResult>,
 ) {
-    let vs: Vec<VariantResult> = (r.expected_variants().into_iter())
+    let vs: Vec<VariantResult> = (model_expected(r).into_iter())
         .zip(runs)
         .map(|((name, _), mut v)| {
             v.name = name.clone();

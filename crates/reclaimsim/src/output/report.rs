@@ -332,6 +332,9 @@ fn other_tables(out: &mut String, v: &VariantResult) {
 struct Rows<'a> {
     vs: &'a [VariantResult],
     grid: Grid,
+    /// The rows being added are of what only the model measures (its locks, its
+    /// kswapd profile, MiB/s of anon touches): a kernel variant's cells are `n/a`.
+    model_only: bool,
 }
 
 impl Rows<'_> {
@@ -341,13 +344,7 @@ impl Rows<'_> {
         get: &dyn Fn(&VariantResult) -> f64,
         show: &dyn Fn(f64) -> String,
     ) {
-        let base = get(&self.vs[0]);
-        let mut cells = vec![metric, show(base)];
-        for v in &self.vs[1..] {
-            let x = get(v);
-            cells.extend([show(x), change(base, x)]);
-        }
-        self.grid.row(cells);
+        self.cells(metric, get, show, false);
     }
 
     /// A row of counts.
@@ -357,13 +354,76 @@ impl Rows<'_> {
 
     /// A row of durations.
     fn time(&mut self, metric: String, get: &dyn Fn(&VariantResult) -> f64) {
-        self.row(metric, get, &human_ns);
+        self.timed(metric, get, &human_ns);
     }
 
     /// A row of rates or shares, one decimal.
     fn rate(&mut self, metric: String, get: &dyn Fn(&VariantResult) -> f64) {
-        self.row(metric, get, &|x| format!("{x:.1}"));
+        self.timed(metric, get, &|x| format!("{x:.1}"));
     }
+
+    /// A row of figures measured in time (durations, rates): a kernel variant's under
+    /// TCG are in guest time, marked `(g)`, and their change from a variant whose are
+    /// not is `-`, since the two clocks are not the same machine's.
+    fn timed(
+        &mut self,
+        metric: String,
+        get: &dyn Fn(&VariantResult) -> f64,
+        show: &dyn Fn(f64) -> String,
+    ) {
+        self.cells(metric, get, show, true);
+    }
+
+    fn cells(
+        &mut self,
+        metric: String,
+        get: &dyn Fn(&VariantResult) -> f64,
+        show: &dyn Fn(f64) -> String,
+        timed: bool,
+    ) {
+        // What only the model measures, or a value the kernel's files did not have (NaN).
+        let missing = |v: &VariantResult| v.guest.is_some() && (self.model_only || get(v).is_nan());
+        let clock = |v: &VariantResult| timed && guest_timed(v);
+        let cell = |v: &VariantResult, x: f64| match (missing(v), clock(v)) {
+            (true, _) => "n/a".to_string(),
+            (false, true) => format!("{} (g)", show(x)),
+            (false, false) => show(x),
+        };
+        let first = &self.vs[0];
+        let base = get(first);
+        let mut cells = vec![metric, cell(first, base)];
+        for v in &self.vs[1..] {
+            let x = get(v);
+            let comparable = clock(v) == clock(first) && !missing(v) && !missing(first);
+            let change = match comparable {
+                true => change(base, x),
+                false => "-".into(),
+            };
+            cells.extend([cell(v, x), change]);
+        }
+        self.grid.row(cells);
+    }
+}
+
+/// What `(g)` and `n/a` mean, when a variant ran on a kernel.
+fn kernel_legend(vs: &[VariantResult]) -> String {
+    let mut out = String::new();
+    if vs.iter().any(|v| v.guest.is_some()) {
+        out.push_str("n/a: what only the model measures (its locks, its kswapd profile, MiB/s)\n");
+    }
+    if vs.iter().any(guest_timed) {
+        out.push_str(
+            "(g): guest time on a kernel under QEMU's TCG, many times slower than the \
+             machine the scenario describes: compare counts, not times or rates\n",
+        );
+    }
+    out
+}
+
+/// Whether a variant ran on a kernel under TCG, whose clock is the guest's, many times
+/// slower than the machine the scenario describes.
+fn guest_timed(v: &VariantResult) -> bool {
+    v.guest.as_ref().is_some_and(|g| g.accelerator == "tcg")
 }
 
 /// Variants side by side: one row per metric, one column per variant, each after the
@@ -380,8 +440,9 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
     let mut rows = Rows {
         vs,
         grid: Grid::new(&header),
+        model_only: false,
     };
-    rows.row("virtual time".into(), &|v| v.virtual_time_s, &|x| {
+    rows.timed("virtual time".into(), &|v| v.virtual_time_s, &|x| {
         format!("{x:.3} s")
     });
     workload_rows(&mut rows, verbose);
@@ -389,6 +450,7 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
         rows.count(name.to_string(), &|v| v.counter(name).unwrap_or(0) as f64);
     }
     if vs.iter().any(|v| v.alloc_stall.calls > 0) {
+        rows.model_only = true;
         rows.count("alloc stalls".into(), &|v| v.alloc_stall.calls as f64);
         rows.time("alloc stall p50".into(), &|v| {
             v.alloc_stall.latency_ns.p50 as f64
@@ -399,9 +461,11 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
         rows.time("alloc stall max".into(), &|v| {
             v.alloc_stall.latency_ns.max as f64
         });
+        rows.model_only = false;
     }
     memcg_rows(&mut rows, verbose);
     pressure_rows(&mut rows);
+    rows.model_only = true;
     lock_rows(&mut rows);
     let kswapd = |v: &VariantResult| v.kswapd_profile.total_ns as f64;
     if vs.iter().any(|v| kswapd(v) > 0.0) {
@@ -414,6 +478,7 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
             rows.row(format!("kswapd {c}"), &share, &|x| format!("{x:.2}%"));
         }
     }
+    rows.model_only = false;
     rows.count("oom kills".into(), &|v| v.oom_kills.len() as f64);
 
     let mut out = format!("{} (seed {})\n", r.scenario, r.seed);
@@ -423,6 +488,7 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
     }
     out.push('\n');
     out.push_str(&rows.grid.render());
+    out.push_str(&kernel_legend(vs));
     if vs.iter().any(|v| v.kswapd_profile.total_ns > 0) {
         out.push_str("\nkswapd profiles\n");
         out.push_str(&side_by_side(vs));
@@ -440,7 +506,9 @@ fn workload_rows(rows: &mut Rows, verbose: bool) {
             v.workloads.values().map(f).sum::<f64>()
         };
         rows.rate("total ops/s".into(), &|v| total(v, |w| w.ops_per_sec));
+        rows.model_only = true;
         rows.rate("total MiB/s".into(), &|v| total(v, |w| w.mib_per_sec));
+        rows.model_only = false;
     }
     // Past this many workloads (104 containers), only the totals are shown; --json and
     // -v have every workload.
@@ -448,11 +516,18 @@ fn workload_rows(rows: &mut Rows, verbose: bool) {
     if workloads.len() > MAX_WORKLOAD_ROWS && !verbose {
         return;
     }
+    let on_kernel = vs.iter().any(|v| v.guest.is_some());
     for w in workloads {
         let get = |v: &VariantResult| v.workloads.get(w).cloned().unwrap_or_default();
+        if on_kernel {
+            // Beside a kernel the counts compare; the rates need the same clock.
+            rows.count(format!("{w} ops"), &|v| get(v).ops as f64);
+        }
         rows.rate(format!("{w} ops/s"), &|v| get(v).ops_per_sec);
         if vs.iter().any(|v| get(v).mib_per_sec > 0.0) {
+            rows.model_only = true;
             rows.rate(format!("{w} MiB/s"), &|v| get(v).mib_per_sec);
+            rows.model_only = false;
         }
         rows.time(format!("{w} p50"), &|v| get(v).latency_ns.p50 as f64);
         rows.time(format!("{w} p99"), &|v| get(v).latency_ns.p99 as f64);
@@ -468,12 +543,16 @@ fn memcg_rows(rows: &mut Rows, verbose: bool) {
     for &path in &memcgs {
         let stat = |v: &VariantResult, key: &str| {
             let c = MEMCG_STAT.iter().position(|(k, _)| *k == key);
-            (v.memcgs.get(path))
-                .and_then(|m| match c {
-                    Some(c) => memcg_stat(m, c),
-                    None => m.get(key),
-                })
-                .unwrap_or(0) as f64
+            let x = (v.memcgs.get(path)).and_then(|m| match c {
+                Some(c) => memcg_stat(m, c),
+                None => m.get(key),
+            });
+            // A kernel's memory.stat without the key (6.1 has no pswpin there): n/a.
+            match (x, v.guest.is_some() && v.memcgs.contains_key(path)) {
+                (Some(x), _) => x as f64,
+                (None, true) => f64::NAN,
+                (None, false) => 0.0,
+            }
         };
         for key in MEMCG_COMPARE {
             if !vs.iter().any(|v| stat(v, key) > 0.0) {
@@ -1045,5 +1124,76 @@ mod tests {
         );
         assert!(write_json(&r, &dir.join("missing").join("out.json")).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Beside a kernel variant under TCG: its times and rates are marked guest time and
+    /// their change from the model's is `-`; the counts compare, with each workload's
+    /// operation count; what only the model measures is `n/a`. A run of the model alone
+    /// shows none of it.
+    #[test]
+    fn a_kernel_variant_beside_the_model_compares_counts() {
+        let model = variant("model", 50.0, 600);
+        let mut linux = variant("linux", 5.0, 0);
+        linux.backend = Some("kernel".into());
+        linux.locks.clear();
+        linux.kswapd_profile = Default::default();
+        linux.vmstat.insert("pgscan_kswapd".into(), 1500);
+        linux.guest = Some(crate::results::GuestRun {
+            accelerator: "tcg".into(),
+            ..Default::default()
+        });
+        // 6.1's memory.stat has no pswpin: n/a, not 0
+        let mut model = model;
+        let mut m = MemcgResult::default();
+        m.stat.insert("pgscan".into(), 5);
+        m.stat.insert("pswpin".into(), 3);
+        model.memcgs.insert("/a".into(), m.clone());
+        m.stat.shift_remove("pswpin");
+        linux.memcgs.insert("/a".into(), m);
+        let r = RunResult {
+            scenario: "s".into(),
+            variants: vec![model.clone(), linux],
+            ..Default::default()
+        };
+        let c = compare(&r, false);
+        let row = |name: &str| {
+            let line = c.lines().find(|l| l.starts_with(name)).unwrap_or("");
+            line.split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            row("kv ops/s"),
+            ["kv", "ops/s", "50.0", "5.0", "(g)", "-"],
+            "{c}"
+        );
+        assert_eq!(row("/a pswpin"), ["/a", "pswpin", "3", "n/a", "-"], "{c}");
+        assert_eq!(row("/a pgscan"), ["/a", "pgscan", "5", "5", "+0.0%"], "{c}");
+        assert_eq!(row("kv ops "), ["kv", "ops", "100", "100", "+0.0%"], "{c}");
+        assert_eq!(
+            row("pgscan_kswapd"),
+            ["pgscan_kswapd", "1000", "1500", "+50.0%"]
+        );
+        assert_eq!(
+            row("virtual time"),
+            ["virtual", "time", "2.000", "s", "2.000", "s", "(g)", "-"]
+        );
+        assert_eq!(
+            row("lru_lock acquisitions"),
+            ["lru_lock", "acquisitions", "10", "n/a", "-"]
+        );
+        assert!(
+            c.contains("(g): guest time") && c.contains("n/a: what only the model"),
+            "{c}"
+        );
+        let alone = RunResult {
+            variants: vec![model.clone(), model],
+            ..r
+        };
+        let c = compare(&alone, false);
+        assert!(
+            !c.contains("(g)") && !c.contains("n/a") && !c.contains("kv ops "),
+            "{c}"
+        );
     }
 }

@@ -38,6 +38,18 @@ pub struct LoadedScenario {
     pub variants: Vec<(String, Scenario)>,
     /// The `[[expect]]` tables: changes between variants a measurement found.
     pub expects: Vec<Expectation>,
+    /// The variants whose `backend = "kernel"`: the CLI runs them on a real kernel in
+    /// QEMU (`reclaimsim kernel`), never on the model. Their `Scenario` is merged and
+    /// checked as any variant's; the model never sees the key.
+    pub kernel_variants: Vec<KernelVariant>,
+}
+
+/// A variant with `backend = "kernel"`, and where the file says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelVariant {
+    pub name: String,
+    /// The line of its `backend` key.
+    pub line: usize,
 }
 
 /// A bad scenario: where, and what is wrong.
@@ -60,6 +72,28 @@ impl LoadedScenario {
             .iter()
             .filter(|(n, _)| self.expects.iter().any(|e| e.from == *n || e.to == *n))
             .collect()
+    }
+
+    /// Whether the variant `name` runs on a real kernel (`backend = "kernel"`).
+    pub fn is_kernel(&self, name: &str) -> bool {
+        self.kernel_variants.iter().any(|k| k.name == name)
+    }
+
+    /// The error for a command that cannot run the kernel variant `name` (`what` says
+    /// which, and what to do instead), located at its `backend` key.
+    pub fn kernel_variant_error(&self, name: &str, what: &str) -> ScenarioError {
+        let line = (self.kernel_variants.iter())
+            .find(|k| k.name == name)
+            .map(|k| k.line);
+        ScenarioError {
+            file: self.path.display().to_string(),
+            line,
+            field: format!("variants.{}.backend", show(&[key(name)])),
+            message: format!(
+                "variant \"{name}\" runs on a real kernel (backend = \"kernel\"): {what}"
+            ),
+            from_set: false,
+        }
     }
 }
 
@@ -185,7 +219,8 @@ fn parse_with(
         toml::from_str(text).map_err(|e| syntax(file_name, text, e.span(), e.message()))?;
     // Expectations are about variants, not part of one: checked once, after them.
     let expect = root.remove("expect");
-    let variants = variant_tables(&src, root.remove("variants"))?;
+    let mut variants = variant_tables(&src, root.remove("variants"))?;
+    let kernel_variants = take_backends(&src, &root, &mut variants)?;
     let sets = sets
         .iter()
         .map(|s| parse_set(file_name, s))
@@ -220,7 +255,46 @@ fn parse_with(
         base,
         variants,
         expects,
+        kernel_variants,
     })
+}
+
+/// Takes each variant's `backend` key out of its table (the model never sees it): "model"
+/// (the default) or "kernel"; the variants on a kernel, with the line of their key. A
+/// `backend` outside a variant, or another value, is an error at the key.
+fn take_backends(
+    src: &Source,
+    root: &Table,
+    variants: &mut [(String, Table)],
+) -> Result<Vec<KernelVariant>, ScenarioError> {
+    if root.contains_key("backend") {
+        return Err(src.error(
+            &Origin::Doc(vec![key("backend")]),
+            "backend".into(),
+            "belongs in a [variants.NAME] table (the base runs on the model; \
+             `reclaimsim kernel` runs any variant on a kernel)",
+        ));
+    }
+    let mut out = Vec::new();
+    for (name, table) in variants.iter_mut() {
+        let path = vec![key("variants"), key(name), key("backend")];
+        match table.remove("backend") {
+            None => {}
+            Some(Value::String(b)) if b == "model" => {}
+            Some(Value::String(b)) if b == "kernel" => {
+                let e = src.error(&Origin::Doc(path), String::new(), "");
+                out.push(KernelVariant {
+                    name: name.clone(),
+                    line: e.line.unwrap_or(1),
+                });
+            }
+            Some(v) => {
+                let message = format!("{v}: must be \"model\" (the default) or \"kernel\"");
+                return Err(src.error(&Origin::Doc(path.clone()), show(&path), &message));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The `[variants.NAME]` tables, in the file's order.

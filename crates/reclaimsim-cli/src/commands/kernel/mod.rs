@@ -30,29 +30,14 @@ pub(crate) struct KernelArgs {
     /// Override the scenario's seed (the guest programs' random draws).
     #[arg(long, value_name = "N")]
     pub(crate) seed: Option<u64>,
-    /// Boot this kernel image (a bzImage) instead of Debian's 6.1 package.
-    #[arg(long, value_name = "PATH", conflicts_with = "kernel_package")]
-    pub(crate) kernel: Option<PathBuf>,
-    /// With --kernel: the modules (a directory searched for *.ko, such as
-    /// lib/modules/VERSION); without it zram, brd and ext4 must be built in.
-    #[arg(long, value_name = "DIR", requires = "kernel")]
-    pub(crate) modules: Option<PathBuf>,
-    /// Boot this Debian kernel package (fetched with apt-get download and unpacked into
-    /// the cache, never installed); default the newest linux-image-6.1.0-*-amd64.
-    #[arg(long, value_name = "NAME")]
-    pub(crate) kernel_package: Option<String>,
+    #[command(flatten)]
+    pub(crate) guest: GuestArgs,
     /// Also write the results as JSON to this file.
     #[arg(long, value_name = "PATH")]
     pub(crate) json: Option<PathBuf>,
     /// Also write the HTML report to this file.
     #[arg(long, value_name = "PATH")]
     pub(crate) html: Option<PathBuf>,
-    /// Keep the guest's files (plan, initramfs, console log) in this directory.
-    #[arg(long, value_name = "DIR")]
-    pub(crate) keep: Option<PathBuf>,
-    /// Stop the guest after this many seconds of wall time.
-    #[arg(long, value_name = "SECONDS", default_value_t = 900)]
-    pub(crate) timeout: u64,
     /// Print the guest plan and the QEMU command, and boot nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
@@ -64,19 +49,61 @@ pub(crate) struct KernelArgs {
     pub(crate) quiet: bool,
 }
 
-/// The guest plan of a loaded scenario's variant, or the located error.
-fn plan_of(
-    a: &KernelArgs,
+/// How a kernel boots: the options of `kernel`, and of `compare` and `validate` for a
+/// scenario's kernel variants (`[variants.NAME] backend = "kernel"`).
+#[derive(Args, Clone, Default)]
+pub(crate) struct GuestArgs {
+    /// Boot this kernel image (a bzImage) instead of Debian's 6.1 package.
+    #[arg(long, value_name = "PATH", conflicts_with = "kernel_package")]
+    pub(crate) kernel: Option<PathBuf>,
+    /// With --kernel: the modules (a directory searched for *.ko, such as
+    /// lib/modules/VERSION); without it zram, brd and ext4 must be built in.
+    #[arg(long, value_name = "DIR", requires = "kernel")]
+    pub(crate) modules: Option<PathBuf>,
+    /// Boot this Debian kernel package (fetched with apt-get download and unpacked into
+    /// the cache, never installed); default the newest linux-image-6.1.0-*-amd64.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) kernel_package: Option<String>,
+    /// Keep the guest's files (plan, initramfs, console log) in this directory (for
+    /// `compare` and `validate`, a directory per kernel variant under it).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) keep: Option<PathBuf>,
+    /// Stop a guest after this many seconds of wall time.
+    #[arg(long, value_name = "SECONDS", default_value_t = 900)]
+    pub(crate) timeout: u64,
+}
+
+/// What a kernel run shows on stderr: every counter and the guest's progress lines
+/// (`verbose`), or nothing (`quiet`).
+#[derive(Clone, Copy)]
+pub(crate) struct Shown {
+    pub(crate) verbose: bool,
+    pub(crate) quiet: bool,
+}
+
+impl Shown {
+    fn say(self, m: &str) {
+        if !self.quiet {
+            eprintln!("{m}");
+        }
+    }
+}
+
+/// The guest plan of the variant `name` (`base`: the base scenario) of a loaded
+/// scenario, or the located error; `sets` are the `--set`s it was loaded with.
+pub(crate) fn plan_of(
     loaded: &scenario::LoadedScenario,
+    name: &str,
     s: &Scenario,
+    sets: &[String],
 ) -> Result<plan::Plan, Failure> {
     plan::plan(s).map_err(|e| {
-        let text = std::fs::read_to_string(&a.scenario).unwrap_or_default();
+        let text = std::fs::read_to_string(&loaded.path).unwrap_or_default();
         let src = locate::Source {
             file: &loaded.path.display().to_string(),
             text: &text,
-            variant: a.variant.as_deref(),
-            sets: &a.sets,
+            variant: (name != "base").then_some(name),
+            sets,
             scenario: s,
         };
         Failure::Input(format!(
@@ -94,35 +121,29 @@ pub(crate) fn kernel(a: &KernelArgs) -> Result<(), Failure> {
         check_out("--html", html)?;
     }
     let (name, s) = pick_variant(&loaded, a.variant.as_deref())?;
-    let plan = plan_of(a, &loaded, s)?;
-    let say = |m: &str| {
-        if !a.quiet {
-            eprintln!("{m}");
-        }
-    };
+    let plan = plan_of(&loaded, name, s, &a.sets)?;
     for n in &plan.notes {
         eprintln!("note: {n}");
     }
-    let accel = guest::accelerator();
     if a.dry_run {
         print!(
             "{}",
             plan::render(&plan, &["(the kernel's modules)".into()])
         );
         println!(
-            "# qemu: -accel {accel} -smp {} -m {}",
+            "# qemu: -accel {} -smp {} -m {}",
+            guest::accelerator(),
             plan.cpus,
             plan.guest_mib()
         );
         return Ok(());
     }
-    let kernel = pick_kernel(a, &say)?;
-    let dir = work_dir(a.keep.as_deref())?;
-    let outcome = boot_and_read(a, &plan, &kernel, &dir, accel, name, &say);
-    if a.keep.is_none() && outcome.is_ok() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    let variant = outcome?;
+    let shown = Shown {
+        verbose: a.verbose,
+        quiet: a.quiet,
+    };
+    let kernel = pick_kernel(&a.guest, shown)?;
+    let variant = run_planned(&a.guest, &kernel, &plan, name, a.guest.keep.clone(), shown)?;
     let run = RunResult {
         scenario: loaded.base.name.clone(),
         description: loaded.base.description.clone(),
@@ -142,9 +163,30 @@ pub(crate) fn kernel(a: &KernelArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Runs a planned variant on `kernel` (`pick_kernel`): builds the guest in `keep` (or a
+/// temporary directory, removed after a good run), boots it and reads its console into
+/// the variant's results, named `name`. `kernel`, `compare` and `validate` all run a
+/// kernel variant through here.
+pub(crate) fn run_planned(
+    g: &GuestArgs,
+    kernel: &guest::Kernel,
+    plan: &plan::Plan,
+    name: &str,
+    keep: Option<PathBuf>,
+    shown: Shown,
+) -> Result<VariantResult, Failure> {
+    let dir = work_dir(keep.as_deref())?;
+    let outcome = boot_and_read(g, plan, kernel, &dir, name, shown);
+    if keep.is_none() && outcome.is_ok() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    outcome
+}
+
 /// `--kernel` with `--modules`, `--kernel-package`, or Debian's newest 6.1.
-fn pick_kernel(a: &KernelArgs, say: &dyn Fn(&str)) -> Result<guest::Kernel, Failure> {
-    match (&a.kernel, &a.kernel_package) {
+pub(crate) fn pick_kernel(g: &GuestArgs, shown: Shown) -> Result<guest::Kernel, Failure> {
+    let say = |m: &str| shown.say(m);
+    match (&g.kernel, &g.kernel_package) {
         (Some(image), _) => {
             if !image.is_file() {
                 return Err(Failure::Input(format!(
@@ -154,14 +196,14 @@ fn pick_kernel(a: &KernelArgs, say: &dyn Fn(&str)) -> Result<guest::Kernel, Fail
             }
             Ok(guest::Kernel {
                 image: image.clone(),
-                modules: a.modules.clone(),
+                modules: g.modules.clone(),
                 what: image.display().to_string(),
             })
         }
-        (None, Some(p)) => guest::package(p, say).map_err(Failure::Run),
+        (None, Some(p)) => guest::package(p, &say).map_err(Failure::Run),
         (None, None) => {
             let p = guest::default_package().map_err(Failure::Run)?;
-            guest::package(&p, say).map_err(Failure::Run)
+            guest::package(&p, &say).map_err(Failure::Run)
         }
     }
 }
@@ -169,11 +211,71 @@ fn pick_kernel(a: &KernelArgs, say: &dyn Fn(&str)) -> Result<guest::Kernel, Fail
 fn work_dir(keep: Option<&Path>) -> Result<PathBuf, Failure> {
     let dir = match keep {
         Some(d) => d.to_path_buf(),
-        None => std::env::temp_dir().join(format!("reclaimsim-kernel-{}", std::process::id())),
+        None => std::env::temp_dir().join(format!(
+            "reclaimsim-kernel-{}-{}",
+            std::process::id(),
+            RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        )),
     };
     std::fs::create_dir_all(&dir)
         .map_err(|e| Failure::Input(format!("--keep {}: {e}", dir.display())))?;
     Ok(dir)
+}
+
+/// Guests built by this process, so that each gets its own temporary directory.
+static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A scenario's kernel variant with its guest plan, made before anything runs.
+pub(crate) struct Planned {
+    pub(crate) name: String,
+    plan: plan::Plan,
+    /// Where `--keep` keeps its guest's files, under the `--keep` directory.
+    keep_as: String,
+}
+
+/// The guest plans of the kernel variants among `names` (in that order), each refused
+/// with a located error when the guest cannot express it; `keep_as` names each one's
+/// directory under `--keep`.
+pub(crate) fn plan_variants(
+    loaded: &scenario::LoadedScenario,
+    names: &[&str],
+    sets: &[String],
+    keep_as: impl Fn(&str) -> String,
+) -> Result<Vec<Planned>, Failure> {
+    let mut out = Vec::new();
+    for name in names.iter().filter(|n| loaded.is_kernel(n)) {
+        let (_, s) = pick_variant(loaded, Some(name))?;
+        let plan = plan_of(loaded, name, s, sets)?;
+        for n in &plan.notes {
+            eprintln!("note: variant {name}: {n}");
+        }
+        out.push(Planned {
+            name: name.to_string(),
+            plan,
+            keep_as: keep_as(name),
+        });
+    }
+    Ok(out)
+}
+
+/// Boots each planned kernel variant in turn, on one kernel (`pick_kernel`, fetched
+/// once): their results, in order.
+pub(crate) fn run_variants(
+    g: &GuestArgs,
+    planned: &[Planned],
+    shown: Shown,
+) -> Result<Vec<VariantResult>, Failure> {
+    if planned.is_empty() {
+        return Ok(Vec::new());
+    }
+    let kernel = pick_kernel(g, shown)?;
+    let mut out = Vec::new();
+    for p in planned {
+        shown.say(&format!("variant {}: on a real kernel", p.name));
+        let keep = g.keep.as_ref().map(|d| d.join(&p.keep_as));
+        out.push(run_planned(g, &kernel, &p.plan, &p.name, keep, shown)?);
+    }
+    Ok(out)
 }
 
 /// The modules the plan needs.
@@ -193,14 +295,14 @@ fn wanted_modules(p: &plan::Plan) -> Vec<&'static str> {
 
 /// Builds the guest, boots it and reads its console into a variant's results.
 fn boot_and_read(
-    a: &KernelArgs,
+    g: &GuestArgs,
     plan: &plan::Plan,
     kernel: &guest::Kernel,
     dir: &Path,
-    accel: &str,
     name: &str,
-    say: &dyn Fn(&str),
+    shown: Shown,
 ) -> Result<VariantResult, Failure> {
+    let accel = guest::accelerator();
     let modules = match &kernel.modules {
         Some(m) => guest::modules(m, &wanted_modules(plan)).map_err(Failure::Run)?,
         None => Vec::new(),
@@ -223,23 +325,23 @@ fn boot_and_read(
         memory_mib: plan.guest_mib(),
         accel,
         append,
-        timeout: Duration::from_secs(a.timeout),
+        timeout: Duration::from_secs(g.timeout),
     };
-    say(&format!(
+    shown.say(&format!(
         "booting {} under QEMU ({accel}, -smp {}, -m {} MiB); console log {}",
         kernel.what,
         plan.cpus,
         plan.guest_mib(),
         dir.join("console.log").display()
     ));
-    let verbose = a.verbose && !a.quiet;
+    let (verbose, quiet) = (shown.verbose && !shown.quiet, shown.quiet);
     let progress = |line: &str| {
         let tag = line.split(' ').next().unwrap_or("");
         let shown = matches!(
             tag,
             "uname" | "begin" | "start" | "snap" | "exit" | "error" | "done" | "lru_gen"
         );
-        if shown && (verbose || matches!(tag, "error" | "start" | "done")) && !a.quiet {
+        if shown && (verbose || matches!(tag, "error" | "start" | "done")) && !quiet {
             eprintln!("guest: {line}");
         }
     };
