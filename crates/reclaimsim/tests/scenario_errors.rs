@@ -225,6 +225,30 @@ fn bad_zswap_settings() {
 }
 
 #[test]
+fn bad_zswap_max() {
+    for (value, message) in [
+        ("\"lots\"", "not a size"),
+        ("-4", "negative"),
+        ("\"2000TiB\"", "absurd"),
+    ] {
+        let text = edit(
+            "max = \"32MiB\"",
+            &format!("max = \"32MiB\"\nzswap_max = {value}"),
+        );
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "zswap_max = ", "memcg[0].zswap_max");
+        assert!(e.message.contains(message), "{e}");
+    }
+    for value in ["\"max\"", "\"0\"", "0", "\"16MiB\""] {
+        let text = edit(
+            "max = \"32MiB\"",
+            &format!("max = \"32MiB\"\nzswap_max = {value}"),
+        );
+        scenario::parse(&text, "s.toml", &[], None).unwrap();
+    }
+}
+
+#[test]
 fn bad_swap_max() {
     for (value, message) in [
         ("\"lots\"", "not a size"),
@@ -846,6 +870,16 @@ fn event_values_are_checked_where_written() {
         (
             "memcg = \"/\"\nfile = \"memory.swap.max\"\nvalue = \"max\"\n",
             "file = \"memory.swap.max\"",
+            "event[0].file",
+        ),
+        (
+            "memcg = \"/a\"\nfile = \"memory.zswap.max\"\nvalue = \"-1\"\n",
+            "value = \"-1\"",
+            "event[0].value",
+        ),
+        (
+            "memcg = \"/\"\nfile = \"memory.zswap.max\"\nvalue = \"0\"\n",
+            "file = \"memory.zswap.max\"",
             "event[0].file",
         ),
         (

@@ -375,6 +375,8 @@ pub struct MemcgSetup {
     pub min: u64,
     /// memory.swap.max in pages (`u64::MAX` for none).
     pub swap_max: u64,
+    /// memory.zswap.max in pages (`u64::MAX` for none).
+    pub zswap_max: u64,
 }
 
 /// Everything `Kernel::new` builds the machine from: memory and swap in pages, the CPU

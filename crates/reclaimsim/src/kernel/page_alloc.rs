@@ -102,6 +102,16 @@ impl Kernel {
     /// unreferenced: uncharge it and put it on the running CPU's list; past the list's
     /// high mark, give a batch back to the buddy list.
     pub fn free_folio(&mut self, pfn: Pfn) {
+        self.free_frame(pfn, true);
+    }
+
+    /// __free_page() of a frame charged to no memcg: a compressed pool's page (zswap's
+    /// zpool, zram's zsmalloc), which alloc_page without __GFP_ACCOUNT took.
+    pub fn free_unaccounted(&mut self, pfn: Pfn) {
+        self.free_frame(pfn, false);
+    }
+
+    fn free_frame(&mut self, pfn: Pfn, charged: bool) {
         // The memcg's usage is every CPU's: it drops from now on.
         self.sync();
         let f = self.folios[pfn as usize];
@@ -120,7 +130,9 @@ impl Kernel {
         vm_bug_on!(!f.test(pg::ALLOCATED), "frame {pfn} freed twice");
         // The folio leaves its memcg: a plugin governing it hears of it.
         crate::kernel::lru::plugin::note_removed(self, pfn);
-        self.memcgs.uncharge(f.memcg, 1);
+        if charged {
+            self.memcgs.uncharge(f.memcg, 1);
+        }
         self.folios[pfn as usize] = Folio::default();
         self.links[pfn as usize] = Link::NONE;
         self.folio_swap[pfn as usize] = NIL;

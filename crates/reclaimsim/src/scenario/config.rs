@@ -323,6 +323,9 @@ pub struct MemcgConfig {
     /// memory.swap.max: a size, or "max" (no limit, as when absent).
     #[serde(default, deserialize_with = "size_or_max")]
     pub swap_max: Option<ByteSize>,
+    /// memory.zswap.max: a size, or "max" (no limit, as when absent).
+    #[serde(default, deserialize_with = "size_or_max")]
+    pub zswap_max: Option<ByteSize>,
 }
 
 /// A size, or the string "max" (no limit: None), as cgroup v2's limit files take them.
@@ -498,6 +501,7 @@ impl Scenario {
                     low: pages(c.low, 0),
                     min: pages(c.min, 0),
                     swap_max: pages(c.swap_max, u64::MAX),
+                    zswap_max: pages(c.zswap_max, u64::MAX),
                 })
                 .collect(),
         }

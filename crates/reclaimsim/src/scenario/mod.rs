@@ -1748,6 +1748,7 @@ fn check_memcgs(s: &Scenario) -> Result<(), Problem> {
             ("low", c.low),
             ("min", c.min),
             ("swap_max", c.swap_max),
+            ("zswap_max", c.zswap_max),
         ] {
             if let Some(size) = size.filter(|b| b.0 >= ABSURD) {
                 return fail(

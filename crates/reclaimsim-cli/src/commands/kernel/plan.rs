@@ -395,6 +395,7 @@ fn memcgs(s: &Scenario) -> Result<(Vec<String>, Vec<(String, String, String)>), 
             ("memory.high", m.high),
             ("memory.max", m.max),
             ("memory.swap.max", m.swap_max),
+            ("memory.zswap.max", m.zswap_max),
         ];
         for (file, v) in limits {
             if let Some(b) = v {
