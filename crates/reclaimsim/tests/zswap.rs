@@ -399,3 +399,79 @@ fn a_memory_zswap_max_event_stops_the_memcgs_stores() {
     assert!(vmstat(&r, "pswpout") > 0);
     assert_eq!(r.zswap.as_ref().unwrap().stored_pages, 0);
 }
+
+/// zram (drivers/block/zram, 6.1) as the swap device: 64 MiB, 2 CPUs, `swap` the inside
+/// of the swap table after the device and size, one process of `pages` anon pages
+/// holding `content`.
+fn zram_machine(swap: &str, content: &str, pages: u64) -> (Sys, u32, u64) {
+    let mut s = Sys::new(&format!(
+        "[machine]\nmemory = \"64MiB\"\ncpus = 2\n\
+         swap = {{ device = \"zram\", size = \"64MiB\"{swap} }}\n"
+    ));
+    let (mm, start) = s.process(ROOT, None, pages);
+    s.k.mms[mm as usize].content = parse_content(content);
+    for i in 0..pages {
+        s.fault(mm, start + i, true);
+    }
+    s.drain();
+    (s, mm, start)
+}
+
+fn zr(s: &Sys) -> &reclaimsim::kernel::zram::Zram {
+    s.k.swap.as_ref().unwrap().zram.as_deref().unwrap()
+}
+
+#[test]
+fn zram_keeps_pages_compressed_in_ram_charged_to_no_memcg() {
+    let (mut s, mm, start) = zram_machine("", "items2000 = 100", 64);
+    let (before, usage) = (allocated(&s), s.k.memcgs.cgs[0].usage);
+    assert_eq!(reclaim_all(&mut s, mm, start, 64), 64);
+    // 119 bytes: the 128-byte class, 32 a page: two pages for 64.
+    assert_eq!(zr(&s).pool_pages(), 2);
+    assert_eq!(allocated(&s) + 64, before + 2, "the pool's pages came from RAM");
+    assert_eq!(s.k.memcgs.cgs[0].usage + 64, usage, "and are charged to no memcg");
+    let st = zr(&s).stats;
+    assert_eq!((st.pages_stored, st.compr_data_size), (64, 64 * 119));
+    s.check();
+    // Swap-in frees the slots; their return to the swap map frees zram's data
+    // (zram_slot_free_notify), and the pool's pages go back.
+    for i in 0..64 {
+        s.fault(mm, start + i, false);
+    }
+    assert_eq!(zr(&s).stats.pages_stored, 0);
+    assert_eq!(zr(&s).pool_pages(), 0);
+    s.drain();
+    s.check();
+}
+
+#[test]
+fn zram_keeps_same_filled_pages_as_a_word_and_incompressible_ones_whole() {
+    let (mut s, mm, start) = zram_machine("", "zero = 100", 16);
+    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    assert_eq!((zr(&s).stats.same_pages, zr(&s).pool_pages()), (16, 0));
+    let (mut s, mm, start) = zram_machine("", "random = 100", 16);
+    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    // 4114 bytes is past zs_huge_class_size (3257): stored whole, a page each.
+    let st = zr(&s).stats;
+    assert_eq!((st.huge_pages, st.compr_data_size), (16, 16 * 4096));
+    assert_eq!(zr(&s).pool_pages(), 16);
+    s.check();
+}
+
+#[test]
+fn a_write_past_zrams_mem_limit_fails_and_the_folio_stays() {
+    // 16 KiB: four pages, four incompressible pages.
+    let (mut s, mm, start) = zram_machine(", mem_limit = \"16KiB\"", "random = 100", 8);
+    assert_eq!(reclaim_all(&mut s, mm, start, 8), 4);
+    let st = zr(&s).stats;
+    assert_eq!((st.pages_stored, zr(&s).pool_pages()), (4, 4));
+    // Each failed swap-out tried twice (->rw_page, then the bio).
+    assert_eq!(st.failed_writes, 8);
+    // The four kept are in the swap cache, dirty again, back on the LRU.
+    let dirty = (s.k.folios.iter())
+        .filter(|f| f.test(reclaimsim::kernel::folio::pg::SWAPCACHE))
+        .filter(|f| f.test(reclaimsim::kernel::folio::pg::DIRTY))
+        .count();
+    assert_eq!(dirty, 4);
+    s.check();
+}

@@ -29,6 +29,12 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
             place.put(pfn, 4)?;
         }
     }
+    if let Some(z) = k.swap.as_ref().and_then(|s| s.zram.as_ref()) {
+        // zram's zsmalloc pages: allocated, held by the pool, charged to no memcg.
+        for &pfn in z.frames() {
+            place.put(pfn, 4)?;
+        }
+    }
     let charged = check_frames(k, &place, &pins, held_ok)?;
     check_charges(k, &charged)?;
     check_mappings(k)?;

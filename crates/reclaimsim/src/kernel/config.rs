@@ -84,6 +84,15 @@ pub struct ZswapConfig {
     pub same_filled_pages: bool,
 }
 
+/// zram's settings (/sys/block/zram0, Linux 6.1) when the swap device is zram; its
+/// disksize is the swap's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ZramConfig {
+    /// mem_limit in pages: the most the zsmalloc pool may take (0: no limit, zram's
+    /// default).
+    pub mem_limit: u64,
+}
+
 /// What a process's anon pages hold, as shares in percent of calibrate's page kinds
 /// (`[[workload]] page_content`): they decide how zswap compresses them. Default: all
 /// memcached items of 2000-byte 'x' values, the seeds' pages.
@@ -394,6 +403,8 @@ pub struct Setup {
     pub ssd_profile: Option<SsdProfile>,
     /// zswap in front of the swap device, if configured.
     pub zswap: Option<ZswapConfig>,
+    /// zram's settings, used when the swap device is zram.
+    pub zram: ZramConfig,
     pub kernel: KernelConfig,
     pub costs: CostTable,
     pub memcgs: Vec<MemcgSetup>,

@@ -11,6 +11,7 @@ use crate::kernel::config::{Compressor, PageContent, Zpool, ZswapConfig};
 use crate::kernel::folio::Pfn;
 use crate::kernel::memcg::{MemcgId, ROOT};
 use crate::kernel::stats::{Cat, Vm};
+use crate::kernel::zsmalloc::{self, ZsPool};
 use crate::kernel::Kernel;
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,10 +25,6 @@ const PAGE_CHUNKS: u32 = (PAGE_SIZE - CHUNK) / CHUNK;
 /// struct zswap_header: the swap entry 6.1 stores in front of each object of an
 /// evictable pool (zbud, z3fold), so that eviction can find the entry.
 const ZSWAP_HEADER: u32 = 8;
-/// zsmalloc's size classes: ZS_MIN_ALLOC_SIZE (32) and ZS_SIZE_CLASS_DELTA (16 bytes)
-/// apart.
-const ZS_MIN_ALLOC: u32 = 32;
-const ZS_DELTA: u32 = 16;
 /// zbud_reclaim_page()'s retries, as zswap's shrink path passes them (zpool_shrink ->
 /// zbud_zpool_shrink: 8).
 const RECLAIM_RETRIES: usize = 8;
@@ -144,9 +141,8 @@ pub struct Zswap {
     /// The pool's LRU: stamp to page id, oldest first.
     lru: BTreeMap<u64, u32>,
     stamp: u64,
-    /// zsmalloc: the bytes its objects' size classes take, and the frames backing them.
-    zs_bytes: u64,
-    zs_frames: Vec<Pfn>,
+    /// zsmalloc: its objects' size classes and the frames backing them.
+    zs: ZsPool,
     /// zswap_pool_reached_full: set when a store found the pool full, cleared when one
     /// finds it below the accept threshold.
     pub reached_full: bool,
@@ -172,8 +168,7 @@ impl Zswap {
             unbuddied: BTreeSet::new(),
             lru: BTreeMap::new(),
             stamp: 0,
-            zs_bytes: 0,
-            zs_frames: Vec::new(),
+            zs: ZsPool::default(),
             reached_full: false,
             stored_pages: 0,
             same_filled_pages: 0,
@@ -188,14 +183,14 @@ impl Zswap {
     pub fn pool_pages(&self) -> u64 {
         match self.cfg.zpool {
             Zpool::Zbud | Zpool::Z3fold => (self.pages.len() - self.free_ids.len()) as u64,
-            Zpool::Zsmalloc => self.zs_frames.len() as u64,
+            Zpool::Zsmalloc => self.zs.pages(),
         }
     }
 
     /// The frames the pool holds (for the invariant checker).
     pub fn frames(&self) -> Vec<Pfn> {
         let pages = self.pages.iter().flatten().map(|p| p.pfn);
-        pages.chain(self.zs_frames.iter().copied()).collect()
+        pages.chain(self.zs.frames.iter().copied()).collect()
     }
 
     pub fn has_entry(&self, slot: u32) -> bool {
@@ -234,7 +229,7 @@ fn zswap(k: &mut Kernel) -> &mut Zswap {
 }
 
 /// The CPU cost of compressing or decompressing one page with `c`.
-fn codec_cost(k: &Kernel, c: Compressor, compress: bool) -> u64 {
+pub(crate) fn codec_cost(k: &Kernel, c: Compressor, compress: bool) -> u64 {
     let t = &k.costs;
     match (c, compress) {
         // lzo and lzo-rle run lzo1x_1's compressor and lzo1x's decompressor, as zram.
@@ -248,7 +243,7 @@ fn codec_cost(k: &Kernel, c: Compressor, compress: bool) -> u64 {
 }
 
 /// The content of anon folio `pfn`, from its process's mix.
-fn folio_content(k: &Kernel, pfn: Pfn) -> Content {
+pub(crate) fn folio_content(k: &Kernel, pfn: Pfn) -> Content {
     let f = &k.folios[pfn as usize];
     let mix = k
         .mms
@@ -383,10 +378,10 @@ fn zpool_malloc(k: &mut Kernel, len: u32, slot: u32) -> Result<Entry, ()> {
                 zswap(k).counters.reject_alloc_fail += 1;
                 return Err(());
             }
-            let class = len.max(ZS_MIN_ALLOC).next_multiple_of(ZS_DELTA);
-            zswap(k).zs_bytes += u64::from(class);
-            if !zs_fit_frames(k) {
-                zswap(k).zs_bytes -= u64::from(class);
+            let class = zsmalloc::class_size(len);
+            zswap(k).zs.bytes += u64::from(class);
+            if !zsmalloc::fit_frames(k, zs_pool) {
+                zswap(k).zs.bytes -= u64::from(class);
                 zswap(k).counters.reject_alloc_fail += 1;
                 return Err(());
             }
@@ -469,25 +464,8 @@ fn take_pool_frame(k: &mut Kernel) -> Option<Pfn> {
     k.take_free_page(node)
 }
 
-/// zsmalloc's frames follow its bytes: as many pages as the size classes' bytes fill
-/// (zspages packed without waste). False when a frame was needed and none was free.
-fn zs_fit_frames(k: &mut Kernel) -> bool {
-    loop {
-        let z = zswap(k);
-        let need = z.zs_bytes.div_ceil(u64::from(PAGE_SIZE));
-        let have = z.zs_frames.len() as u64;
-        if have > need {
-            let pfn = z.zs_frames.pop().unwrap();
-            k.free_unaccounted(pfn);
-        } else if have < need {
-            let Some(pfn) = take_pool_frame(k) else {
-                return false;
-            };
-            zswap(k).zs_frames.push(pfn);
-        } else {
-            return true;
-        }
-    }
+fn zs_pool(k: &mut Kernel) -> &mut ZsPool {
+    &mut zswap(k).zs
 }
 
 /// Models zswap_frontswap_load() (6.1) of `slot`, called from swap_readpage() before
@@ -529,8 +507,8 @@ pub fn invalidate(k: &mut Kernel, slot: u32) {
     match e.home {
         Home::Same => {}
         Home::Zs => {
-            z.zs_bytes -= u64::from(e.footprint);
-            zs_fit_frames(k);
+            z.zs.bytes -= u64::from(e.footprint);
+            zsmalloc::fit_frames(k, zs_pool);
         }
         Home::Page(id) => buddy_free(k, id, slot, e.footprint),
     }

@@ -309,6 +309,9 @@ pub struct SwapConfig {
     pub profile: Option<crate::kernel::config::SsdProfile>,
     /// zswap in front of the device (mm/zswap.c, Linux 6.1); off when absent.
     pub zswap: Option<crate::kernel::config::ZswapConfig>,
+    /// zram's mem_limit: the most its compressed pool may take of RAM (zram only; "0"
+    /// or absent: no limit).
+    pub mem_limit: Option<ByteSize>,
 }
 
 /// One memcg of the cgroup v2 tree. Parents must be declared (the root "/" always exists).
@@ -489,6 +492,11 @@ impl Scenario {
             zswap: (m.swap.as_ref())
                 .and_then(|sw| sw.zswap)
                 .filter(|z| z.enabled),
+            zram: crate::kernel::config::ZramConfig {
+                mem_limit: (m.swap.as_ref())
+                    .and_then(|sw| sw.mem_limit)
+                    .map_or(0, |b| b.0.div_ceil(PAGE_SIZE)),
+            },
             kernel: self.kernel.clone(),
             costs: self.costs.clone(),
             memcgs: self

@@ -1368,6 +1368,20 @@ fn check_swap_device(s: &Scenario) -> Result<(), Problem> {
     let Some(sw) = &s.machine.swap else {
         return Ok(());
     };
+    if let Some(limit) = sw.mem_limit {
+        if sw.device != SwapDevice::Zram {
+            return fail(
+                at("machine.swap.mem_limit"),
+                "zram's mem_limit needs device = \"zram\"",
+            );
+        }
+        if limit.0 >= ABSURD {
+            return fail(
+                at("machine.swap.mem_limit"),
+                format!("{} is absurd (1 PiB or more)", human_bytes(limit.0)),
+            );
+        }
+    }
     // A profile with another device is unused, so that a variant can switch devices.
     if sw.device != SwapDevice::Ssd {
         return Ok(());
