@@ -126,6 +126,26 @@ fn bad_swap_device_settings() {
             "machine.swap.queue_depth",
             "unknown field",
         ),
+        (
+            "device = \"ssd\", mem_limit = \"64MiB\"",
+            "machine.swap.mem_limit",
+            "needs device = \"zram\"",
+        ),
+        (
+            "device = \"zram\", mem_limit = \"lots\"",
+            "machine.swap.mem_limit",
+            "not a size",
+        ),
+        (
+            "device = \"zram\", mem_limit = -1",
+            "machine.swap.mem_limit",
+            "negative",
+        ),
+        (
+            "device = \"zram\", mem_limit = \"2000TiB\"",
+            "machine.swap.mem_limit",
+            "absurd",
+        ),
     ] {
         let text = swap(inner);
         let e = error(&text, &[]);
@@ -136,6 +156,9 @@ fn bad_swap_device_settings() {
         "device = \"ssd\"",
         "device = \"ssd\", profile = \"sata\"",
         "device = \"zram\", profile = \"sata\"",
+        // Above RAM is fine: the kernel takes it.
+        "device = \"zram\", mem_limit = \"1GiB\"",
+        "device = \"zram\", mem_limit = \"0\"",
     ] {
         scenario::parse(&swap(inner), "s.toml", &[], None).unwrap();
     }

@@ -428,8 +428,16 @@ fn zram_keeps_pages_compressed_in_ram_charged_to_no_memcg() {
     assert_eq!(reclaim_all(&mut s, mm, start, 64), 64);
     // 119 bytes: the 128-byte class, 32 a page: two pages for 64.
     assert_eq!(zr(&s).pool_pages(), 2);
-    assert_eq!(allocated(&s) + 64, before + 2, "the pool's pages came from RAM");
-    assert_eq!(s.k.memcgs.cgs[0].usage + 64, usage, "and are charged to no memcg");
+    assert_eq!(
+        allocated(&s) + 64,
+        before + 2,
+        "the pool's pages came from RAM"
+    );
+    assert_eq!(
+        s.k.memcgs.cgs[0].usage + 64,
+        usage,
+        "and are charged to no memcg"
+    );
     let st = zr(&s).stats;
     assert_eq!((st.pages_stored, st.compr_data_size), (64, 64 * 119));
     s.check();
