@@ -112,8 +112,12 @@ impl Kernel {
     }
 
     fn free_frame(&mut self, pfn: Pfn, charged: bool) {
-        // The memcg's usage is every CPU's: it drops from now on.
-        self.sync();
+        // The memcg's usage is every CPU's: it drops from now on. An unaccounted frame
+        // changes no usage; its pool has let it go already, so no other task may see it
+        // between the pool and the free list.
+        if charged {
+            self.sync();
+        }
         let f = self.folios[pfn as usize];
         // uncharge_folio(): VM_BUG_ON_FOLIO(folio_test_lru(folio), folio); the model's
         // lru_add batch is the LRU too, and nothing maps or pins a freed frame.
