@@ -167,6 +167,7 @@ const WORDS: &[&str] = &[
     "min",
     "swap_max",
     "zswap_max",
+    "mem_limit",
     "memory.swap.max",
     "memory.zswap.max",
     "zswap",

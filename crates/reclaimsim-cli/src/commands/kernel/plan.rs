@@ -219,6 +219,12 @@ fn machine(s: &Scenario, notes: &mut Vec<String>) -> Result<u32, PlanError> {
         if sw.zswap.is_some_and(|z| z.enabled) {
             return fail(at("machine.swap.zswap"), "the guest sets up no zswap yet");
         }
+        if sw.mem_limit.is_some_and(|b| b.0 > 0) {
+            return fail(
+                at("machine.swap.mem_limit"),
+                "the guest sets up no zram mem_limit yet",
+            );
+        }
     }
     let cpus = m.cpus.min(MAX_CPUS);
     if cpus < m.cpus {
@@ -901,6 +907,11 @@ mod tests {
         let e = error(&ev, &[], None);
         assert!(
             e.starts_with(&format!("t.toml:{}: event[0]:", line_of(&ev, "[[event]]"))),
+            "{e}"
+        );
+        let e = error(DEMO, &["machine.swap.mem_limit=\"8MiB\""], None);
+        assert!(
+            e.starts_with("--set machine.swap.mem_limit=\"8MiB\": machine.swap.mem_limit:"),
             "{e}"
         );
         let e = error(DEMO, &["machine.nodes=2"], None);
