@@ -113,8 +113,6 @@ pub fn write_page(k: &mut Kernel, pfn: Pfn, slot: u32) -> bool {
             z.stats.pages_stored += 1;
             z.stats.compr_data_size += u64::from(len);
             z.stats.huge_pages += u64::from(len == PAGE_SIZE);
-            let used = z.pool.pages();
-            z.stats.max_used_pages = z.stats.max_used_pages.max(used);
             return true;
         }
         // The ->rw_page write, then the bio's.
@@ -123,13 +121,16 @@ pub fn write_page(k: &mut Kernel, pfn: Pfn, slot: u32) -> bool {
     false
 }
 
-/// zs_malloc() of an object of `len` bytes and the mem_limit check after it: false
-/// (and the object freed) when the pool's pages went past `limit` (0: none) or no frame
-/// was free.
+/// zs_malloc() of an object of `len` bytes, update_used_max() and the mem_limit check
+/// after them: false (and the object freed) when the pool's pages went past `limit` (0:
+/// none) or no frame was free.
 fn alloc(k: &mut Kernel, len: u32, limit: u64) -> bool {
     let class = u64::from(zsmalloc::class_size(len));
     pool(k).bytes += class;
-    let fits = zsmalloc::fit_frames(k, pool) && (limit == 0 || pool(k).pages() <= limit);
+    let got = zsmalloc::fit_frames(k, pool);
+    let z = zram(k);
+    z.stats.max_used_pages = z.stats.max_used_pages.max(z.pool.pages());
+    let fits = got && (limit == 0 || z.pool.pages() <= limit);
     if !fits {
         pool(k).bytes -= class;
         zsmalloc::fit_frames(k, pool);
