@@ -126,6 +126,21 @@ fn bad_swap_device_settings() {
             "machine.swap.queue_depth",
             "unknown field",
         ),
+        (
+            "device = \"zram\", mem_limit = \"lots\"",
+            "machine.swap.mem_limit",
+            "not a size",
+        ),
+        (
+            "device = \"zram\", mem_limit = -1",
+            "machine.swap.mem_limit",
+            "negative",
+        ),
+        (
+            "device = \"zram\", mem_limit = \"2000TiB\"",
+            "machine.swap.mem_limit",
+            "absurd",
+        ),
     ] {
         let text = swap(inner);
         let e = error(&text, &[]);
@@ -136,6 +151,11 @@ fn bad_swap_device_settings() {
         "device = \"ssd\"",
         "device = \"ssd\", profile = \"sata\"",
         "device = \"zram\", profile = \"sata\"",
+        // Above RAM is fine: the kernel takes it.
+        "device = \"zram\", mem_limit = \"1GiB\"",
+        "device = \"zram\", mem_limit = \"0\"",
+        // Unused with another device, so that a variant can switch devices.
+        "device = \"ssd\", mem_limit = \"64MiB\"",
     ] {
         scenario::parse(&swap(inner), "s.toml", &[], None).unwrap();
     }
@@ -221,6 +241,30 @@ fn bad_zswap_settings() {
         assert!(e.field.starts_with("workload[0].page_content"), "{e}");
         assert_eq!(e.line, Some(line(&text, "page_content")), "{e}");
         assert!(e.message.contains(message), "{e}");
+    }
+}
+
+#[test]
+fn bad_zswap_max() {
+    for (value, message) in [
+        ("\"lots\"", "not a size"),
+        ("-4", "negative"),
+        ("\"2000TiB\"", "absurd"),
+    ] {
+        let text = edit(
+            "max = \"32MiB\"",
+            &format!("max = \"32MiB\"\nzswap_max = {value}"),
+        );
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "zswap_max = ", "memcg[0].zswap_max");
+        assert!(e.message.contains(message), "{e}");
+    }
+    for value in ["\"max\"", "\"0\"", "0", "\"16MiB\""] {
+        let text = edit(
+            "max = \"32MiB\"",
+            &format!("max = \"32MiB\"\nzswap_max = {value}"),
+        );
+        scenario::parse(&text, "s.toml", &[], None).unwrap();
     }
 }
 
@@ -846,6 +890,16 @@ fn event_values_are_checked_where_written() {
         (
             "memcg = \"/\"\nfile = \"memory.swap.max\"\nvalue = \"max\"\n",
             "file = \"memory.swap.max\"",
+            "event[0].file",
+        ),
+        (
+            "memcg = \"/a\"\nfile = \"memory.zswap.max\"\nvalue = \"-1\"\n",
+            "value = \"-1\"",
+            "event[0].value",
+        ),
+        (
+            "memcg = \"/\"\nfile = \"memory.zswap.max\"\nvalue = \"0\"\n",
+            "file = \"memory.zswap.max\"",
             "event[0].file",
         ),
         (

@@ -10,18 +10,29 @@ mod common;
 use common::{run_checked, vmstat, Sys};
 use reclaimsim::kernel::folio::Pfn;
 use reclaimsim::kernel::lru::Policy;
-use reclaimsim::kernel::memcg::ROOT;
+use reclaimsim::kernel::memcg::{MemcgId, ROOT};
 use reclaimsim::kernel::stats::Vm;
 use reclaimsim::kernel::vmscan::{self, ReclaimStat, ScanControl};
 
 /// 64 MiB, 2 CPUs, a 64 MiB ramdisk with zswap `zswap` (the inside of its table) and one
 /// process of `pages` anon pages holding `content` (the inside of a page_content table).
 fn machine(zswap: &str, content: &str, pages: u64) -> (Sys, u32, u64) {
+    machine_in("", ROOT, zswap, content, pages)
+}
+
+/// `machine`, with the `[[memcg]]` tables `memcgs` and the process in memcg `memcg`.
+fn machine_in(
+    memcgs: &str,
+    memcg: MemcgId,
+    zswap: &str,
+    content: &str,
+    pages: u64,
+) -> (Sys, u32, u64) {
     let mut s = Sys::new(&format!(
         "[machine]\nmemory = \"64MiB\"\ncpus = 2\n\
-         swap = {{ device = \"ramdisk\", size = \"64MiB\", zswap = {{ {zswap} }} }}\n"
+         swap = {{ device = \"ramdisk\", size = \"64MiB\", zswap = {{ {zswap} }} }}\n{memcgs}"
     ));
-    let (mm, start) = s.process(ROOT, None, pages);
+    let (mm, start) = s.process(memcg, None, pages);
     s.k.mms[mm as usize].content = parse_content(content);
     for i in 0..pages {
         s.fault(mm, start + i, true);
@@ -53,7 +64,7 @@ fn parse_content(text: &str) -> reclaimsim::kernel::config::PageContent {
 /// Reclaims every page of the process through shrink_folio_list (PTEs old, isolated
 /// from the inactive anon list), as swap_bypass.rs does one page at a time.
 fn reclaim_all(s: &mut Sys, mm: u32, start: u64, pages: u64) -> u64 {
-    let lv = s.lv(ROOT);
+    let lv = s.lv(s.k.mms[mm as usize].memcg);
     let mut list: Vec<Pfn> = Vec::new();
     for i in 0..pages {
         let vpn = start + i;
@@ -294,4 +305,181 @@ fn a_run_with_zswap_fills_the_pool_and_writes_back_under_both_policies() {
     assert!(r.zswap.is_none());
     assert!(!r.vmstat.contains_key("zswpout"));
     assert!(!r.memcgs["/"].stat.contains_key("zswap"));
+}
+
+/// memory.zswap.max (6.1's obj_cgroup_may_zswap and obj_cgroup_charge_zswap): /a/b's
+/// pages under the memcgs `memcgs` (TOML), 16 of them compressing to 984 bytes.
+fn in_memcg(memcgs: &str) -> (Sys, u32, u64) {
+    let tables = format!("[[memcg]]\npath = \"/a\"\n{memcgs}\n[[memcg]]\npath = \"/a/b\"\n");
+    machine_in(&tables, 2, "", "items32 = 100", 16)
+}
+
+#[test]
+fn a_memcg_at_zswap_max_zero_never_stores_and_queues_the_shrink_worker() {
+    let (mut s, mm, start) = in_memcg("zswap_max = \"0\"");
+    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    // The limit of /a holds for /a/b below it: every page went to the device.
+    assert_eq!((s.vm(Vm::Zswpout), s.vm(Vm::Pswpout)), (0, 16));
+    assert_eq!(s.memcg_vm(2, Vm::Zswpout), 0);
+    assert_eq!(s.memcg_vm(2, Vm::Pswpout), 16);
+    // 6.1 goes to `shrink` on the memcg's limit: each refusal runs the shrink worker,
+    // which found an empty pool.
+    assert_eq!(z(&s).counters.reject_reclaim_fail, 16);
+    assert_eq!(z(&s).stored_pages, 0);
+    s.check();
+}
+
+#[test]
+fn a_memcg_stores_until_its_subtree_holds_zswap_max() {
+    // 8 KiB: two pages. Eight entries of 984 bytes are 7872 bytes (one page, rounded
+    // down as obj_cgroup_may_zswap divides), the ninth takes it to 8856 (two): the
+    // tenth is refused, and its refusal runs the shrink worker, which writes back the
+    // pool's oldest zbud page (two entries), so the next store fits again.
+    let (mut s, mm, start) = in_memcg("zswap_max = \"8KiB\"");
+    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    let (zswpout, pswpout, wb) = (s.vm(Vm::Zswpout), s.vm(Vm::Pswpout), s.vm(Vm::Zswpwb));
+    assert_eq!((zswpout, pswpout, wb), (13, 9, 6));
+    assert_eq!(z(&s).stored_pages, zswpout - wb);
+    assert_eq!(
+        pswpout,
+        (16 - zswpout) + wb,
+        "the refused and the written back"
+    );
+    assert!(z(&s).memcg_bytes[2] / 4096 <= 2);
+    // "max" (no limit, as when absent): all sixteen stored.
+    let (mut s, mm, start) = in_memcg("zswap_max = \"max\"");
+    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    assert_eq!((s.vm(Vm::Zswpout), s.vm(Vm::Pswpout)), (16, 0));
+    s.check();
+}
+
+#[test]
+fn a_memcgs_compressed_bytes_count_in_its_memory_current() {
+    let (mut s, mm, start) = in_memcg("");
+    let usage = |s: &Sys, m: usize| s.k.memcgs.cgs[m].usage;
+    let (a, b, root) = (usage(&s, 1), usage(&s, 2), usage(&s, 0));
+    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    // 16 frames freed, 16 x 984 bytes charged: 15744 bytes, four pages rounded up; the
+    // pool's own pages (zbud's eight, two objects each) are charged to no memcg.
+    assert_eq!(z(&s).memcg_charged[2], 4);
+    assert_eq!(usage(&s, 2), b - 16 + 4);
+    assert_eq!(
+        usage(&s, 1),
+        a - 16 + 4,
+        "hierarchical, as page_counter's charge"
+    );
+    assert_eq!(usage(&s, 0), root - 16 + 4);
+    assert_eq!(z(&s).pool_pages(), 8);
+    s.check();
+    // Swap-in frees the slots into the CPU's return cache; their return to the swap map
+    // (swap_range_free's invalidation, called here for each) uncharges.
+    let slots: Vec<u32> = (0..16).map(|i| slot_of(&s, mm, start + i)).collect();
+    for i in 0..16 {
+        s.fault(mm, start + i, false);
+    }
+    s.drain();
+    for slot in slots {
+        reclaimsim::kernel::zswap::invalidate(&mut s.k, slot);
+    }
+    assert_eq!(z(&s).memcg_charged[2], 0);
+    assert_eq!(usage(&s, 2), b);
+    s.check();
+}
+
+#[test]
+fn a_memory_zswap_max_event_stops_the_memcgs_stores() {
+    // The base scenario's process in /a, and at 0 s a write of 0 to its memory.zswap.max.
+    let text = SCENARIO.replace("POLICY", "classic")
+        + "[[memcg]]\npath = \"/a\"\n\
+           [[event]]\nat = \"0s\"\nmemcg = \"/a\"\nfile = \"memory.zswap.max\"\nvalue = \"0\"\n";
+    let text = text.replacen("[workload.anon]", "memcg = \"/a\"\n[workload.anon]", 1);
+    let r = run_checked(&text);
+    assert_eq!(r.events[0].command, "echo 0 > /a/memory.zswap.max");
+    assert_eq!(r.memcgs["/a"].stat["zswpout"], 0);
+    assert!(vmstat(&r, "pswpout") > 0);
+    assert_eq!(r.zswap.as_ref().unwrap().stored_pages, 0);
+}
+
+/// zram (drivers/block/zram, 6.1) as the swap device: 64 MiB, 2 CPUs, `swap` the inside
+/// of the swap table after the device and size, one process of `pages` anon pages
+/// holding `content`.
+fn zram_machine(swap: &str, content: &str, pages: u64) -> (Sys, u32, u64) {
+    let mut s = Sys::new(&format!(
+        "[machine]\nmemory = \"64MiB\"\ncpus = 2\n\
+         swap = {{ device = \"zram\", size = \"64MiB\"{swap} }}\n"
+    ));
+    let (mm, start) = s.process(ROOT, None, pages);
+    s.k.mms[mm as usize].content = parse_content(content);
+    for i in 0..pages {
+        s.fault(mm, start + i, true);
+    }
+    s.drain();
+    (s, mm, start)
+}
+
+fn zr(s: &Sys) -> &reclaimsim::kernel::zram::Zram {
+    s.k.swap.as_ref().unwrap().zram.as_deref().unwrap()
+}
+
+#[test]
+fn zram_keeps_pages_compressed_in_ram_charged_to_no_memcg() {
+    let (mut s, mm, start) = zram_machine("", "items2000 = 100", 64);
+    let (before, usage) = (allocated(&s), s.k.memcgs.cgs[0].usage);
+    assert_eq!(reclaim_all(&mut s, mm, start, 64), 64);
+    // 119 bytes: the 128-byte class, 32 a page: two pages for 64.
+    assert_eq!(zr(&s).pool_pages(), 2);
+    assert_eq!(
+        allocated(&s) + 64,
+        before + 2,
+        "the pool's pages came from RAM"
+    );
+    assert_eq!(
+        s.k.memcgs.cgs[0].usage + 64,
+        usage,
+        "and are charged to no memcg"
+    );
+    let st = zr(&s).stats;
+    assert_eq!((st.pages_stored, st.compr_data_size), (64, 64 * 119));
+    s.check();
+    // Swap-in frees the slots; their return to the swap map frees zram's data
+    // (zram_slot_free_notify), and the pool's pages go back.
+    for i in 0..64 {
+        s.fault(mm, start + i, false);
+    }
+    assert_eq!(zr(&s).stats.pages_stored, 0);
+    assert_eq!(zr(&s).pool_pages(), 0);
+    s.drain();
+    s.check();
+}
+
+#[test]
+fn zram_keeps_same_filled_pages_as_a_word_and_incompressible_ones_whole() {
+    let (mut s, mm, start) = zram_machine("", "zero = 100", 16);
+    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    assert_eq!((zr(&s).stats.same_pages, zr(&s).pool_pages()), (16, 0));
+    let (mut s, mm, start) = zram_machine("", "random = 100", 16);
+    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    // 4114 bytes is past zs_huge_class_size (3257): stored whole, a page each.
+    let st = zr(&s).stats;
+    assert_eq!((st.huge_pages, st.compr_data_size), (16, 16 * 4096));
+    assert_eq!(zr(&s).pool_pages(), 16);
+    s.check();
+}
+
+#[test]
+fn a_write_past_zrams_mem_limit_fails_and_the_folio_stays() {
+    // 16 KiB: four pages, four incompressible pages.
+    let (mut s, mm, start) = zram_machine(", mem_limit = \"16KiB\"", "random = 100", 8);
+    assert_eq!(reclaim_all(&mut s, mm, start, 8), 4);
+    let st = zr(&s).stats;
+    assert_eq!((st.pages_stored, zr(&s).pool_pages()), (4, 4));
+    // Each failed swap-out tried twice (->rw_page, then the bio).
+    assert_eq!(st.failed_writes, 8);
+    // The four kept are in the swap cache, dirty again, back on the LRU.
+    let dirty = (s.k.folios.iter())
+        .filter(|f| f.test(reclaimsim::kernel::folio::pg::SWAPCACHE))
+        .filter(|f| f.test(reclaimsim::kernel::folio::pg::DIRTY))
+        .count();
+    assert_eq!(dirty, 4);
+    s.check();
 }

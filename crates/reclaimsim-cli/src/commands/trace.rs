@@ -112,6 +112,7 @@ pub fn trace(a: &TraceArgs) -> Result<(), Failure> {
                     profile: None,
                     size,
                     zswap: None,
+                    mem_limit: None,
                 });
             }
             s

@@ -24,8 +24,14 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
     place_lru(k, p, &mut place)?;
     let pins = place_batches(k, &mut place)?;
     if let Some(z) = k.swap.as_ref().and_then(|s| s.zswap.as_ref()) {
-        // zswap's zpool pages: allocated, held by the pool, charged to the root.
+        // zswap's zpool pages: allocated, held by the pool, charged to no memcg.
         for pfn in z.frames() {
+            place.put(pfn, 4)?;
+        }
+    }
+    if let Some(z) = k.swap.as_ref().and_then(|s| s.zram.as_ref()) {
+        // zram's zsmalloc pages: allocated, held by the pool, charged to no memcg.
+        for &pfn in z.frames() {
             place.put(pfn, 4)?;
         }
     }
@@ -171,18 +177,23 @@ fn check_frames(
         if f.test(pg::LRU) && f.test(pg::IN_LRU_ADD) {
             return Err(format!("pfn {pfn} both on the LRU and in an lru_add batch"));
         }
-        if allocated {
+        if allocated && place.0[pfn] != 4 {
             charged[f.memcg as usize] += 1;
         }
     }
     Ok(charged)
 }
 
-/// Each memcg's usage is the frames charged in its subtree, plus its precharges.
+/// Each memcg's usage is the frames charged in its subtree, plus its precharges, plus
+/// the pages its zswap entries' compressed bytes are charged as.
 fn check_charges(k: &Kernel, charged: &[u64]) -> Result<(), String> {
+    let zswap = k.swap.as_ref().and_then(|s| s.zswap.as_ref());
+    let zswapped = |c: usize| zswap.map_or(0, |z| z.memcg_charged[c]);
     for m in (0..k.memcgs.cgs.len()).rev() {
         let usage: u64 = (k.memcgs.iter(m as u16).iter())
-            .map(|&c| charged[c as usize] + k.memcgs.cgs[c as usize].precharged)
+            .map(|&c| {
+                charged[c as usize] + k.memcgs.cgs[c as usize].precharged + zswapped(c as usize)
+            })
             .sum();
         if usage != k.memcgs.cgs[m].usage {
             return Err(format!(

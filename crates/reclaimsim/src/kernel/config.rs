@@ -84,6 +84,15 @@ pub struct ZswapConfig {
     pub same_filled_pages: bool,
 }
 
+/// zram's settings (/sys/block/zram0, Linux 6.1) when the swap device is zram; its
+/// disksize is the swap's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ZramConfig {
+    /// mem_limit in pages: the most the zsmalloc pool may take (0: no limit, zram's
+    /// default).
+    pub mem_limit: u64,
+}
+
 /// What a process's anon pages hold, as shares in percent of calibrate's page kinds
 /// (`[[workload]] page_content`): they decide how zswap compresses them. Default: all
 /// memcached items of 2000-byte 'x' values, the seeds' pages.
@@ -391,6 +400,8 @@ pub struct MemcgSetup {
     pub min: u64,
     /// memory.swap.max in pages (`u64::MAX` for none).
     pub swap_max: u64,
+    /// memory.zswap.max in pages (`u64::MAX` for none).
+    pub zswap_max: u64,
 }
 
 /// Everything `Kernel::new` builds the machine from: memory and swap in pages, the CPU
@@ -408,6 +419,8 @@ pub struct Setup {
     pub ssd_profile: Option<SsdProfile>,
     /// zswap in front of the swap device, if configured.
     pub zswap: Option<ZswapConfig>,
+    /// zram's settings, used when the swap device is zram.
+    pub zram: ZramConfig,
     pub kernel: KernelConfig,
     pub costs: CostTable,
     pub memcgs: Vec<MemcgSetup>,

@@ -30,6 +30,8 @@ pub enum MemcgFile {
     Min(u64),
     /// memory.swap.max.
     SwapMax(u64),
+    /// memory.zswap.max.
+    ZswapMax(u64),
     /// memory.reclaim: the amount, and the `swappiness=` argument of 6.13+ kernels (not
     /// in 6.1): the swappiness of this reclaim only.
     Reclaim {
@@ -82,6 +84,8 @@ fn memcg_write(k: &mut Kernel, p: &mut dyn Policy, m: MemcgId, file: MemcgFile) 
         MemcgFile::Min(v) => cg.min = v,
         // swap_max_write(): page_counter's max set (xchg), nothing reclaimed or freed.
         MemcgFile::SwapMax(v) => cg.swap_max = v,
+        // zswap_max_write(): the same (xchg of memcg->zswap_max); stored entries stay.
+        MemcgFile::ZswapMax(v) => cg.zswap_max = v,
         MemcgFile::High(v) => memory_high_write(k, p, m, v),
         MemcgFile::Max(v) => return memory_max_write(k, p, m, v),
         MemcgFile::Reclaim { pages, swappiness } => {

@@ -611,7 +611,7 @@ fn swap_readpage(k: &mut Kernel, memcg: MemcgId, slot: u32, pfn: Pfn) -> u64 {
     // Per memcg too: the model's attribution, shown outside memory.stat.
     k.count(Vm::Pswpin, memcg, 1);
     match k.swap.as_ref().unwrap().device {
-        SwapDevice::Zram => k.spend(k.costs.zram_decompress, Cat::Compression),
+        SwapDevice::Zram => crate::kernel::zram::read_page(k, slot),
         SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
         SwapDevice::Ssd => return crate::kernel::swap_io::read_folio(k, pfn, slot),
     }

@@ -38,6 +38,9 @@ pub struct Memcg {
     pub swap_usage: u64,
     /// memory.swap.max in pages (`u64::MAX` for "max").
     pub swap_max: u64,
+    /// memory.zswap.max in pages (`u64::MAX` for "max"), which zswap's stores check
+    /// (obj_cgroup_may_zswap).
+    pub zswap_max: u64,
     pub max: u64,
     pub high: u64,
     pub low: u64,
@@ -62,6 +65,7 @@ impl Memcg {
             precharged: 0,
             swap_usage: 0,
             swap_max: u64::MAX,
+            zswap_max: u64::MAX,
             max: u64::MAX,
             high: u64::MAX,
             low: 0,
@@ -116,7 +120,7 @@ impl MemcgTree {
             let id = tree.add(&c.path, parent);
             let cg = &mut tree.cgs[id as usize];
             (cg.max, cg.high, cg.low, cg.min) = (c.max, c.high, c.low, c.min);
-            cg.swap_max = c.swap_max;
+            (cg.swap_max, cg.zswap_max) = (c.swap_max, c.zswap_max);
         }
         tree
     }

@@ -26,6 +26,8 @@ pub mod throttle;
 pub mod vmscan;
 pub mod workingset;
 pub mod writeback;
+pub mod zram;
+pub mod zsmalloc;
 pub mod zswap;
 
 use crate::kernel::config::{KernelConfig, LruLockKind, PolicyKind, Setup, SwapDevice};
@@ -192,6 +194,9 @@ fn new_swap(s: &Setup, memcgs: usize) -> Option<Swap> {
     let (device, pages) = s.swap?;
     let mut sw = Swap::new(device, pages);
     sw.zswap = (s.zswap.as_ref()).map(|&c| Box::new(zswap::Zswap::new(c, sw.slots.len(), memcgs)));
+    if device == SwapDevice::Zram {
+        sw.zram = Some(Box::new(zram::Zram::new(s.zram, sw.slots.len())));
+    }
     if device == SwapDevice::Ssd {
         let profile = s.ssd_profile.unwrap_or_default();
         let cluster_ra = !s.kernel.vma_ra_enabled && s.kernel.page_cluster > 0;
@@ -503,6 +508,7 @@ impl Kernel {
                 + s.free_bytes()
                 + s.zswap.as_ref().map_or(0, |z| z.host_bytes())
                 + s.ssd.as_ref().map_or(0, |d| d.host_bytes())
+                + s.zram.as_ref().map_or(0, |z| z.host_bytes())
         });
         b += self.lruvecs.len() * size_of::<Lruvec>();
         b += self.plugin.as_ref().map_or(0, |t| t.host_bytes() as usize);
@@ -548,6 +554,7 @@ mod tests {
             swap: None,
             ssd_profile: None,
             zswap: None,
+            zram: Default::default(),
             kernel: KernelConfig {
                 lru_lock: LruLockKind::Node,
                 ..Default::default()

@@ -102,8 +102,22 @@ impl Kernel {
     /// unreferenced: uncharge it and put it on the running CPU's list; past the list's
     /// high mark, give a batch back to the buddy list.
     pub fn free_folio(&mut self, pfn: Pfn) {
-        // The memcg's usage is every CPU's: it drops from now on.
-        self.sync();
+        self.free_frame(pfn, true);
+    }
+
+    /// __free_page() of a frame charged to no memcg: a compressed pool's page (zswap's
+    /// zpool, zram's zsmalloc), which alloc_page without __GFP_ACCOUNT took.
+    pub fn free_unaccounted(&mut self, pfn: Pfn) {
+        self.free_frame(pfn, false);
+    }
+
+    fn free_frame(&mut self, pfn: Pfn, charged: bool) {
+        // The memcg's usage is every CPU's: it drops from now on. An unaccounted frame
+        // changes no usage; its pool has let it go already, so no other task may see it
+        // between the pool and the free list.
+        if charged {
+            self.sync();
+        }
         let f = self.folios[pfn as usize];
         // uncharge_folio(): VM_BUG_ON_FOLIO(folio_test_lru(folio), folio); the model's
         // lru_add batch is the LRU too, and nothing maps or pins a freed frame.
@@ -120,7 +134,9 @@ impl Kernel {
         vm_bug_on!(!f.test(pg::ALLOCATED), "frame {pfn} freed twice");
         // The folio leaves its memcg: a plugin governing it hears of it.
         crate::kernel::lru::plugin::note_removed(self, pfn);
-        self.memcgs.uncharge(f.memcg, 1);
+        if charged {
+            self.memcgs.uncharge(f.memcg, 1);
+        }
         self.folios[pfn as usize] = Folio::default();
         self.links[pfn as usize] = Link::NONE;
         self.folio_swap[pfn as usize] = NIL;

@@ -60,6 +60,8 @@ pub struct Swap {
     pub zswap: Option<Box<crate::kernel::zswap::Zswap>>,
     /// The SSD's queue and I/O state, when the device is an SSD.
     pub ssd: Option<Box<crate::kernel::swap_io::Ssd>>,
+    /// zram's table and pool, when the device is zram.
+    pub zram: Option<Box<crate::kernel::zram::Zram>>,
 }
 
 impl Swap {
@@ -78,6 +80,7 @@ impl Swap {
             },
             zswap: None,
             ssd: None,
+            zram: None,
         }
     }
 
@@ -122,18 +125,37 @@ pub fn device_write_cost(k: &mut Kernel, device: SwapDevice) {
     }
 }
 
-/// Models __swap_writepage() (6.1) of swap-cache folio `pfn`: zram and brd complete in
-/// the submitter's context through ->rw_page (false: the folio comes back clean); an
-/// SSD takes a bio and the folio stays under writeback until it completes (true).
-pub fn swap_writepage(k: &mut Kernel, pfn: Pfn, device: SwapDevice) -> bool {
+/// How a swap write left its folio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// Written in the submitter's context: the folio is clean.
+    Done,
+    /// Under writeback until the device completes it.
+    Writeback,
+    /// The write failed (zram past its mem_limit): the folio is redirtied.
+    Failed,
+}
+
+/// Models __swap_writepage() (6.1) of swap-cache folio `pfn`: zram (`zram::write_page`)
+/// and brd complete in the submitter's context through ->rw_page; an SSD takes a bio and
+/// the folio stays under writeback until it completes.
+pub fn swap_writepage(k: &mut Kernel, pfn: Pfn, device: SwapDevice) -> Written {
     match device {
-        SwapDevice::Zram | SwapDevice::Ramdisk => {
+        SwapDevice::Zram => {
+            let slot = k.folio_swap[pfn as usize];
+            if crate::kernel::zram::write_page(k, pfn, slot) {
+                Written::Done
+            } else {
+                Written::Failed
+            }
+        }
+        SwapDevice::Ramdisk => {
             device_write_cost(k, device);
-            false
+            Written::Done
         }
         SwapDevice::Ssd => {
             crate::kernel::swap_io::write_folio(k, pfn);
-            true
+            Written::Writeback
         }
     }
 }
@@ -197,9 +219,13 @@ impl Kernel {
             self.spin_lock(LockRef::SwapInfo, LockSite::SwapcacheFreeEntries);
             let ret = std::mem::take(&mut self.swap_slots[cpu].slots_ret);
             for s in ret {
-                // swap_range_free(): frontswap_invalidate_page() of the slot.
+                // swap_range_free(): frontswap_invalidate_page() of the slot, and the
+                // device's swap_slot_free_notify (zram_slot_free_notify).
                 if self.swap.as_ref().unwrap().zswap.is_some() {
                     crate::kernel::zswap::invalidate(self, s);
+                }
+                if self.swap.as_ref().unwrap().zram.is_some() {
+                    crate::kernel::zram::free_page(self, s);
                 }
                 self.swap.as_mut().unwrap().free.push(s);
             }

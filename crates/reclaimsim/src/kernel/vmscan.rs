@@ -452,6 +452,7 @@ pub fn lru_scan_touch(k: &mut Kernel, prefetched: bool) {
 /// page to zram's or brd's ->rw_page (bdev_write_page), which skips submit_bio(): the
 /// write counts pswpout (count_swpout_vm_event, global only) but no pgpgout.
 fn pageout(k: &mut Kernel, pfn: Pfn) {
+    use crate::kernel::swap::Written;
     let f = k.folios[pfn as usize];
     k.vm.add(Vm::NrVmscanWrite, 1);
     if !f.test(pg::SWAPCACHE) {
@@ -465,11 +466,19 @@ fn pageout(k: &mut Kernel, pfn: Pfn) {
         let device = k.swap.as_ref().unwrap().device;
         // Per memcg too: the model's attribution, shown outside memory.stat.
         k.count(Vm::Pswpout, f.memcg, 1);
-        if crate::kernel::swap::swap_writepage(k, pfn, device) {
-            // An SSD's write: PG_reclaim stays, so its completion rotates the folio.
-            k.folios[pfn as usize].clear(pg::DIRTY);
-            k.folios[pfn as usize].set(pg::RECLAIM);
-            return;
+        match crate::kernel::swap::swap_writepage(k, pfn, device) {
+            Written::Done => {}
+            Written::Writeback => {
+                // An SSD's write: PG_reclaim stays, so its completion rotates the folio.
+                k.folios[pfn as usize].clear(pg::DIRTY);
+                k.folios[pfn as usize].set(pg::RECLAIM);
+                return;
+            }
+            Written::Failed => {
+                // end_swap_bio_write(): set_page_dirty(), ClearPageReclaim().
+                k.folios[pfn as usize].clear(pg::RECLAIM);
+                return;
+            }
         }
     }
     k.folios[pfn as usize].clear(pg::DIRTY | pg::RECLAIM);

@@ -11,6 +11,7 @@ use crate::kernel::config::{Compressor, PageContent, Zpool, ZswapConfig};
 use crate::kernel::folio::Pfn;
 use crate::kernel::memcg::{MemcgId, ROOT};
 use crate::kernel::stats::{Cat, Vm};
+use crate::kernel::zsmalloc::{self, ZsPool};
 use crate::kernel::Kernel;
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,10 +25,6 @@ const PAGE_CHUNKS: u32 = (PAGE_SIZE - CHUNK) / CHUNK;
 /// struct zswap_header: the swap entry 6.1 stores in front of each object of an
 /// evictable pool (zbud, z3fold), so that eviction can find the entry.
 const ZSWAP_HEADER: u32 = 8;
-/// zsmalloc's size classes: ZS_MIN_ALLOC_SIZE (32) and ZS_SIZE_CLASS_DELTA (16 bytes)
-/// apart.
-const ZS_MIN_ALLOC: u32 = 32;
-const ZS_DELTA: u32 = 16;
 /// zbud_reclaim_page()'s retries, as zswap's shrink path passes them (zpool_shrink ->
 /// zbud_zpool_shrink: 8).
 const RECLAIM_RETRIES: usize = 8;
@@ -144,9 +141,8 @@ pub struct Zswap {
     /// The pool's LRU: stamp to page id, oldest first.
     lru: BTreeMap<u64, u32>,
     stamp: u64,
-    /// zsmalloc: the bytes its objects' size classes take, and the frames backing them.
-    zs_bytes: u64,
-    zs_frames: Vec<Pfn>,
+    /// zsmalloc: its objects' size classes and the frames backing them.
+    zs: ZsPool,
     /// zswap_pool_reached_full: set when a store found the pool full, cleared when one
     /// finds it below the accept threshold.
     pub reached_full: bool,
@@ -157,6 +153,9 @@ pub struct Zswap {
     /// compressed bytes (`zswap`).
     pub memcg_pages: Vec<u64>,
     pub memcg_bytes: Vec<u64>,
+    /// Per memcg: the pages its own compressed bytes hold charged to its memory counter
+    /// (obj_cgroup_charge_zswap), the bytes rounded up to whole pages.
+    pub memcg_charged: Vec<u64>,
 }
 
 impl Zswap {
@@ -169,14 +168,14 @@ impl Zswap {
             unbuddied: BTreeSet::new(),
             lru: BTreeMap::new(),
             stamp: 0,
-            zs_bytes: 0,
-            zs_frames: Vec::new(),
+            zs: ZsPool::default(),
             reached_full: false,
             stored_pages: 0,
             same_filled_pages: 0,
             counters: Counters::default(),
             memcg_pages: vec![0; memcgs],
             memcg_bytes: vec![0; memcgs],
+            memcg_charged: vec![0; memcgs],
         }
     }
 
@@ -184,14 +183,14 @@ impl Zswap {
     pub fn pool_pages(&self) -> u64 {
         match self.cfg.zpool {
             Zpool::Zbud | Zpool::Z3fold => (self.pages.len() - self.free_ids.len()) as u64,
-            Zpool::Zsmalloc => self.zs_frames.len() as u64,
+            Zpool::Zsmalloc => self.zs.pages(),
         }
     }
 
     /// The frames the pool holds (for the invariant checker).
     pub fn frames(&self) -> Vec<Pfn> {
         let pages = self.pages.iter().flatten().map(|p| p.pfn);
-        pages.chain(self.zs_frames.iter().copied()).collect()
+        pages.chain(self.zs.frames.iter().copied()).collect()
     }
 
     pub fn has_entry(&self, slot: u32) -> bool {
@@ -230,7 +229,7 @@ fn zswap(k: &mut Kernel) -> &mut Zswap {
 }
 
 /// The CPU cost of compressing or decompressing one page with `c`.
-fn codec_cost(k: &Kernel, c: Compressor, compress: bool) -> u64 {
+pub(crate) fn codec_cost(k: &Kernel, c: Compressor, compress: bool) -> u64 {
     let t = &k.costs;
     match (c, compress) {
         // lzo and lzo-rle run lzo1x_1's compressor and lzo1x's decompressor, as zram.
@@ -244,7 +243,7 @@ fn codec_cost(k: &Kernel, c: Compressor, compress: bool) -> u64 {
 }
 
 /// The content of anon folio `pfn`, from its process's mix.
-fn folio_content(k: &Kernel, pfn: Pfn) -> Content {
+pub(crate) fn folio_content(k: &Kernel, pfn: Pfn) -> Content {
     let f = &k.folios[pfn as usize];
     let mix = k
         .mms
@@ -255,7 +254,10 @@ fn folio_content(k: &Kernel, pfn: Pfn) -> Content {
 
 /// Models zswap_frontswap_store() (6.1) of swap-cache folio `pfn` for `slot`, called
 /// from swap_writepage() before the device write: false when zswap rejects the page
-/// (it then goes to the device). A full pool (zswap_is_full) counts pool_limit_hit,
+/// (it then goes to the device). A folio whose memcg or an ancestor is at its
+/// memory.zswap.max (obj_cgroup_may_zswap) is refused and, as 6.1 does (5.19's "zswap:
+/// memcg accounting", until 6.5), queues the shrink worker, which writes back whatever
+/// the pool's LRU holds, another memcg's entries included. A full pool (zswap_is_full) counts pool_limit_hit,
 /// sets zswap_pool_reached_full and queues the shrink worker; while reached_full, stores
 /// are refused until the pool is below the accept threshold. A same-filled page is kept
 /// as its word; any other is compressed and allocated from the zpool, which refuses an
@@ -264,6 +266,11 @@ fn folio_content(k: &Kernel, pfn: Pfn) -> Content {
 /// (duplicate_entry). Counts zswpout (global and in the memcg, memcg_vm_event_stat).
 pub fn store(k: &mut Kernel, pfn: Pfn, slot: u32) -> bool {
     let totalram = k.memory_pages();
+    if !may_zswap(k, k.folios[pfn as usize].memcg) {
+        // 6.1 goes to `shrink`: the pool's shrink worker is queued, the store refused.
+        shrink_worker(k);
+        return false;
+    }
     let z = zswap(k);
     if is_full(z, totalram) {
         z.counters.pool_limit_hit += 1;
@@ -305,9 +312,26 @@ pub fn store(k: &mut Kernel, pfn: Pfn, slot: u32) -> bool {
     true
 }
 
+/// Models obj_cgroup_may_zswap() (6.1): false when `m` or an ancestor below the root has
+/// a memory.zswap.max of 0, or holds (its subtree's MEMCG_ZSWAP_B, the compressed bytes)
+/// at least that many pages. The root has no limit; without a limit anywhere the check
+/// costs a walk up the tree only.
+fn may_zswap(k: &Kernel, m: MemcgId) -> bool {
+    let z = k.swap.as_ref().and_then(|s| s.zswap.as_deref()).unwrap();
+    (k.memcgs.ancestors(m).take_while(|&c| c != ROOT)).all(|c| {
+        let max = k.memcgs.cgs[c as usize].zswap_max;
+        if max == u64::MAX {
+            return true;
+        }
+        let bytes: u64 = (k.memcgs.subtree(c).iter())
+            .map(|&d| z.memcg_bytes[d as usize])
+            .sum();
+        max != 0 && bytes / u64::from(PAGE_SIZE) < max
+    })
+}
+
 /// Records `entry` for `slot`: the stored pages, same-filled pages and the memcg's
-/// zswap and zswapped (obj_cgroup_charge_zswap's counts; the charge itself is not
-/// modelled).
+/// zswap and zswapped, and charges the compressed bytes (`recharge`).
 fn insert(k: &mut Kernel, slot: u32, entry: Entry) {
     let memcg = k.swap.as_ref().unwrap().memcg[slot as usize];
     let z = zswap(k);
@@ -316,6 +340,29 @@ fn insert(k: &mut Kernel, slot: u32, entry: Entry) {
     z.same_filled_pages += u64::from(entry.home == Home::Same);
     z.memcg_pages[memcg as usize] += 1;
     z.memcg_bytes[memcg as usize] += u64::from(entry.len);
+    recharge(k, memcg);
+}
+
+/// Models obj_cgroup_charge_zswap() / obj_cgroup_uncharge_zswap() (6.1) on the memory
+/// counter: an entry's compressed length (entry->length: 0 for a same-filled page, and
+/// not the zpool's chunks or size class) is charged to the stored page's memcg, so
+/// memory.current and memory.max count a memcg's zswap. obj_cgroup_charge() charges
+/// whole pages and keeps the rest of a page as a per-CPU byte stock; the model keeps
+/// the memcg's charged pages at its bytes rounded up to a page. The store runs under
+/// PF_MEMALLOC, so the charge is forced past memory.max (try_charge_memcg's `force`).
+/// The root's pages have no objcg: nothing charged.
+fn recharge(k: &mut Kernel, m: MemcgId) {
+    if m == ROOT {
+        return;
+    }
+    let z = zswap(k);
+    let want = z.memcg_bytes[m as usize].div_ceil(u64::from(PAGE_SIZE));
+    let have = std::mem::replace(&mut z.memcg_charged[m as usize], want);
+    if want > have {
+        k.memcgs.charge(m, want - have);
+    } else if have > want {
+        k.memcgs.uncharge(m, have - want);
+    }
 }
 
 /// Models zpool_malloc() of an object of `len` bytes (plus zswap's header in an
@@ -331,10 +378,10 @@ fn zpool_malloc(k: &mut Kernel, len: u32, slot: u32) -> Result<Entry, ()> {
                 zswap(k).counters.reject_alloc_fail += 1;
                 return Err(());
             }
-            let class = len.max(ZS_MIN_ALLOC).next_multiple_of(ZS_DELTA);
-            zswap(k).zs_bytes += u64::from(class);
-            if !zs_fit_frames(k) {
-                zswap(k).zs_bytes -= u64::from(class);
+            let class = zsmalloc::class_size(len);
+            zswap(k).zs.bytes += u64::from(class);
+            if !zsmalloc::fit_frames(k, zs_pool) {
+                zswap(k).zs.bytes -= u64::from(class);
                 zswap(k).counters.reject_alloc_fail += 1;
                 return Err(());
             }
@@ -385,7 +432,7 @@ fn buddy_alloc(k: &mut Kernel, len: u32, slot: u32) -> Result<Entry, ()> {
 
 /// A new zbud or z3fold page from the page allocator (alloc_page with zswap's
 /// __GFP_NORETRY | __GFP_KSWAPD_RECLAIM: no reclaim of its own; a reclaimer's
-/// PF_MEMALLOC lets it below the watermarks). The frame is charged to the root memcg.
+/// PF_MEMALLOC lets it below the watermarks). The frame is charged to no memcg.
 fn new_zpage(k: &mut Kernel) -> Option<u32> {
     let Some(pfn) = take_pool_frame(k) else {
         zswap(k).counters.reject_alloc_fail += 1;
@@ -410,33 +457,15 @@ fn new_zpage(k: &mut Kernel) -> Option<u32> {
     })
 }
 
-/// A frame for the pool, from the running CPU's node, charged to the root memcg.
+/// A frame for the pool, from the running CPU's node, charged to no memcg (zpool's
+/// alloc_page has no __GFP_ACCOUNT).
 fn take_pool_frame(k: &mut Kernel) -> Option<Pfn> {
     let node = k.cpu_node[k.cur.cpu as usize] as usize;
-    let pfn = k.take_free_page(node)?;
-    k.memcgs.charge(ROOT, 1);
-    Some(pfn)
+    k.take_free_page(node)
 }
 
-/// zsmalloc's frames follow its bytes: as many pages as the size classes' bytes fill
-/// (zspages packed without waste). False when a frame was needed and none was free.
-fn zs_fit_frames(k: &mut Kernel) -> bool {
-    loop {
-        let z = zswap(k);
-        let need = z.zs_bytes.div_ceil(u64::from(PAGE_SIZE));
-        let have = z.zs_frames.len() as u64;
-        if have > need {
-            let pfn = z.zs_frames.pop().unwrap();
-            k.free_folio(pfn);
-        } else if have < need {
-            let Some(pfn) = take_pool_frame(k) else {
-                return false;
-            };
-            zswap(k).zs_frames.push(pfn);
-        } else {
-            return true;
-        }
-    }
+fn zs_pool(k: &mut Kernel) -> &mut ZsPool {
+    &mut zswap(k).zs
 }
 
 /// Models zswap_frontswap_load() (6.1) of `slot`, called from swap_readpage() before
@@ -473,11 +502,13 @@ pub fn invalidate(k: &mut Kernel, slot: u32) {
     z.same_filled_pages -= u64::from(e.home == Home::Same);
     z.memcg_pages[memcg as usize] -= 1;
     z.memcg_bytes[memcg as usize] -= u64::from(e.len);
+    recharge(k, memcg);
+    let z = zswap(k);
     match e.home {
         Home::Same => {}
         Home::Zs => {
-            z.zs_bytes -= u64::from(e.footprint);
-            zs_fit_frames(k);
+            z.zs.bytes -= u64::from(e.footprint);
+            zsmalloc::fit_frames(k, zs_pool);
         }
         Home::Page(id) => buddy_free(k, id, slot, e.footprint),
     }
@@ -501,7 +532,7 @@ fn buddy_free(k: &mut Kernel, id: u32, slot: u32, chunks: u32) {
     let pfn = p.pfn;
     z.pages[id as usize] = None;
     z.free_ids.push(id);
-    k.free_folio(pfn);
+    k.free_unaccounted(pfn);
 }
 
 /// Models shrink_worker() (6.1): one zpool_shrink() of one page. zsmalloc has no shrink

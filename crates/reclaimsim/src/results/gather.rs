@@ -75,6 +75,7 @@ impl Engine {
             events: self.event_results.clone(),
             zswap: zswap(k),
             swap_device: swap_device(k),
+            zram: zram(k),
             agents: self.agents.iter().map(|a| a.result.clone()).collect(),
             alloc_stall: AllocStall::from(&k.alloc_stall),
             sched: self.sched_use(),
@@ -100,6 +101,22 @@ fn zswap(k: &Kernel) -> Option<crate::results::ZswapResult> {
         reject_alloc_fail: c.reject_alloc_fail,
         reject_compress_poor: c.reject_compress_poor,
         duplicate_entry: c.duplicate_entry,
+    })
+}
+
+/// zram's mm_stat, when the swap device is zram.
+fn zram(k: &Kernel) -> Option<crate::results::ZramResult> {
+    let z = k.swap.as_ref()?.zram.as_ref()?;
+    let s = z.stats;
+    Some(crate::results::ZramResult {
+        orig_data_size: s.pages_stored * 4096,
+        compr_data_size: s.compr_data_size,
+        mem_used_total: z.pool_pages() * 4096,
+        mem_limit: z.cfg.mem_limit * 4096,
+        mem_used_max: s.max_used_pages * 4096,
+        same_pages: s.same_pages,
+        huge_pages: s.huge_pages,
+        failed_writes: s.failed_writes,
     })
 }
 

@@ -73,6 +73,9 @@ pub struct VariantResult {
     /// The SSD's own counts at the end, when the swap device is an SSD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_device: Option<SwapDeviceResult>,
+    /// zram's mm_stat and failed writes at the end, when the swap device is zram.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zram: Option<ZramResult>,
     /// Per `[[agent]]`, in the scenario's order: each memory.high it wrote, when, and the
     /// pressure it had read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -157,6 +160,29 @@ impl From<&crate::kernel::stats::Histogram> for AllocStall {
             latency_ns: h.into(),
         }
     }
+}
+
+/// zram at the end of a run: 6.1's /sys/block/zram0/mm_stat (its names, in bytes) and
+/// io_stat's failed_writes.
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
+pub struct ZramResult {
+    /// The pages stored, uncompressed, in bytes (same-filled and huge ones included).
+    pub orig_data_size: u64,
+    /// The compressed bytes stored (a huge page counts 4096).
+    pub compr_data_size: u64,
+    /// The zsmalloc pool's memory, taken from RAM and charged to no memcg.
+    pub mem_used_total: u64,
+    /// mem_limit (0: none).
+    pub mem_limit: u64,
+    /// The most mem_used_total reached.
+    pub mem_used_max: u64,
+    /// Pages kept as one repeated word, with no pool memory.
+    pub same_pages: u64,
+    /// Pages that compressed to zsmalloc's huge class size or more, stored whole.
+    pub huge_pages: u64,
+    /// Writes that failed past mem_limit (each swap-out tries twice: ->rw_page, then a
+    /// bio); the folio stays in the swap cache, redirtied.
+    pub failed_writes: u64,
 }
 
 /// zswap at the end of a run: what 6.1's /sys/kernel/debug/zswap shows (its names).

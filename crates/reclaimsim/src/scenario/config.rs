@@ -309,6 +309,9 @@ pub struct SwapConfig {
     pub profile: Option<crate::kernel::config::SsdProfile>,
     /// zswap in front of the device (mm/zswap.c, Linux 6.1); off when absent.
     pub zswap: Option<crate::kernel::config::ZswapConfig>,
+    /// zram's mem_limit: the most its compressed pool may take of RAM (zram only; "0"
+    /// or absent: no limit).
+    pub mem_limit: Option<ByteSize>,
 }
 
 /// One memcg of the cgroup v2 tree. Parents must be declared (the root "/" always exists).
@@ -323,6 +326,9 @@ pub struct MemcgConfig {
     /// memory.swap.max: a size, or "max" (no limit, as when absent).
     #[serde(default, deserialize_with = "size_or_max")]
     pub swap_max: Option<ByteSize>,
+    /// memory.zswap.max: a size, or "max" (no limit, as when absent).
+    #[serde(default, deserialize_with = "size_or_max")]
+    pub zswap_max: Option<ByteSize>,
 }
 
 /// A size, or the string "max" (no limit: None), as cgroup v2's limit files take them.
@@ -486,6 +492,11 @@ impl Scenario {
             zswap: (m.swap.as_ref())
                 .and_then(|sw| sw.zswap)
                 .filter(|z| z.enabled),
+            zram: crate::kernel::config::ZramConfig {
+                mem_limit: (m.swap.as_ref())
+                    .and_then(|sw| sw.mem_limit)
+                    .map_or(0, |b| b.0.div_ceil(PAGE_SIZE)),
+            },
             kernel: self.kernel.clone(),
             costs: self.costs.clone(),
             memcgs: self
@@ -498,6 +509,7 @@ impl Scenario {
                     low: pages(c.low, 0),
                     min: pages(c.min, 0),
                     swap_max: pages(c.swap_max, u64::MAX),
+                    zswap_max: pages(c.zswap_max, u64::MAX),
                 })
                 .collect(),
         }

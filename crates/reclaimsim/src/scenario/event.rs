@@ -8,13 +8,14 @@ use crate::scenario::config::EventConfig;
 use crate::units::{parse_size, PAGE_SIZE};
 
 /// The memcg files an event may write.
-pub const FILES: [&str; 6] = [
+pub const FILES: [&str; 7] = [
     "memory.high",
     "memory.max",
     "memory.low",
     "memory.min",
     "memory.reclaim",
     "memory.swap.max",
+    "memory.zswap.max",
 ];
 
 /// The sysctls an event may write.
@@ -112,6 +113,7 @@ fn memcg_file(ev: &EventConfig) -> Result<ParsedEvent, EventProblem> {
             "memory.max" => MemcgFile::Max(pages),
             "memory.low" => MemcgFile::Low(pages),
             "memory.swap.max" => MemcgFile::SwapMax(pages),
+            "memory.zswap.max" => MemcgFile::ZswapMax(pages),
             _ => MemcgFile::Min(pages),
         };
         (file, written)

@@ -1442,6 +1442,16 @@ fn check_swap_device(s: &Scenario) -> Result<(), Problem> {
     let Some(sw) = &s.machine.swap else {
         return Ok(());
     };
+    // zram's mem_limit is unused with another device, as `profile` without an SSD, so
+    // that a variant can switch devices.
+    if let Some(limit) = sw.mem_limit {
+        if limit.0 >= ABSURD {
+            return fail(
+                at("machine.swap.mem_limit"),
+                format!("{} is absurd (1 PiB or more)", human_bytes(limit.0)),
+            );
+        }
+    }
     // A profile with another device is unused, so that a variant can switch devices.
     if sw.device != SwapDevice::Ssd {
         return Ok(());
@@ -1822,6 +1832,7 @@ fn check_memcgs(s: &Scenario) -> Result<(), Problem> {
             ("low", c.low),
             ("min", c.min),
             ("swap_max", c.swap_max),
+            ("zswap_max", c.zswap_max),
         ] {
             if let Some(size) = size.filter(|b| b.0 >= ABSURD) {
                 return fail(

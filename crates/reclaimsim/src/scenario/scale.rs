@@ -287,6 +287,7 @@ fn fields(s: &mut Scenario) -> Vec<(String, Size<'_>)> {
             ("low", &mut c.low),
             ("min", &mut c.min),
             ("swap_max", &mut c.swap_max),
+            ("zswap_max", &mut c.zswap_max),
         ];
         for (name, limit) in limits {
             if let Some(b) = limit {

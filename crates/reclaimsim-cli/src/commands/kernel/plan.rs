@@ -219,6 +219,12 @@ fn machine(s: &Scenario, notes: &mut Vec<String>) -> Result<u32, PlanError> {
         if sw.zswap.is_some_and(|z| z.enabled) {
             return fail(at("machine.swap.zswap"), "the guest sets up no zswap yet");
         }
+        if sw.mem_limit.is_some_and(|b| b.0 > 0) {
+            return fail(
+                at("machine.swap.mem_limit"),
+                "the guest sets up no zram mem_limit yet",
+            );
+        }
     }
     let cpus = m.cpus.min(MAX_CPUS);
     if cpus < m.cpus {
@@ -395,6 +401,7 @@ fn memcgs(s: &Scenario) -> Result<(Vec<String>, Vec<(String, String, String)>), 
             ("memory.high", m.high),
             ("memory.max", m.max),
             ("memory.swap.max", m.swap_max),
+            ("memory.zswap.max", m.zswap_max),
         ];
         for (file, v) in limits {
             if let Some(b) = v {
@@ -900,6 +907,11 @@ mod tests {
         let e = error(&ev, &[], None);
         assert!(
             e.starts_with(&format!("t.toml:{}: event[0]:", line_of(&ev, "[[event]]"))),
+            "{e}"
+        );
+        let e = error(DEMO, &["machine.swap.mem_limit=\"8MiB\""], None);
+        assert!(
+            e.starts_with("--set machine.swap.mem_limit=\"8MiB\": machine.swap.mem_limit:"),
             "{e}"
         );
         let e = error(DEMO, &["machine.nodes=2"], None);

@@ -427,6 +427,7 @@ mod tests {
             swap: None,
             ssd_profile: None,
             zswap: None,
+            zram: Default::default(),
             kernel: KernelConfig::default(),
             costs: crate::sim::cost::CostTable::default(),
             memcgs: Vec::new(),
