@@ -195,10 +195,20 @@ fn zonelist(k: &Kernel) -> impl Iterator<Item = usize> {
 /// zonelist whose free pages are above `mark` (NR_FREE_PAGES: the per-CPU lists do not
 /// count).
 fn get_page_from_freelist(k: &mut Kernel, mark: usize) -> Option<Pfn> {
+    let local = k.cpu_node[k.cur.cpu as usize] as usize;
     for n in zonelist(k) {
         let zone = &k.nodes[n].zone;
         if zone.watermark_ok(zone.wmark[mark]) {
             if let Some(pfn) = k.take_free_page(n) {
+                // zone_statistics(): numa_hit on the preferred node, numa_miss else.
+                k.vm.add(
+                    if n == local {
+                        Vm::NumaHit
+                    } else {
+                        Vm::NumaMiss
+                    },
+                    1,
+                );
                 return Some(pfn);
             }
         }

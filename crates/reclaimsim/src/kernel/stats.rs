@@ -63,6 +63,11 @@ counters! {
     // device is an SSD, the one device that reads ahead.
     SwapRa => "swap_ra",
     SwapRaHit => "swap_ra_hit",
+    // NUMA placement (zone_statistics(), CONFIG_NUMA): a page from the allocating
+    // CPU's node, or from another node after the local one was below its watermark.
+    // The results show them only on machines of more than one node.
+    NumaHit => "numa_hit",
+    NumaMiss => "numa_miss",
     // The model's own counts and sleep times of the throttles (kernel/throttle.rs).
     DirtyThrottle => "balance_dirty_pages_pause",
     DirtyThrottleNs => "balance_dirty_pages_pause_ns",

@@ -154,6 +154,11 @@ fn vmstat(k: &Kernel) -> BTreeMap<String, u64> {
             vmstat.remove(VM_NAMES[c as usize]);
         }
     }
+    if k.nr_nodes() < 2 {
+        for c in [Vm::NumaHit, Vm::NumaMiss] {
+            vmstat.remove(VM_NAMES[c as usize]);
+        }
+    }
     vmstat.insert("nr_free_pages".into(), k.free_pages());
     vmstat.insert("nr_dirty".into(), k.wb.nr_dirty);
     vmstat.insert("nr_writeback".into(), k.wb.nr_writeback);
