@@ -121,13 +121,7 @@ fn run(
         let with = policy.as_ref().map(|(_, spec)| with_python(s, spec));
         let s = with.as_ref().unwrap_or(s);
         let result = run_all(&[(s, name)], check, agent.as_ref(), policy.as_ref())?.remove(0);
-        let run = RunResult {
-            scenario: loaded.base.name.clone(),
-            description: loaded.base.description.clone(),
-            seed: s.seed,
-            variants: vec![result],
-            sensitivity: None,
-        };
+        let run = RunResult::of(&loaded.base, s.seed, vec![result]);
         to_json(&run)
     })
     .map_err(|f| f.into_py(py))
@@ -204,13 +198,8 @@ fn compare(
         if let Some(s) = &extra {
             jobs.push((s, class.as_str()));
         }
-        let run = RunResult {
-            scenario: loaded.base.name.clone(),
-            description: loaded.base.description.clone(),
-            seed: loaded.base.seed,
-            variants: run_all(&jobs, check, agent.as_ref(), policy.as_ref())?,
-            sensitivity: None,
-        };
+        let variants = run_all(&jobs, check, agent.as_ref(), policy.as_ref())?;
+        let run = RunResult::of(&loaded.base, loaded.base.seed, variants);
         to_json(&run)
     })
     .map_err(|f| f.into_py(py))

@@ -147,13 +147,7 @@ fn small_run(text: &str) -> (scenario::LoadedScenario, VariantResult) {
 }
 
 fn run_result(loaded: &scenario::LoadedScenario, variants: Vec<VariantResult>) -> RunResult {
-    RunResult {
-        scenario: loaded.base.name.clone(),
-        description: loaded.base.description.clone(),
-        seed: loaded.base.seed,
-        variants,
-        sensitivity: None,
-    }
+    RunResult::of(&loaded.base, loaded.base.seed, variants)
 }
 
 #[test]

@@ -45,11 +45,12 @@ pub(crate) fn compare(c: &Common, sa: &SensitivityArgs, g: &GuestArgs) -> Result
         None => None,
     };
     let run = RunResult {
-        scenario: loaded.base.name.clone(),
-        description: loaded.base.description.clone(),
-        seed: loaded.base.seed,
-        variants: in_file_order(&names, base, on_kernel),
         sensitivity,
+        ..RunResult::of(
+            &loaded.base,
+            loaded.base.seed,
+            in_file_order(&names, base, on_kernel),
+        )
     };
     write_json(c, &run)?;
     write_html(c, || reclaimsim_html::run_report(&run))?;

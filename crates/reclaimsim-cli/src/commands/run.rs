@@ -41,13 +41,7 @@ pub(crate) fn run_loaded(
         file: &loaded.path,
     };
     let result = run_variants(&[job], &RunSettings::of(c))?.remove(0);
-    let run = RunResult {
-        scenario: loaded.base.name.clone(),
-        description: loaded.base.description.clone(),
-        seed: scenario.seed,
-        variants: vec![result],
-        sensitivity: None,
-    };
+    let run = RunResult::of(&loaded.base, scenario.seed, vec![result]);
     write_json(c, &run)?;
     write_html(c, || reclaimsim_html::run_report(&run))?;
     print!("{}", report::table(&run.variants[0], c.verbose));

@@ -28,6 +28,24 @@ pub struct RunResult {
     pub sensitivity: Option<Sensitivity>,
 }
 
+impl RunResult {
+    /// The results of `variants` of the scenario whose base is `base`, run with `seed`
+    /// (no sensitivity bands).
+    pub fn of(
+        base: &crate::scenario::config::Scenario,
+        seed: u64,
+        variants: Vec<VariantResult>,
+    ) -> Self {
+        RunResult {
+            scenario: base.name.clone(),
+            description: base.description.clone(),
+            seed,
+            variants,
+            sensitivity: None,
+        }
+    }
+}
+
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
 pub struct VariantResult {
     pub name: String,

@@ -144,13 +144,7 @@ pub(crate) fn kernel(a: &KernelArgs) -> Result<(), Failure> {
     };
     let kernel = pick_kernel(&a.guest, shown)?;
     let variant = run_planned(&a.guest, &kernel, &plan, name, a.guest.keep.clone(), shown)?;
-    let run = RunResult {
-        scenario: loaded.base.name.clone(),
-        description: loaded.base.description.clone(),
-        seed: s.seed,
-        variants: vec![variant],
-        sensitivity: None,
-    };
+    let run = RunResult::of(&loaded.base, s.seed, vec![variant]);
     if let Some(path) = &a.json {
         report::write_json(&run, path)
             .map_err(|e| Failure::Run(format!("--json {}: {e}", path.display())))?;

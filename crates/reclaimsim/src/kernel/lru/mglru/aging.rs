@@ -153,6 +153,15 @@ impl MmState {
         }
     }
 
+    /// A walker leaves the mm list (iterate_mm_list() with no mm to give): its walk's
+    /// counts join mm_state->stats of its generation's histogram slot.
+    fn fold_walk_stats(&mut self, walk: &mut MmWalk) {
+        let hist = lru_hist_from_seq(walk.max_seq);
+        for (s, w) in self.stats[hist].iter_mut().zip(walk.mm_stats.iter_mut()) {
+            *s += std::mem::take(w);
+        }
+    }
+
     /// The round is over: mm_state->seq moves on and the next starts at the list's head.
     fn end_round(&mut self) {
         self.head = None;
@@ -328,10 +337,7 @@ impl Mglru {
             let last = st.walker_turn(ended, iter.is_some(), mm.is_some());
             iter = mm;
             let Some(mm) = mm else {
-                let hist = lru_hist_from_seq(walk.max_seq);
-                for (s, w) in st.stats[hist].iter_mut().zip(walk.mm_stats.iter_mut()) {
-                    *s += std::mem::take(w);
-                }
+                st.fold_walk_stats(walk);
                 return last;
             };
             self.walk_mm(k, lv, mm, walk);
@@ -381,11 +387,7 @@ impl Mglru {
                 self.next_mm_v64(k, lv, walk)
             };
             let Some(mm) = mm else {
-                let st = &mut self.mm_state[lv];
-                let hist = lru_hist_from_seq(walk.max_seq);
-                for (s, w) in st.stats[hist].iter_mut().zip(walk.mm_stats.iter_mut()) {
-                    *s += std::mem::take(w);
-                }
+                self.mm_state[lv].fold_walk_stats(walk);
                 return !stale;
             };
             self.walk_mm(k, lv, mm, walk);
