@@ -402,6 +402,9 @@ fn prefetch_touches(k: &Kernel, mm: u32, touches: &[Touch]) {
 fn prefetch_slot(swap: &crate::kernel::swap::Swap, slot: u32) {
     crate::kernel::mm::prefetch(&swap.slots[slot as usize]);
     crate::kernel::mm::prefetch(&swap.memcg[slot as usize]);
+    if let Some(z) = &swap.zram {
+        z.prefetch(slot);
+    }
 }
 
 /// The PTE a memory touch of `mm` reads, if it has one (host only, for prefetching).

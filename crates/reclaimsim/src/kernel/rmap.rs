@@ -63,13 +63,15 @@ impl Mappings {
 }
 
 /// Host only: starts loading the PTEs that rmap walks of these folios will read (the
-/// anon ones: one PTE each), so that their cache misses overlap.
+/// anon ones: one PTE each) and their swap-slot entries, which add_to_swap writes and
+/// try_to_unmap reads, so that their cache misses overlap.
 pub fn prefetch_ptes(k: &Kernel, pfns: &[Pfn]) {
     for &pfn in pfns {
         let f = &k.folios[pfn as usize];
         if !f.test(pg::ANON) || !f.mapped() {
             continue;
         }
+        crate::kernel::mm::prefetch(&k.folio_swap[pfn as usize]);
         let mm = &k.mms[f.owner as usize];
         if let Some(v) = mm.find_vma(f.index as u64) {
             let vma = &mm.vmas[v];

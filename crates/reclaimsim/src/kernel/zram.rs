@@ -64,6 +64,13 @@ impl Zram {
         &self.pool.frames
     }
 
+    /// Host only: starts loading `slot`'s table entry, which a swap-in will read.
+    pub fn prefetch(&self, slot: u32) {
+        if let Some(e) = self.table.get(slot as usize) {
+            crate::kernel::mm::prefetch(e);
+        }
+    }
+
     /// Host bytes of the table.
     pub fn host_bytes(&self) -> usize {
         self.table.capacity() * 2
