@@ -34,6 +34,7 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
         for &pfn in z.frames() {
             place.put(pfn, 4)?;
         }
+        z.check()?;
     }
     let charged = check_frames(k, &place, &pins, held_ok)?;
     check_charges(k, &charged)?;

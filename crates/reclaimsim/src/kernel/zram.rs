@@ -167,6 +167,53 @@ impl Zram {
         self.table.capacity() * 2 + self.flags.capacity() + b
     }
 
+    /// The backing device's blocks agree with the table: each written-back slot holds
+    /// its own block, set in the bitmap, and bd_count counts them (and the blocks a
+    /// writeback in progress holds for its next page).
+    pub fn check(&self) -> Result<(), String> {
+        let Some(b) = self.backing.as_deref() else {
+            return Ok(());
+        };
+        let mut seen = vec![0u64; b.bitmap.len()];
+        let mut wb = 0;
+        for (slot, &len) in self.table.iter().enumerate() {
+            let blk = b.block[slot];
+            if (len == WB) != (blk != 0) {
+                return Err(format!(
+                    "zram slot {slot}: ZRAM_WB {} with block {blk}",
+                    len == WB
+                ));
+            }
+            if len != WB {
+                continue;
+            }
+            let (w, bit) = (blk as usize / 64, 1u64 << (blk % 64));
+            if b.bitmap[w] & bit == 0 || seen[w] & bit != 0 {
+                return Err(format!("zram slot {slot}: block {blk} free or shared"));
+            }
+            seen[w] |= bit;
+            wb += 1;
+        }
+        let set: u64 = b.bitmap.iter().map(|w| u64::from(w.count_ones())).sum();
+        if set != b.stats.bd_count || b.stats.bd_count < wb {
+            return Err(format!(
+                "zram bd_count {} with {set} blocks set and {wb} slots written back",
+                b.stats.bd_count
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the slot's page is on the backing device (ZRAM_WB).
+    pub fn written_back(&self, slot: u32) -> bool {
+        self.table[slot as usize] == WB
+    }
+
+    /// Whether the slot is marked ZRAM_IDLE.
+    pub fn idle(&self, slot: u32) -> bool {
+        self.flags.get(slot as usize).is_some_and(|f| f & IDLE != 0)
+    }
+
     /// zram_accessed() (6.1): a read or write of the slot clears ZRAM_IDLE.
     fn accessed(&mut self, slot: u32) {
         if let Some(f) = self.flags.get_mut(slot as usize) {
