@@ -303,3 +303,42 @@ fn zram_compresses_with_its_comp_algorithm() {
     let (s, _, _) = machine("", "items2000 = 100", 16);
     assert_eq!(s.k.cur.clock, lzo_rle);
 }
+
+/// The writeback runs in its event's task while the process faults its pages back and
+/// reclaim writes others: slots freed, rewritten or read while their write is in
+/// flight are dropped from writeback (checked: zram holds data only for slots in use,
+/// its blocks agree with its table), and the pages written back are read from the
+/// device.
+#[test]
+fn writeback_while_the_process_runs_keeps_the_invariants() {
+    let r = common::run_checked(
+        r#"name = "concurrent"
+seed = 1
+[machine]
+memory = "64MiB"
+cpus = 2
+swap = { device = "zram", size = "128MiB", backing_dev = { profile = "sata" } }
+[[workload]]
+name = "app"
+page_content = { items32 = 70, zero = 10, random = 20 }
+[workload.anon]
+size = "80MiB"
+populate = true
+pattern = "zipf:0.8"
+accesses = 150000
+[[event]]
+at = "60ms"
+sysctl = "zram.idle"
+value = "all"
+[[event]]
+at = "70ms"
+sysctl = "zram.writeback"
+value = "idle"
+"#,
+    );
+    assert!(r.events.iter().all(|e| e.result == "ok"), "{:?}", r.events);
+    let bd = r.zram.unwrap().bd_stat.unwrap();
+    assert!(bd.bd_writes > 1000 && bd.bd_reads > 0, "{bd:?}");
+    assert!(bd.bd_count < bd.bd_writes);
+    assert_eq!(bd.device.bytes_written, bd.bd_writes * 4096);
+}

@@ -424,5 +424,26 @@ fn check_swap(k: &Kernel, swap_refs: &[u8]) -> Result<(), String> {
             ));
         }
     }
+    check_zram_slots(k)
+}
+
+/// zram holds data only for slots in use, or freed into a CPU's return cache and not yet
+/// given back to the swap map (zram_slot_free_notify runs then).
+fn check_zram_slots(k: &Kernel) -> Result<(), String> {
+    let Some(sw) = k.swap.as_ref() else {
+        return Ok(());
+    };
+    let Some(z) = sw.zram.as_ref() else {
+        return Ok(());
+    };
+    let returning: std::collections::BTreeSet<u32> = (k.swap_slots.iter())
+        .flat_map(|c| c.slots_ret.iter().copied())
+        .collect();
+    for (slot, s) in sw.slots.iter().enumerate() {
+        let slot = slot as u32;
+        if s.is_free() && z.allocated(slot) && !returning.contains(&slot) {
+            return Err(format!("zram holds data for free swap slot {slot}"));
+        }
+    }
     Ok(())
 }

@@ -204,6 +204,12 @@ impl Zram {
         Ok(())
     }
 
+    /// zram_allocated() (6.1): the slot holds data (in the pool, same-filled or on the
+    /// backing device).
+    pub fn allocated(&self, slot: u32) -> bool {
+        self.table[slot as usize] != NONE
+    }
+
     /// Whether the slot's page is on the backing device (ZRAM_WB).
     pub fn written_back(&self, slot: u32) -> bool {
         self.table[slot as usize] == WB
