@@ -30,7 +30,7 @@ pub const SYSCTLS: [&str; 7] = [
 ];
 
 /// The modes /sys/block/zram0/writeback takes in 6.1 (its `page_index=` form is not
-/// modelled; "incompressible" came in 6.2).
+/// modelled; "incompressible" came with the recompression work after 6.1).
 pub const WRITEBACK_MODES: [&str; 3] = ["idle", "huge", "huge_idle"];
 
 /// What an event writes; a memcg still by its path.
