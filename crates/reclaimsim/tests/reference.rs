@@ -207,7 +207,7 @@ const PROBE: &str = "zz_probe";
 /// `every_shipped_profile_is_complete_with_sources_and_ranges` checks), a phase's `mix`
 /// (the same keys as `workload.anon.mix`), and the tables whose keys are names
 /// (`[variants]`, `trace.tenants`).
-const PROBES: [(&str, &str); 23] = [
+const PROBES: [(&str, &str); 24] = [
     ("", "{P}\n[machine]\nmemory = \"64MiB\"\n"),
     ("machine", "[machine]\nmemory = \"64MiB\"\n{P}\n"),
     (
@@ -217,6 +217,10 @@ const PROBES: [(&str, &str); 23] = [
     (
         "machine.swap.zswap",
         "[machine]\nmemory = \"64MiB\"\n[machine.swap]\ndevice = \"zram\"\nsize = \"1MiB\"\n[machine.swap.zswap]\n{P}\n",
+    ),
+    (
+        "machine.swap.backing_dev",
+        "[machine]\nmemory = \"64MiB\"\n[machine.swap]\ndevice = \"zram\"\nsize = \"1MiB\"\n[machine.swap.backing_dev]\n{P}\n",
     ),
     ("kernel", "[machine]\nmemory = \"64MiB\"\n[kernel]\n{P}\n"),
     (

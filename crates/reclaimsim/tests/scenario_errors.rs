@@ -1011,3 +1011,127 @@ fn a_bad_backend_is_located() {
     let e = error(GOOD, &["backend=kernel"]);
     assert!(e.from_set, "{e}");
 }
+
+#[test]
+fn bad_zram_writeback_settings() {
+    let swap = |inner: &str| {
+        edit(
+            "cpus = 2\n",
+            &format!("cpus = 2\nswap = {{ size = \"64MiB\", {inner} }}\n"),
+        )
+    };
+    for (inner, field, message) in [
+        (
+            "device = \"ssd\", backing_dev = { profile = \"nvme\" }",
+            "machine.swap.backing_dev",
+            "zram's",
+        ),
+        (
+            "device = \"zram\", backing_dev = { profile = \"usb\" }",
+            "machine.swap.backing_dev.profile",
+            "unknown variant",
+        ),
+        (
+            "device = \"zram\", backing_dev = { profil = \"nvme\" }",
+            "machine.swap.backing_dev.profil",
+            "unknown field",
+        ),
+        (
+            "device = \"zram\", backing_dev = { size = \"4KiB\" }",
+            "machine.swap.backing_dev.size",
+            "at least 8KiB",
+        ),
+        (
+            "device = \"zram\", comp_algorithm = \"deflate\"",
+            "machine.swap.comp_algorithm",
+            "unknown variant",
+        ),
+    ] {
+        let text = swap(inner);
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "swap = ", field);
+        assert!(e.message.contains(message), "{e}");
+    }
+    // The backing device's queue depth: at least one request.
+    let text = format!(
+        "{}[costs]\nsata_queue_depth = 0\n",
+        swap("device = \"zram\", backing_dev = { profile = \"sata\" }")
+    );
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "sata_queue_depth", "costs.sata_queue_depth");
+    // Accepted: every compressor; a backing device turned off on another device.
+    for inner in [
+        "device = \"zram\", comp_algorithm = \"lzo\"",
+        "device = \"zram\", comp_algorithm = \"lz4\"",
+        "device = \"zram\", comp_algorithm = \"zstd\", backing_dev = { size = \"1GiB\" }",
+        "device = \"ssd\", backing_dev = { enabled = false }",
+    ] {
+        scenario::parse(&swap(inner), "s.toml", &[], None).unwrap();
+    }
+    // zram's files: on zram only; writeback needs a backing device; the values 6.1
+    // takes.
+    let zram = |inner: &str, lines: &str| format!("{}[[event]]\nat = \"1s\"\n{lines}", swap(inner));
+    let with_bd = "device = \"zram\", backing_dev = { profile = \"nvme\" }";
+    for (inner, lines, needle, field, message) in [
+        (
+            "device = \"ssd\"",
+            "sysctl = \"zram.idle\"\nvalue = \"all\"\n",
+            "sysctl = ",
+            "event[0].sysctl",
+            "device = \"zram\"",
+        ),
+        (
+            "device = \"zram\"",
+            "sysctl = \"zram.writeback\"\nvalue = \"idle\"\n",
+            "sysctl = ",
+            "event[0].sysctl",
+            "backing_dev",
+        ),
+        (
+            with_bd,
+            "sysctl = \"zram.writeback\"\nvalue = \"incompressible\"\n",
+            "value = ",
+            "event[0].value",
+            "idle, huge, huge_idle",
+        ),
+        (
+            with_bd,
+            "sysctl = \"zram.idle\"\nvalue = \"60\"\n",
+            "value = ",
+            "event[0].value",
+            "\"all\"",
+        ),
+        (
+            with_bd,
+            "sysctl = \"zram.writeback_limit_enable\"\nvalue = 2\n",
+            "value = ",
+            "event[0].value",
+            "0 or 1",
+        ),
+        (
+            with_bd,
+            "sysctl = \"zram.writeback_limit\"\nvalue = \"lots\"\n",
+            "value = ",
+            "event[0].value",
+            "4 KiB pages",
+        ),
+        (
+            with_bd,
+            "sysctl = \"zram.compact\"\nvalue = 1\n",
+            "sysctl = ",
+            "event[0].sysctl",
+            "zram.writeback",
+        ),
+    ] {
+        let text = zram(inner, lines);
+        let e = error(&text, &[]);
+        assert_at(&e, &text, needle, field);
+        assert!(e.message.contains(message), "{e}");
+    }
+    // With the device turned off (as a variant would), the write runs to 6.1's ENODEV.
+    let text = zram(
+        "device = \"zram\", backing_dev = { enabled = false }",
+        "sysctl = \"zram.writeback\"\nvalue = \"huge_idle\"\n",
+    );
+    scenario::parse(&text, "s.toml", &[], None).unwrap();
+}

@@ -113,6 +113,8 @@ pub fn trace(a: &TraceArgs) -> Result<(), Failure> {
                     size,
                     zswap: None,
                     mem_limit: None,
+                    comp_algorithm: None,
+                    backing_dev: None,
                 });
             }
             s

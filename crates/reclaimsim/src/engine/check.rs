@@ -34,6 +34,7 @@ fn check_with(k: &Kernel, p: &dyn Policy, held_ok: bool) -> Result<(), String> {
         for &pfn in z.frames() {
             place.put(pfn, 4)?;
         }
+        z.check()?;
     }
     let charged = check_frames(k, &place, &pins, held_ok)?;
     check_charges(k, &charged)?;
@@ -421,6 +422,27 @@ fn check_swap(k: &Kernel, swap_refs: &[u8]) -> Result<(), String> {
             return Err(format!(
                 "swap slot {slot}: its folio {pfn} is mapped and a PTE still names the slot"
             ));
+        }
+    }
+    check_zram_slots(k)
+}
+
+/// zram holds data only for slots in use, or freed into a CPU's return cache and not yet
+/// given back to the swap map (zram_slot_free_notify runs then).
+fn check_zram_slots(k: &Kernel) -> Result<(), String> {
+    let Some(sw) = k.swap.as_ref() else {
+        return Ok(());
+    };
+    let Some(z) = sw.zram.as_ref() else {
+        return Ok(());
+    };
+    let returning: std::collections::BTreeSet<u32> = (k.swap_slots.iter())
+        .flat_map(|c| c.slots_ret.iter().copied())
+        .collect();
+    for (slot, s) in sw.slots.iter().enumerate() {
+        let slot = slot as u32;
+        if s.is_free() && z.allocated(slot) && !returning.contains(&slot) {
+            return Err(format!("zram holds data for free swap slot {slot}"));
         }
     }
     Ok(())

@@ -86,11 +86,35 @@ pub struct ZswapConfig {
 
 /// zram's settings (/sys/block/zram0, Linux 6.1) when the swap device is zram; its
 /// disksize is the swap's size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ZramConfig {
     /// mem_limit in pages: the most the zsmalloc pool may take (0: no limit, zram's
     /// default).
     pub mem_limit: u64,
+    /// comp_algorithm: the codec of every page zram compresses (lzo-rle, 6.1's
+    /// CONFIG_ZRAM_DEF_COMP default).
+    pub comp_algorithm: Compressor,
+    /// backing_dev (CONFIG_ZRAM_WRITEBACK): the block device idle or huge pages are
+    /// written back to, when configured.
+    pub backing_dev: Option<BackingDev>,
+}
+
+impl Default for ZramConfig {
+    fn default() -> Self {
+        ZramConfig {
+            mem_limit: 0,
+            comp_algorithm: Compressor::LzoRle,
+            backing_dev: None,
+        }
+    }
+}
+
+/// zram's backing device: an SSD of `profile` (its latency and queue from the cost
+/// table, as the SSD swap device's) of `pages` 4 KiB blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackingDev {
+    pub profile: SsdProfile,
+    pub pages: u64,
 }
 
 /// What a process's anon pages hold, as shares in percent of calibrate's page kinds

@@ -1,7 +1,7 @@
 //! Writes to control files while a run goes on (a scenario's `[[event]]`s): the lru_gen
-//! debugfs file, a memcg's cgroup v2 memory files, and the sysctls the model reads, each
-//! with what Linux 6.1 does on the write (mm/memcontrol.c, mm/vmscan.c,
-//! mm/page_alloc.c). The values come in pages and plain numbers: the scenario layer
+//! debugfs file, a memcg's cgroup v2 memory files, the sysctls the model reads and
+//! zram's sysfs files, each with what Linux 6.1 does on the write (mm/memcontrol.c,
+//! mm/vmscan.c, mm/page_alloc.c, drivers/block/zram/zram_drv.c). The values come in pages and plain numbers: the scenario layer
 //! parses what the user wrote.
 
 use crate::kernel::batch;
@@ -49,6 +49,14 @@ pub enum Sysctl {
     WatermarkScaleFactor(u64),
     /// /sys/kernel/mm/lru_gen/min_ttl_ms (MGLRU).
     MinTtlMs(u64),
+    /// /sys/block/zram0/idle: "all" (zram only).
+    ZramIdle,
+    /// /sys/block/zram0/writeback: "idle", "huge" or "huge_idle" (zram only).
+    ZramWriteback(crate::kernel::zram::WritebackMode),
+    /// /sys/block/zram0/writeback_limit_enable: 0 or 1.
+    ZramWritebackLimitEnable(bool),
+    /// /sys/block/zram0/writeback_limit, in 4 KiB pages.
+    ZramWritebackLimit(u64),
 }
 
 /// How a write ended.
@@ -215,9 +223,27 @@ fn memory_reclaim(
 /// value: 6.1's mem_cgroup_swappiness() ignores memcg->swappiness on the default
 /// hierarchy, so the write changes every memcg's at once), vm.watermark_scale_factor
 /// (watermark_scale_factor_sysctl_handler: setup_per_zone_wmarks), lru_gen's
-/// min_ttl_ms (MGLRU only: ENOENT otherwise).
+/// min_ttl_ms (MGLRU only: ENOENT otherwise), zram's idle, writeback and writeback
+/// limit files (idle_store, writeback_store, writeback_limit_store and
+/// writeback_limit_enable_store: `zram`; ENODEV without a zram swap device).
 fn sysctl_write(k: &mut Kernel, p: &mut dyn Policy, s: Sysctl) -> Result<(), &'static str> {
+    use crate::kernel::zram;
+    let has_zram = k.swap.as_ref().is_some_and(|sw| sw.zram.is_some());
+    let zram_file = matches!(
+        s,
+        Sysctl::ZramIdle
+            | Sysctl::ZramWriteback(_)
+            | Sysctl::ZramWritebackLimitEnable(_)
+            | Sysctl::ZramWritebackLimit(_)
+    );
+    if zram_file && !has_zram {
+        return Err("ENODEV");
+    }
     match s {
+        Sysctl::ZramIdle => zram::mark_idle(k),
+        Sysctl::ZramWriteback(mode) => return zram::writeback(k, mode),
+        Sysctl::ZramWritebackLimitEnable(on) => zram::zram(k).wb_limit_enable = on,
+        Sysctl::ZramWritebackLimit(pages) => zram::zram(k).bd_wb_limit = pages,
         Sysctl::Swappiness(v) => k.cfg.swappiness = v,
         Sysctl::WatermarkScaleFactor(v) => {
             k.cfg.watermark_scale_factor = v;

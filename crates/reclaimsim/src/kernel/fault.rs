@@ -589,7 +589,12 @@ fn swapin_skip_swapcache(
         p.refault(k, new, shadow, true);
     }
     let start = k.cur.clock;
-    swap_readpage(k, memcg, slot, new);
+    let ready = swap_readpage(k, memcg, slot, new);
+    // The synchronous swap_readpage() waits for a bio (zram's read of a written-back
+    // page from its backing device).
+    while k.cur.clock < ready {
+        k.sleep_until(ready);
+    }
     k.count(Vm::Pgmajfault, memcg, 1);
     k.workingset_read_stall(new, start, k.cur.clock);
     // The refault check may have waited for an lru lock: the pte_same() check.
@@ -621,7 +626,7 @@ fn swap_readpage(k: &mut Kernel, memcg: MemcgId, slot: u32, pfn: Pfn) -> u64 {
     // Per memcg too: the model's attribution, shown outside memory.stat.
     k.count(Vm::Pswpin, memcg, 1);
     match k.swap.as_ref().unwrap().device {
-        SwapDevice::Zram => crate::kernel::zram::read_page(k, slot),
+        SwapDevice::Zram => return crate::kernel::zram::read_page(k, slot),
         SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
         SwapDevice::Ssd => return crate::kernel::swap_io::read_folio(k, pfn, slot),
     }
@@ -654,6 +659,15 @@ pub fn swap_read_folio(k: &mut Kernel, p: &mut dyn Policy, mm: u32, vpn: u64, sl
         k.workingset_read_stall(pfn, start, read_end);
     }
     batch::folio_add_lru(k, p, pfn, true);
+    // A read not on an SSD's queue that completes later (zram's read of a written-back
+    // page): the faulting task waits for it here, as do_swap_page()'s
+    // folio_lock_or_retry() would (`swap_io::wait_on_read` knows only the SSD's reads).
+    if ready > read_end && !crate::kernel::swap_io::has_ssd(k) {
+        while k.cur.clock < ready {
+            k.sleep_until(ready);
+        }
+        k.workingset_read_stall(pfn, start, k.cur.clock);
+    }
 }
 
 /// Models folio_free_swap(): drops the swap-cache copy; the folio is now the only copy.

@@ -195,7 +195,7 @@ fn new_swap(s: &Setup, memcgs: usize) -> Option<Swap> {
     let mut sw = Swap::new(device, pages);
     sw.zswap = (s.zswap.as_ref()).map(|&c| Box::new(zswap::Zswap::new(c, sw.slots.len(), memcgs)));
     if device == SwapDevice::Zram {
-        sw.zram = Some(Box::new(zram::Zram::new(s.zram, sw.slots.len())));
+        sw.zram = Some(Box::new(zram::Zram::new(s.zram, sw.slots.len(), &s.costs)));
     }
     if device == SwapDevice::Ssd {
         let profile = s.ssd_profile.unwrap_or_default();

@@ -115,11 +115,18 @@ impl Swap {
 }
 
 /// The write of one page with no folio under writeback after it (zswap's writeback of
-/// an entry): zram's compression (lzo-rle) or brd's copy in the submitter's context, or
-/// a request on the SSD's queue.
+/// an entry): zram's compression (its comp_algorithm) or brd's copy in the submitter's
+/// context, or a request on the SSD's queue.
 pub fn device_write_cost(k: &mut Kernel, device: SwapDevice) {
     match device {
-        SwapDevice::Zram => k.spend(k.costs.zram_compress, Cat::Compression),
+        SwapDevice::Zram => {
+            let codec = (k.swap.as_ref().and_then(|s| s.zram.as_ref()))
+                .map_or(crate::kernel::config::Compressor::LzoRle, |z| {
+                    z.cfg.comp_algorithm
+                });
+            let ns = crate::kernel::zswap::codec_cost(k, codec, true);
+            k.spend(ns, Cat::Compression)
+        }
         SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),
         SwapDevice::Ssd => crate::kernel::swap_io::write_page(k),
     }

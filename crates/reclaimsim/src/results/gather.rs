@@ -117,19 +117,30 @@ fn zram(k: &Kernel) -> Option<crate::results::ZramResult> {
         same_pages: s.same_pages,
         huge_pages: s.huge_pages,
         failed_writes: s.failed_writes,
+        bd_stat: z.backing.as_ref().map(|b| crate::results::ZramBdResult {
+            bd_count: b.stats.bd_count,
+            bd_reads: b.stats.bd_reads,
+            bd_writes: b.stats.bd_writes,
+            failed_reads: b.stats.failed_reads,
+            device: device_result(&b.ssd.stats),
+        }),
     })
 }
 
-/// The SSD's own counts, when the swap device is one.
-fn swap_device(k: &Kernel) -> Option<crate::results::SwapDeviceResult> {
-    let d = k.swap.as_ref()?.ssd.as_ref()?.stats;
-    Some(crate::results::SwapDeviceResult {
+fn device_result(d: &crate::kernel::swap_io::SsdStats) -> crate::results::SwapDeviceResult {
+    crate::results::SwapDeviceResult {
         reads: d.reads,
         writes: d.writes,
         bytes_read: d.bytes_read,
         bytes_written: d.bytes_written,
         queue_wait_ns: d.queue_wait_ns,
-    })
+    }
+}
+
+/// The SSD's own counts, when the swap device is one.
+fn swap_device(k: &Kernel) -> Option<crate::results::SwapDeviceResult> {
+    let d = k.swap.as_ref()?.ssd.as_ref()?.stats;
+    Some(device_result(&d))
 }
 
 /// Whether zswap is configured: its counters are shown only then.

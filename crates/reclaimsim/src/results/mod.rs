@@ -201,6 +201,25 @@ pub struct ZramResult {
     /// Writes that failed past mem_limit (each swap-out tries twice: ->rw_page, then a
     /// bio); the folio stays in the swap cache, redirtied.
     pub failed_writes: u64,
+    /// The backing device's bd_stat and requests, when zram has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bd_stat: Option<ZramBdResult>,
+}
+
+/// zram's backing device at the end of a run: 6.1's /sys/block/zram0/bd_stat (its
+/// names, in 4 KiB pages), io_stat's failed_reads, and the device's own requests.
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
+pub struct ZramBdResult {
+    /// Pages on the backing device now.
+    pub bd_count: u64,
+    /// Pages read from it (swap-ins of written-back slots).
+    pub bd_reads: u64,
+    /// Pages written to it by writeback.
+    pub bd_writes: u64,
+    /// ->rw_page reads of a written-back slot, which 6.1 fails and retries as a bio.
+    pub failed_reads: u64,
+    /// The device's requests: bytes written is what writeback wrote to flash.
+    pub device: SwapDeviceResult,
 }
 
 /// zswap at the end of a run: what 6.1's /sys/kernel/debug/zswap shows (its names).

@@ -312,6 +312,29 @@ pub struct SwapConfig {
     /// zram's mem_limit: the most its compressed pool may take of RAM (zram only; "0"
     /// or absent: no limit).
     pub mem_limit: Option<ByteSize>,
+    /// zram's comp_algorithm (zram only): "lzo-rle" (default), "lzo", "lz4" or "zstd".
+    pub comp_algorithm: Option<crate::kernel::config::Compressor>,
+    /// zram's backing device for writeback (zram only; CONFIG_ZRAM_WRITEBACK).
+    pub backing_dev: Option<BackingDevConfig>,
+}
+
+/// `machine.swap.backing_dev`: the block device zram writes idle or huge pages back to.
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct BackingDevConfig {
+    /// enabled: false takes the device away (so that a variant can): zram.writeback
+    /// then fails with ENODEV, as 6.1's writeback_store without a backing_dev.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// The SSD's profile: "nvme" (default) or "sata", as the SSD swap device's.
+    #[serde(default)]
+    pub profile: crate::kernel::config::SsdProfile,
+    /// Its size (default: the zram device's, `size`).
+    pub size: Option<ByteSize>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// One memcg of the cgroup v2 tree. Parents must be declared (the root "/" always exists).
@@ -475,6 +498,22 @@ impl WorkloadConfig {
     }
 }
 
+/// zram's settings from `machine.swap` (unused unless the device is zram).
+fn zram_config(sw: Option<&SwapConfig>) -> crate::kernel::config::ZramConfig {
+    use crate::kernel::config::{BackingDev, Compressor, ZramConfig};
+    let Some(sw) = sw else {
+        return ZramConfig::default();
+    };
+    ZramConfig {
+        mem_limit: sw.mem_limit.map_or(0, |b| b.0.div_ceil(PAGE_SIZE)),
+        comp_algorithm: sw.comp_algorithm.unwrap_or(Compressor::LzoRle),
+        backing_dev: (sw.backing_dev.filter(|b| b.enabled)).map(|b| BackingDev {
+            profile: b.profile,
+            pages: b.size.unwrap_or(sw.size).pages(),
+        }),
+    }
+}
+
 impl Scenario {
     /// What the kernel is built from: the machine in pages, the kernel configuration,
     /// the cost table and the memcg tree with its limits.
@@ -492,11 +531,7 @@ impl Scenario {
             zswap: (m.swap.as_ref())
                 .and_then(|sw| sw.zswap)
                 .filter(|z| z.enabled),
-            zram: crate::kernel::config::ZramConfig {
-                mem_limit: (m.swap.as_ref())
-                    .and_then(|sw| sw.mem_limit)
-                    .map_or(0, |b| b.0.div_ceil(PAGE_SIZE)),
-            },
+            zram: zram_config(m.swap.as_ref()),
             kernel: self.kernel.clone(),
             costs: self.costs.clone(),
             memcgs: self

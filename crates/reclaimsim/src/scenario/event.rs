@@ -19,11 +19,19 @@ pub const FILES: [&str; 7] = [
 ];
 
 /// The sysctls an event may write.
-pub const SYSCTLS: [&str; 3] = [
+pub const SYSCTLS: [&str; 7] = [
     "vm.swappiness",
     "vm.watermark_scale_factor",
     "lru_gen.min_ttl_ms",
+    "zram.idle",
+    "zram.writeback",
+    "zram.writeback_limit_enable",
+    "zram.writeback_limit",
 ];
+
+/// The modes /sys/block/zram0/writeback takes in 6.1 (its `page_index=` form is not
+/// modelled; "incompressible" came with the recompression work after 6.1).
+pub const WRITEBACK_MODES: [&str; 3] = ["idle", "huge", "huge_idle"];
 
 /// What an event writes; a memcg still by its path.
 #[derive(Clone, Debug, PartialEq)]
@@ -200,6 +208,7 @@ fn sysctl(ev: &EventConfig) -> Result<ParsedEvent, EventProblem> {
             let shown = format!("echo {n} > /sys/kernel/mm/lru_gen/min_ttl_ms");
             (Sysctl::MinTtlMs(n), shown)
         }
+        _ if name.starts_with("zram.") && SYSCTLS.contains(&name) => zram_file(name, &text)?,
         _ => {
             return Err((
                 "sysctl",
@@ -211,6 +220,50 @@ fn sysctl(ev: &EventConfig) -> Result<ParsedEvent, EventProblem> {
         write: EventWrite::Sysctl(write),
         shown,
     })
+}
+
+/// A write to one of zram's sysfs files (`zram.NAME`: /sys/block/zram0/NAME), the value
+/// checked as 6.1's store function checks it.
+fn zram_file(name: &str, text: &str) -> Result<(Sysctl, String), EventProblem> {
+    use crate::kernel::zram::WritebackMode;
+    let file = name.trim_start_matches("zram.");
+    let shown = format!("echo {text} > /sys/block/zram0/{file}");
+    let write = match file {
+        // idle_store(): "all" (an age in seconds needs CONFIG_ZRAM_MEMORY_TRACKING,
+        // which the model does not have).
+        "idle" if text == "all" => Sysctl::ZramIdle,
+        "idle" => return Err(("value", format!("`{text}`: zram.idle takes \"all\""))),
+        "writeback" => Sysctl::ZramWriteback(match text {
+            "idle" => WritebackMode::Idle,
+            "huge" => WritebackMode::Huge,
+            "huge_idle" => WritebackMode::HugeIdle,
+            _ => {
+                return Err((
+                    "value",
+                    format!(
+                        "`{text}`: zram.writeback takes one of {} (6.1's modes; its \
+                         page_index= form is not modelled)",
+                        WRITEBACK_MODES.join(", ")
+                    ),
+                ))
+            }
+        }),
+        "writeback_limit_enable" => match text {
+            "0" => Sysctl::ZramWritebackLimitEnable(false),
+            "1" => Sysctl::ZramWritebackLimitEnable(true),
+            _ => return Err(("value", format!("`{text}`: {name} takes 0 or 1"))),
+        },
+        _ => match text.parse::<u64>() {
+            Ok(n) => Sysctl::ZramWritebackLimit(n),
+            Err(_) => {
+                return Err((
+                    "value",
+                    format!("`{text}`: {name} takes a number of 4 KiB pages"),
+                ))
+            }
+        },
+    };
+    Ok((write, shown))
 }
 
 #[cfg(test)]

@@ -1432,7 +1432,7 @@ fn check_zswap(s: &Scenario) -> Result<(), Problem> {
 /// `kernel.page_cluster` within 0 to 31 (6.1's page_cluster_max); an SSD's queue depth
 /// in the cost table at least one request.
 fn check_swap_device(s: &Scenario) -> Result<(), Problem> {
-    use crate::kernel::config::{SsdProfile, SwapDevice};
+    use crate::kernel::config::SwapDevice;
     if s.kernel.page_cluster > 31 {
         return fail(
             at("kernel.page_cluster"),
@@ -1452,11 +1452,21 @@ fn check_swap_device(s: &Scenario) -> Result<(), Problem> {
             );
         }
     }
+    check_backing_dev(s, sw)?;
     // A profile with another device is unused, so that a variant can switch devices.
     if sw.device != SwapDevice::Ssd {
         return Ok(());
     }
-    let (field, depth) = match sw.profile.unwrap_or_default() {
+    check_queue_depth(s, sw.profile.unwrap_or_default())
+}
+
+/// The cost table's queue depth of an SSD of `profile`: at least one request.
+fn check_queue_depth(
+    s: &Scenario,
+    profile: crate::kernel::config::SsdProfile,
+) -> Result<(), Problem> {
+    use crate::kernel::config::SsdProfile;
+    let (field, depth) = match profile {
         SsdProfile::Nvme => ("nvme_queue_depth", s.costs.nvme_queue_depth),
         SsdProfile::Sata => ("sata_queue_depth", s.costs.sata_queue_depth),
     };
@@ -1467,6 +1477,35 @@ fn check_swap_device(s: &Scenario) -> Result<(), Problem> {
         );
     }
     Ok(())
+}
+
+/// `machine.swap.backing_dev`, when enabled: on a zram device only (`enabled = false`
+/// lets a variant switch devices), a size more than a block (block 0 is never used)
+/// and less than 1 PiB, and its profile's queue depth at least one request.
+fn check_backing_dev(s: &Scenario, sw: &config::SwapConfig) -> Result<(), Problem> {
+    use crate::kernel::config::SwapDevice;
+    let Some(b) = sw.backing_dev.filter(|b| b.enabled) else {
+        return Ok(());
+    };
+    if sw.device != SwapDevice::Zram {
+        return fail(
+            at("machine.swap.backing_dev"),
+            "a backing device is zram's (device = \"zram\"); `enabled = false` turns it \
+             off for another device",
+        );
+    }
+    if let Some(size) = b.size {
+        if size.0 < 2 * PAGE_SIZE || size.0 >= ABSURD {
+            return fail(
+                at("machine.swap.backing_dev.size"),
+                format!(
+                    "{} is out of range: at least 8KiB (two blocks), less than 1 PiB",
+                    human_bytes(size.0)
+                ),
+            );
+        }
+    }
+    check_queue_depth(s, b.profile)
 }
 
 /// Each workload's `page_content`: shares in percent that add up to 100.
@@ -1777,8 +1816,14 @@ fn check_sysctl_event(
     i: usize,
     sysctl: &crate::kernel::control::Sysctl,
 ) -> Result<(), Problem> {
-    if !matches!(sysctl, crate::kernel::control::Sysctl::MinTtlMs(_)) {
-        return Ok(());
+    use crate::kernel::control::Sysctl;
+    match sysctl {
+        Sysctl::MinTtlMs(_) => {}
+        Sysctl::ZramIdle
+        | Sysctl::ZramWriteback(_)
+        | Sysctl::ZramWritebackLimit(_)
+        | Sysctl::ZramWritebackLimitEnable(_) => return check_zram_event(s, i, sysctl),
+        _ => return Ok(()),
     }
     if s.kernel.policy != crate::scenario::config::PolicyKind::Mglru {
         return fail(
@@ -1793,6 +1838,38 @@ fn check_sysctl_event(
         return fail(
             elem("event", i, "sysctl"),
             "the v11 postings of MGLRU have no min_ttl_ms",
+        );
+    }
+    Ok(())
+}
+
+/// A write to zram's files needs a zram swap device; zram.writeback needs
+/// `backing_dev` (6.1's writeback_store fails with -ENODEV without one: the model
+/// refuses the scenario rather than run a write that cannot do anything; a backing_dev
+/// with `enabled = false`, which a variant sets, runs it to that ENODEV).
+fn check_zram_event(
+    s: &Scenario,
+    i: usize,
+    sysctl: &crate::kernel::control::Sysctl,
+) -> Result<(), Problem> {
+    use crate::kernel::config::SwapDevice;
+    let Some(sw) = s
+        .machine
+        .swap
+        .as_ref()
+        .filter(|sw| sw.device == SwapDevice::Zram)
+    else {
+        return fail(
+            elem("event", i, "sysctl"),
+            "zram's files need machine.swap.device = \"zram\"",
+        );
+    };
+    let writeback = matches!(sysctl, crate::kernel::control::Sysctl::ZramWriteback(_));
+    if writeback && sw.backing_dev.is_none() {
+        return fail(
+            elem("event", i, "sysctl"),
+            "zram.writeback needs machine.swap.backing_dev (6.1's writeback_store fails \
+             with ENODEV without one)",
         );
     }
     Ok(())
