@@ -172,3 +172,42 @@ fn compare_sets_a_kernel_variant_beside_the_model() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A finished workload holds its memory until every workload has finished, as the
+/// model's finished workloads keep theirs to the run's end: anon (16 MiB, populated)
+/// finishes, then fio starts `after` it, and at fio's `end:fio` snapshot /a still holds
+/// the 16 MiB. Before the guest held it, anon exited at its own end and /a was empty by
+/// then. One boot.
+#[test]
+fn a_finished_workload_holds_its_memory_until_all_finish() {
+    if !enabled() {
+        return;
+    }
+    let d = dir("held");
+    let (scenario, json) = (d.join("held.toml"), d.join("out.json"));
+    let text = "name = 'held'\nseed = 1\n[machine]\nmemory = '256MiB'\ncpus = 2\n\
+        [kernel]\npolicy = 'classic'\n[[memcg]]\npath = '/a'\n[[memcg]]\npath = '/f'\n\
+        [[workload]]\nname = 'anon'\nmemcg = '/a'\n[workload.anon]\nsize = '16MiB'\n\
+        populate = true\npasses = 1\n\
+        [[workload]]\nname = 'fio'\nmemcg = '/f'\nafter = 'anon'\n[workload.fio]\n\
+        rw = 'read'\nsize = '8MiB'\n";
+    std::fs::write(&scenario, text).unwrap();
+    let args = ["kernel", scenario.to_str().unwrap(), "--json"];
+    let out = reclaimsim(&[&args[..], &[json.to_str().unwrap()]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let v = &r["variants"][0];
+    let snaps = v["guest"]["snapshots"].as_array().unwrap();
+    let at = |label: &str| {
+        let s = snaps.iter().find(|s| s["label"] == label);
+        let s = s.unwrap_or_else(|| panic!("no {label} snapshot in {snaps:?}"));
+        count(s, &["memcgs", "/a", "memory.current"])
+    };
+    assert!(at("end:anon") >= 16 << 20, "{snaps:?}");
+    assert!(
+        at("end:fio") >= 16 << 20,
+        "anon let its memory go: {snaps:?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
