@@ -176,8 +176,9 @@ fn compare_sets_a_kernel_variant_beside_the_model() {
 /// A finished workload holds its memory until every workload has finished, as the
 /// model's finished workloads keep theirs to the run's end, and an anon phase waits for
 /// the workload its `wait_for` names. `held` (16 MiB, populated) finishes, then fio starts
-/// `after` it; at fio's `end:fio` snapshot /a still holds the 16 MiB (before the guest
-/// held it, `held` exited at its own end and /a was empty by then). `waiter` populates
+/// `after` it and reads 64 MiB; at fio's `end:fio` snapshot /a still holds the 16 MiB
+/// (before the guest held it, `held` exited at its own end and /a was empty by then;
+/// with 8 MiB fio ended before that exit, and the test could not tell). `waiter` populates
 /// 4 MiB in /b, then its phase `again` waits for fio and loads each page once: it ends
 /// after fio, with the model's 1024 touches. One boot.
 #[test]
@@ -193,7 +194,7 @@ fn finished_workloads_hold_their_memory_and_phases_wait() {
         [[workload]]\nname = 'held'\nmemcg = '/a'\n[workload.anon]\nsize = '16MiB'\n\
         populate = true\npasses = 1\n\
         [[workload]]\nname = 'fio'\nmemcg = '/f'\nafter = 'held'\n[workload.fio]\n\
-        rw = 'read'\nsize = '8MiB'\n\
+        rw = 'read'\nsize = '64MiB'\n\
         [[workload]]\nname = 'waiter'\nmemcg = '/b'\n[workload.anon]\nsize = '4MiB'\n\
         populate = true\npasses = 1\n[[workload.anon.phase]]\nname = 'again'\n\
         wait_for = 'fio'\nwrite = false\n";
