@@ -5,16 +5,34 @@
  * worker's slice, or pages drawn from a fio random_distribution over the whole region;
  * loads or stores of 8 bytes. A worker's touches in the run phase: passes x (slice, or
  * region pages when random), at most -a ACCESSES; -T stops the workload after SECONDS.
- * One touch in 64 is timed.
+ * One touch in 64 is timed. Each -H adds a later phase (the model's
+ * [[workload.anon.phase]]): the workers meet after the phase before, the program sleeps
+ * (holding its memory) until SLEEP seconds after its start and until /tmp/fin.WAIT or
+ * /tmp/exit.WAIT exists (WAIT empty: none), then the workers touch with the phase's
+ * pattern, store flag, passes and accesses (0: none given).
  *
  *   anon -n NAME -s BYTES -t THREADS [-S] [-p seq|random|zipf:T] [-w 0|1] [-P]
  *        [-r PASSES] [-a ACCESSES] [-T SECONDS] [-e SEED] [-x STOPFILE]... [-f FIN -g GO]
+ *        [-H PHASE,PATTERN,WRITE,PASSES,ACCESSES,SLEEP,WAIT]...
  */
 #include "common.h"
+
+#define MAXPH 16
+
+/* One phase: the populate pass, the run, or a later -H phase. */
+struct phase {
+	const char *name, *pattern, *wait;
+	int populate, write;
+	uint64_t passes, accesses, stream;
+	double sleep_until;
+};
 
 static char *name = "anon", *pattern = "seq";
 static uint64_t size, passes, accesses, seed = 1, pages;
 static int threads = 1, shared_region, do_write = 1, populate;
+static struct phase ph[MAXPH];
+static int nph, nlater;
+static char *later[MAXPH];
 static volatile int phase = -1; /* in shared memory when forked: see phase_ptr */
 static volatile int *phase_ptr = &phase;
 static volatile uint64_t sink;
@@ -25,32 +43,34 @@ struct wctx {
 	uint64_t first, len;
 };
 
-static void touch_pages(struct wctx *c, int is_populate)
+static void touch_pages(struct wctx *c, const struct phase *f)
 {
 	struct wstat *w = &sh->w[c->id];
-	int seq = is_populate || !strcmp(pattern, "seq");
-	uint64_t rng = rng_seed(seed, c->id), limit, acc = 0, n = 0;
+	int seq = f->populate || !strcmp(f->pattern, "seq");
+	/* later phases draw from their own stream */
+	uint64_t rng = rng_seed(seed + f->stream * 0x9e3779b97f4a7c15ULL, c->id);
+	uint64_t limit, acc = 0, n = 0;
 	struct dist d;
 	if (!seq)
-		dist_init(&d, pattern, pages, &rng);
-	if (is_populate)
+		dist_init(&d, f->pattern, pages, &rng);
+	if (f->populate)
 		limit = c->len;
 	else {
 		uint64_t pass = seq ? c->len : pages;
-		limit = passes ? passes * pass : UINT64_MAX;
-		if (accesses && accesses < limit)
-			limit = accesses;
+		limit = f->passes ? f->passes * pass : UINT64_MAX;
+		if (f->accesses && f->accesses < limit)
+			limit = f->accesses;
 	}
-	int wr = is_populate || do_write;
+	int wr = f->populate || f->write;
 	for (; n < limit && !sh->stop; n++) {
 		uint64_t page = seq ? c->first + n % c->len : dist_next(&d, &rng);
-		uint64_t *p = (uint64_t *)(c->region + page * PAGE + ((n * 8) & 4088));
+		uint64_t *ptr = (uint64_t *)(c->region + page * PAGE + ((n * 8) & 4088));
 		int timed = (n & 63) == 0;
 		uint64_t t0 = timed ? now_ns() : 0;
 		if (wr)
-			*p = n + 1;
+			*ptr = n + 1;
 		else
-			acc += *p;
+			acc += *ptr;
 		if (timed)
 			record(w, now_ns() - t0);
 		if ((n & 255) == 255)
@@ -62,12 +82,60 @@ static void touch_pages(struct wctx *c, int is_populate)
 
 static void run_phases(struct wctx *c)
 {
-	int nph = populate ? 2 : 1;
 	for (int p = 0; p < nph; p++) {
 		while (*phase_ptr < p)
 			usleep(2000);
-		touch_pages(c, populate && p == 0);
+		touch_pages(c, &ph[p]);
 		sh->w[c->id].done = 1;
+	}
+}
+
+/* The phases: populate (-P), run, then each -H PHASE,PATTERN,WRITE,PASSES,ACCESSES,
+ * SLEEP,WAIT in order. */
+static int build_phases(void)
+{
+	if (populate)
+		ph[nph++] = (struct phase){ .name = "populate", .pattern = "seq", .populate = 1 };
+	ph[nph++] = (struct phase){ .name = "run", .pattern = pattern, .write = do_write,
+				    .passes = passes, .accesses = accesses };
+	for (int i = 0; i < nlater; i++) {
+		struct phase *f = &ph[nph++];
+		char *fld[7];
+		int k = 0;
+		for (char *q = later[i]; k < 7; k++) {
+			fld[k] = q;
+			q = strchr(q, ',');
+			if (!q)
+				break;
+			*q++ = 0;
+		}
+		if (k != 6)
+			return -1;
+		*f = (struct phase){ .name = fld[0], .pattern = fld[1], .write = atoi(fld[2]),
+				     .passes = strtoull(fld[3], 0, 0),
+				     .accesses = strtoull(fld[4], 0, 0),
+				     .sleep_until = atof(fld[5]), .wait = fld[6],
+				     .stream = (uint64_t)i + 1 };
+		if (!f->passes && !f->accesses)
+			f->passes = 1;
+	}
+	return 0;
+}
+
+/* Before a later phase: sleep until its time and until what it waits for has finished
+ * (or a stop file appears). */
+static void wait_phase(const struct phase *f, double start)
+{
+	char fin[300], ex[300];
+	snprintf(fin, sizeof fin, "/tmp/fin.%s", f->wait ? f->wait : "");
+	snprintf(ex, sizeof ex, "/tmp/exit.%s", f->wait ? f->wait : "");
+	while (!stop_file_seen() && !(deadline > 0 && now() - start >= deadline)) {
+		int slept = now() - start >= f->sleep_until;
+		int waited = !f->wait || !*f->wait || access(fin, F_OK) == 0 ||
+			     access(ex, F_OK) == 0;
+		if (slept && waited)
+			return;
+		usleep(50000);
 	}
 }
 
@@ -89,7 +157,7 @@ int main(int argc, char **argv)
 {
 	const char *fin = NULL, *go = NULL;
 	int o;
-	while ((o = getopt(argc, argv, "n:s:t:Sp:w:Pr:a:T:e:x:f:g:")) != -1) {
+	while ((o = getopt(argc, argv, "n:s:t:Sp:w:Pr:a:T:e:x:f:g:H:")) != -1) {
 		switch (o) {
 		case 'n': name = optarg; break;
 		case 's': size = strtoull(optarg, 0, 0); break;
@@ -105,6 +173,7 @@ int main(int argc, char **argv)
 		case 'x': if (nstop < MAXSTOP) stop_files[nstop++] = optarg; break;
 		case 'f': fin = optarg; break;
 		case 'g': go = optarg; break;
+		case 'H': if (nlater < MAXPH - 2) later[nlater++] = optarg; else return 2; break;
 		default: return 2;
 		}
 	}
@@ -113,6 +182,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (!passes && !accesses && deadline == 0)
 		passes = 1;
+	if (build_phases() != 0)
+		return 2;
 	shared_init();
 	/* the phase number lives in shared memory so forked workers see it */
 	phase_ptr = (volatile int *)&sh->barrier;
@@ -137,15 +208,16 @@ int main(int argc, char **argv)
 		}
 	}
 	double start = now();
-	int nph = populate ? 2 : 1;
 	for (int p = 0; p < nph; p++) {
+		if (ph[p].wait || ph[p].sleep_until > 0)
+			wait_phase(&ph[p], start);
 		reset_stats(threads);
 		double t0 = now();
 		*phase_ptr = p;
 		supervise(threads, start);
 		char label[256];
 		if (nph > 1)
-			snprintf(label, sizeof label, "%s:%s", name, p == 0 ? "populate" : "run");
+			snprintf(label, sizeof label, "%s:%s", name, ph[p].name);
 		else
 			snprintf(label, sizeof label, "%s", name);
 		report(label, threads, now() - t0);

@@ -226,8 +226,8 @@ static __attribute__((unused)) void reset_stats(int n)
 	sh->stop = 0;
 }
 
-/* Tells init the work is finished (FIN file) and waits for its snapshot (GO file)
- * before the memory is let go. */
+/* Tells init the work is finished (FIN file) and holds the memory until init's GO file
+ * (every workload has finished and been snapshotted) or /tmp/stop.all. */
 static void finish_handshake(const char *fin, const char *go)
 {
 	if (!fin)
@@ -235,6 +235,7 @@ static void finish_handshake(const char *fin, const char *go)
 	int fd = open(fin, O_CREAT | O_WRONLY, 0644);
 	if (fd >= 0)
 		close(fd);
-	for (int i = 0; go && i < 6000 && access(go, F_OK) != 0; i++)
+	/* the memory stays held until init says go (every workload finished) or stops all */
+	while (go && access(go, F_OK) != 0 && access("/tmp/stop.all", F_OK) != 0)
 		usleep(50000);
 }

@@ -5,7 +5,8 @@
 # the workloads' files), starts the workloads, and prints counters on the console in
 # lines that start with "@RS " (the host's parser reads only those):
 #   @RS snap LABEL UPTIME / @RS endsnap LABEL   around a snapshot, taken when each
-#       workload finishes its work (LABEL end:NAME, its memory still held) and at the end
+#       workload finishes its work (LABEL end:NAME, its memory still held: programs exit
+#       only when every workload has finished) and at the end
 #   @RS vm KEY VALUE            /proc/vmstat
 #   @RS cg PATH FILE KEY VALUE  memory.stat, memory.events(.local), memory.swap.events,
 #                               memory.pressure; @RS cg PATH current|swap.current VALUE
@@ -116,20 +117,32 @@ while [ $i -lt $RS_NWL ]; do
 	i=$((i + 1))
 done
 
-# Wait for every workload; snapshot each as it finishes its work (its memory still
-# held: the program waits for go.NAME), and stop them all at the plan's duration.
+# Wait for every workload; snapshot each as it finishes its work. A finished program
+# holds its memory (it waits for go.NAME) until every workload has finished, as the
+# model's finished workloads keep theirs to the run's end; then all exit. Stop them all
+# at the plan's duration.
 while :; do
 	left=0
+	busy=0
 	i=0
 	while [ $i -lt $RS_NWL ]; do
 		eval "n=\$RS_WL_${i}_NAME"
-		if [ -f /tmp/fin.$n ] && [ ! -f /tmp/go.$n ]; then
+		if [ -f /tmp/fin.$n ] && [ ! -f /tmp/snapped.$n ]; then
 			snap end:$n
-			touch /tmp/go.$n
+			touch /tmp/snapped.$n
 		fi
+		[ -f /tmp/fin.$n ] || [ -f /tmp/exit.$n ] || busy=$((busy + 1))
 		[ -f /tmp/exit.$n ] || left=$((left + 1))
 		i=$((i + 1))
 	done
+	if [ $busy = 0 ]; then
+		i=0
+		while [ $i -lt $RS_NWL ]; do
+			eval "n=\$RS_WL_${i}_NAME"
+			[ -f /tmp/fin.$n ] && touch /tmp/go.$n
+			i=$((i + 1))
+		done
+	fi
 	[ $left = 0 ] && break
 	if [ "$RS_DURATION" != 0 ] && [ ! -f /tmp/stop.all ]; then
 		awk -v t="$(now)" -v t0="$T0" -v d="$RS_DURATION" 'BEGIN { exit !(t - t0 >= d) }' && touch /tmp/stop.all

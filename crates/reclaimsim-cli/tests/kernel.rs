@@ -172,3 +172,53 @@ fn compare_sets_a_kernel_variant_beside_the_model() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A finished workload holds its memory until every workload has finished, as the
+/// model's finished workloads keep theirs to the run's end, and an anon phase waits for
+/// the workload its `wait_for` names. `held` (16 MiB, populated) finishes, then fio starts
+/// `after` it and reads 64 MiB; at fio's `end:fio` snapshot /a still holds the 16 MiB
+/// (before the guest held it, `held` exited at its own end and /a was empty by then;
+/// with 8 MiB fio ended before that exit, and the test could not tell). `waiter` populates
+/// 4 MiB in /b, then its phase `again` waits for fio and loads each page once: it ends
+/// after fio, with the model's 1024 touches. One boot.
+#[test]
+fn finished_workloads_hold_their_memory_and_phases_wait() {
+    if !enabled() {
+        return;
+    }
+    let d = dir("held");
+    let (scenario, json) = (d.join("held.toml"), d.join("out.json"));
+    let text = "name = 'held'\nseed = 1\n[machine]\nmemory = '256MiB'\ncpus = 2\n\
+        [kernel]\npolicy = 'classic'\n\
+        [[memcg]]\npath = '/a'\n[[memcg]]\npath = '/b'\n[[memcg]]\npath = '/f'\n\
+        [[workload]]\nname = 'held'\nmemcg = '/a'\n[workload.anon]\nsize = '16MiB'\n\
+        populate = true\npasses = 1\n\
+        [[workload]]\nname = 'fio'\nmemcg = '/f'\nafter = 'held'\n[workload.fio]\n\
+        rw = 'read'\nsize = '64MiB'\n\
+        [[workload]]\nname = 'waiter'\nmemcg = '/b'\n[workload.anon]\nsize = '4MiB'\n\
+        populate = true\npasses = 1\n[[workload.anon.phase]]\nname = 'again'\n\
+        wait_for = 'fio'\nwrite = false\n";
+    std::fs::write(&scenario, text).unwrap();
+    let args = ["kernel", scenario.to_str().unwrap(), "--json"];
+    let out = reclaimsim(&[&args[..], &[json.to_str().unwrap()]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let v = &r["variants"][0];
+    assert_eq!(count(v, &["workloads", "waiter:again", "ops"]), 1024);
+    let snaps = v["guest"]["snapshots"].as_array().unwrap();
+    let labels: Vec<&str> = snaps.iter().filter_map(|s| s["label"].as_str()).collect();
+    let pos = |l: &str| labels.iter().position(|x| *x == l);
+    assert!(pos("end:fio") < pos("end:waiter"), "{labels:?}");
+    let current = |label: &str| {
+        let s = snaps.iter().find(|s| s["label"] == label);
+        let s = s.unwrap_or_else(|| panic!("no {label} snapshot in {labels:?}"));
+        count(s, &["memcgs", "/a", "memory.current"])
+    };
+    assert!(current("end:held") >= 16 << 20, "{snaps:?}");
+    assert!(
+        current("end:fio") >= 16 << 20,
+        "held let its memory go: {snaps:?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -8,7 +8,7 @@ use super::locate::Step;
 use reclaimsim::kernel::config::{KernelConfig, PolicyKind, SwapDevice};
 use reclaimsim::scenario::config::{Scenario, WorkloadConfig};
 use reclaimsim::sim::cost::CostTable;
-use reclaimsim::workload::anon::AnonOptions;
+use reclaimsim::workload::anon::{AnonOptions, AnonPhase};
 use reclaimsim::workload::fio::{FioOptions, IoEngine};
 use reclaimsim::workload::WorkloadOptions;
 
@@ -535,12 +535,6 @@ fn anon(
             "the guest's anon counts single touches",
         );
     }
-    if !o.phase.is_empty() {
-        return fail(
-            wl(i, "anon.phase"),
-            "the guest's anon has no later phases yet",
-        );
-    }
     if !guest_pattern(&o.pattern) {
         return fail(
             wl(i, "anon.pattern"),
@@ -578,7 +572,63 @@ fn anon(
             cmd.extend([flag.to_string(), v]);
         }
     }
+    for (n, phase) in o.phase.iter().enumerate() {
+        cmd.extend(["-H".into(), anon_phase(i, n, phase)?]);
+    }
     Ok(cmd)
+}
+
+/// A later anon phase (`[[workload.anon.phase]]`) as `anon -H`'s argument:
+/// `NAME,PATTERN,WRITE,PASSES,ACCESSES,SLEEP,WAIT` (0 and empty: not given).
+fn anon_phase(i: usize, n: usize, ph: &AnonPhase) -> Result<String, PlanError> {
+    let field = |f: &str| {
+        let mut p = wl(i, "anon.phase");
+        p.push(Step::Index(n));
+        p.push(key(f));
+        p
+    };
+    let name = ph.name.clone().unwrap_or(format!("phase{}", n + 1));
+    if !name.chars().all(|c| safe_char(c) && c != '/') {
+        return fail(
+            field("name"),
+            "the guest takes phase names of letters, digits, '-', '_' and '.'",
+        );
+    }
+    let unsupported = [
+        (
+            "mix",
+            !ph.mix.is_empty(),
+            "draws from one pattern (no mix yet)",
+        ),
+        (
+            "rwmixread",
+            ph.rwmixread.is_some(),
+            "only loads or only stores",
+        ),
+        (
+            "pattern",
+            !guest_pattern(&ph.pattern),
+            "draws seq, random or zipf[:θ]",
+        ),
+    ];
+    if let Some((f, _, what)) = unsupported.iter().find(|u| u.1) {
+        return fail(field(f), format!("the guest's anon {what}"));
+    }
+    let wait = ph.wait_for.clone().unwrap_or_default();
+    if wait.contains(':') {
+        return fail(
+            field("wait_for"),
+            "the guest waits for whole workloads, not phases",
+        );
+    }
+    Ok(format!(
+        "{name},{},{},{},{},{},{wait}",
+        ph.pattern.trim(),
+        u8::from(ph.write),
+        ph.passes.unwrap_or(0),
+        ph.accesses.unwrap_or(0),
+        ph.sleep_until.map_or(0.0, |d| d.secs_f64()),
+    ))
 }
 
 /// A fio job of buffered `read`/`randread` as `fileread`'s arguments, and its files.
@@ -943,6 +993,57 @@ mod tests {
             )),
             "{e}"
         );
+    }
+
+    /// `[[workload.anon.phase]]` goes to the guest's anon as `-H` (waiting for a whole
+    /// workload, sleeping, its own pattern and counts); what it cannot do is located.
+    #[test]
+    fn anon_phases_map_to_the_guest_or_are_located_errors() {
+        let phases = |extra: &str| {
+            DEMO.replace(
+                "passes = 2\n",
+                &format!("passes = 2\n\n[[workload.anon.phase]]\nwait_for = \"fio\"\n{extra}\n"),
+            )
+        };
+        let two = phases(
+            "accesses = 500\n[[workload.anon.phase]]\nname = \"again\"\n\
+             pattern = \"zipf:1.2\"\nwrite = false\npasses = 3\nsleep_until = \"2s\"",
+        );
+        let anon = plan(&load(&two, &[]).base).unwrap().workloads[0]
+            .command
+            .join(" ");
+        assert!(
+            anon.ends_with(
+                " -H phase1,seq,1,0,500,0,fio -H again,zipf:1.2,0,3,0,2, \
+                 -x /tmp/stop.all -f /tmp/fin.anon -g /tmp/go.anon"
+            ),
+            "{anon}"
+        );
+        let cases = [
+            ("mix = [{ weight = 1 }]", "mix", "mix = "),
+            ("rwmixread = 50", "rwmixread", "rwmixread"),
+            ("pattern = \"pareto:0.2\"", "pattern", "pareto"),
+            ("name = \"a,b\"", "name", "a,b"),
+        ];
+        for (extra, field, needle) in cases {
+            let text = phases(extra);
+            let e = error(&text, &[], None);
+            let want = format!(
+                "t.toml:{}: workload[0].anon.phase[0].{field}:",
+                line_of(&text, needle)
+            );
+            assert!(e.starts_with(&want), "{e}");
+        }
+        let text = DEMO.replace(
+            "passes = 2\n",
+            "passes = 2\n[[workload.anon.phase]]\nwait_for = \"fio:run\"\n",
+        );
+        let e = error(&text, &[], None);
+        let want = format!(
+            "t.toml:{}: workload[0].anon.phase[0].wait_for: the guest waits for whole",
+            line_of(&text, "fio:run")
+        );
+        assert!(e.starts_with(&want), "{e}");
     }
 
     #[test]
