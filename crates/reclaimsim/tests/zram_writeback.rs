@@ -8,11 +8,8 @@ mod common;
 
 use common::Sys;
 use reclaimsim::kernel::control::{self, Outcome, Sysctl, Write};
-use reclaimsim::kernel::folio::Pfn;
-use reclaimsim::kernel::lru::Policy;
 use reclaimsim::kernel::memcg::ROOT;
 use reclaimsim::kernel::stats::Vm;
-use reclaimsim::kernel::vmscan::{self, ReclaimStat, ScanControl};
 use reclaimsim::kernel::zram::{WritebackMode, Zram};
 
 /// 64 MiB, 2 CPUs, a 64 MiB zram whose table is `zram` (the inside, after device and
@@ -24,66 +21,16 @@ fn machine(zram: &str, content: &str, pages: u64) -> (Sys, u32, u64) {
          swap = {{ device = \"zram\", size = \"64MiB\"{zram} }}\n"
     ));
     let (mm, start) = s.process(ROOT, None, pages);
-    s.k.mms[mm as usize].content = content_of(content);
+    s.k.mms[mm as usize].content = common::page_content(content);
     for i in 0..pages {
         s.fault(mm, start + i, true);
     }
     s.drain();
-    assert_eq!(reclaim(&mut s, mm, start, pages), pages);
+    assert_eq!(s.reclaim_range(mm, start, pages), pages);
     (s, mm, start)
 }
 
 const NVME: &str = ", backing_dev = { profile = \"nvme\" }";
-
-fn content_of(text: &str) -> reclaimsim::kernel::config::PageContent {
-    let mut c = reclaimsim::kernel::config::PageContent {
-        items2000: 0,
-        items32: 0,
-        zero: 0,
-        random: 0,
-    };
-    for part in text.split(',') {
-        let (k, v) = part.split_once('=').unwrap();
-        let v: u32 = v.trim().parse().unwrap();
-        match k.trim() {
-            "items2000" => c.items2000 = v,
-            "items32" => c.items32 = v,
-            "zero" => c.zero = v,
-            _ => c.random = v,
-        }
-    }
-    c
-}
-
-/// Reclaims pages `start..start + pages` of the process through shrink_folio_list
-/// (PTEs old, isolated from the LRU), as zswap.rs does; returns the pages freed.
-fn reclaim(s: &mut Sys, mm: u32, start: u64, pages: u64) -> u64 {
-    let lv = s.lv(s.k.mms[mm as usize].memcg);
-    let mut list: Vec<Pfn> = Vec::new();
-    for vpn in start..start + pages {
-        let m = &s.k.mms[mm as usize];
-        let v = m.find_vma(vpn).unwrap();
-        let Some(pfn) = m.vmas[v].ptes[(vpn - m.vmas[v].start) as usize].pfn() else {
-            continue;
-        };
-        s.k.mms[mm as usize].pte_mut(vpn).unwrap().mkold();
-        s.k.lock_lruvec(lv);
-        s.p.del_folio(&mut s.k, pfn);
-        assert!(s.k.isolate_lru_flag(pfn));
-        s.k.unlock();
-        list.push(pfn);
-    }
-    let mut sc = ScanControl::new(32, None, false);
-    let mut stat = ReclaimStat::default();
-    let freed = vmscan::shrink_folio_list(&mut s.k, &mut s.p, &mut list, &mut sc, &mut stat);
-    s.k.lock_lruvec(lv);
-    for pfn in list {
-        s.k.folios[pfn as usize].set(reclaimsim::kernel::folio::pg::LRU);
-        s.p.add_folio(&mut s.k, pfn, false);
-    }
-    s.k.unlock();
-    freed
-}
 
 fn z(s: &Sys) -> &Zram {
     s.k.swap.as_ref().unwrap().zram.as_deref().unwrap()
@@ -183,7 +130,7 @@ fn a_slot_read_after_the_idle_mark_is_not_idle_and_stays_in_ram() {
     write(&mut s, Sysctl::ZramIdle);
     s.fault(mm, start, true);
     s.drain();
-    assert_eq!(reclaim(&mut s, mm, start, 1), 1);
+    assert_eq!(s.reclaim_range(mm, start, 1), 1);
     assert!(!z(&s).idle(slot_of(&s, mm, start)));
     write(&mut s, Sysctl::ZramWriteback(WritebackMode::Idle));
     assert_eq!(bd(&s).0, 7);
@@ -235,7 +182,7 @@ fn freeing_a_written_back_slot_frees_its_block() {
     assert_eq!(z(&s).stats.pages_stored, 0);
     // The blocks are taken again.
     s.drain();
-    assert_eq!(reclaim(&mut s, mm, start, 64), 64);
+    assert_eq!(s.reclaim_range(mm, start, 64), 64);
     write(&mut s, Sysctl::ZramIdle);
     write(&mut s, Sysctl::ZramWriteback(WritebackMode::Idle));
     assert_eq!(bd(&s).0, 64);

@@ -8,11 +8,8 @@
 mod common;
 
 use common::{run_checked, vmstat, Sys};
-use reclaimsim::kernel::folio::Pfn;
-use reclaimsim::kernel::lru::Policy;
 use reclaimsim::kernel::memcg::{MemcgId, ROOT};
 use reclaimsim::kernel::stats::Vm;
-use reclaimsim::kernel::vmscan::{self, ReclaimStat, ScanControl};
 
 /// 64 MiB, 2 CPUs, a 64 MiB ramdisk with zswap `zswap` (the inside of its table) and one
 /// process of `pages` anon pages holding `content` (the inside of a page_content table).
@@ -33,63 +30,12 @@ fn machine_in(
          swap = {{ device = \"ramdisk\", size = \"64MiB\", zswap = {{ {zswap} }} }}\n{memcgs}"
     ));
     let (mm, start) = s.process(memcg, None, pages);
-    s.k.mms[mm as usize].content = parse_content(content);
+    s.k.mms[mm as usize].content = common::page_content(content);
     for i in 0..pages {
         s.fault(mm, start + i, true);
     }
     s.drain();
     (s, mm, start)
-}
-
-fn parse_content(text: &str) -> reclaimsim::kernel::config::PageContent {
-    let mut c = reclaimsim::kernel::config::PageContent {
-        items2000: 0,
-        items32: 0,
-        zero: 0,
-        random: 0,
-    };
-    for part in text.split(',') {
-        let (k, v) = part.split_once('=').unwrap();
-        let v: u32 = v.trim().parse().unwrap();
-        match k.trim() {
-            "items2000" => c.items2000 = v,
-            "items32" => c.items32 = v,
-            "zero" => c.zero = v,
-            _ => c.random = v,
-        }
-    }
-    c
-}
-
-/// Reclaims every page of the process through shrink_folio_list (PTEs old, isolated
-/// from the inactive anon list), as swap_bypass.rs does one page at a time.
-fn reclaim_all(s: &mut Sys, mm: u32, start: u64, pages: u64) -> u64 {
-    let lv = s.lv(s.k.mms[mm as usize].memcg);
-    let mut list: Vec<Pfn> = Vec::new();
-    for i in 0..pages {
-        let vpn = start + i;
-        let m = &s.k.mms[mm as usize];
-        let v = m.find_vma(vpn).unwrap();
-        let Some(pfn) = m.vmas[v].ptes[(vpn - m.vmas[v].start) as usize].pfn() else {
-            continue;
-        };
-        s.k.mms[mm as usize].pte_mut(vpn).unwrap().mkold();
-        s.k.lock_lruvec(lv);
-        s.p.del_folio(&mut s.k, pfn);
-        assert!(s.k.isolate_lru_flag(pfn));
-        s.k.unlock();
-        list.push(pfn);
-    }
-    let mut sc = ScanControl::new(32, None, false);
-    let mut stat = ReclaimStat::default();
-    let freed = vmscan::shrink_folio_list(&mut s.k, &mut s.p, &mut list, &mut sc, &mut stat);
-    s.k.lock_lruvec(lv);
-    for pfn in list {
-        s.k.folios[pfn as usize].set(reclaimsim::kernel::folio::pg::LRU);
-        s.p.add_folio(&mut s.k, pfn, false);
-    }
-    s.k.unlock();
-    freed
 }
 
 /// Frames allocated (anon, page cache, zpool).
@@ -114,7 +60,7 @@ fn z(s: &Sys) -> &reclaimsim::kernel::zswap::Zswap {
 #[test]
 fn compressible_pages_go_to_the_pool_and_not_to_the_device() {
     let (mut s, mm, start) = machine("", "items2000 = 100", 16);
-    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    assert_eq!(s.reclaim_range(mm, start, 16), 16);
     assert_eq!((s.vm(Vm::Zswpout), s.vm(Vm::Pswpout)), (16, 0));
     // 119 bytes and the 8-byte header: 2 chunks, two objects a zbud page.
     assert_eq!(z(&s).stored_pages, 16);
@@ -133,7 +79,7 @@ fn compressible_pages_go_to_the_pool_and_not_to_the_device() {
 fn an_incompressible_page_is_rejected_and_goes_to_the_device() {
     for zpool in ["zbud", "z3fold", "zsmalloc"] {
         let (mut s, mm, start) = machine(&format!("zpool = \"{zpool}\""), "random = 100", 8);
-        assert_eq!(reclaim_all(&mut s, mm, start, 8), 8);
+        assert_eq!(s.reclaim_range(mm, start, 8), 8);
         assert_eq!((s.vm(Vm::Zswpout), s.vm(Vm::Pswpout)), (0, 8), "{zpool}");
         let c = z(&s).counters;
         // zbud and z3fold refuse it (-ENOSPC); zsmalloc's zs_malloc fails above a page.
@@ -148,13 +94,13 @@ fn an_incompressible_page_is_rejected_and_goes_to_the_device() {
 fn same_filled_pages_are_kept_without_compression_and_take_no_pool_memory() {
     let (mut s, mm, start) = machine("", "zero = 100", 8);
     let before = allocated(&s);
-    assert_eq!(reclaim_all(&mut s, mm, start, 8), 8);
+    assert_eq!(s.reclaim_range(mm, start, 8), 8);
     assert_eq!(z(&s).same_filled_pages, 8);
     assert_eq!(z(&s).pool_pages(), 0);
     assert_eq!(allocated(&s) + 8, before);
     // Turned off, they are compressed like any page (27 bytes: two a zbud page).
     let (mut s, mm, start) = machine("same_filled_pages = false", "zero = 100", 8);
-    assert_eq!(reclaim_all(&mut s, mm, start, 8), 8);
+    assert_eq!(s.reclaim_range(mm, start, 8), 8);
     assert_eq!(z(&s).same_filled_pages, 0);
     assert_eq!(z(&s).pool_pages(), 4);
     s.check();
@@ -164,7 +110,7 @@ fn same_filled_pages_are_kept_without_compression_and_take_no_pool_memory() {
 fn the_pool_takes_its_pages_from_ram_and_gives_them_back() {
     let (mut s, mm, start) = machine("zpool = \"z3fold\"", "items32 = 100", 70);
     let before = allocated(&s);
-    assert_eq!(reclaim_all(&mut s, mm, start, 70), 70);
+    assert_eq!(s.reclaim_range(mm, start, 70), 70);
     // 984 + 8 bytes: 16 chunks; three a z3fold page.
     assert_eq!(z(&s).pool_pages(), 24);
     assert_eq!(
@@ -196,7 +142,7 @@ fn filling(zpool: &str, percent: u32) -> (Sys, u32, u64) {
         1024,
     );
     // The pool's limit: 64 MiB (16384 pages) x percent / 100.
-    reclaim_all(&mut s, mm, start, 1024);
+    s.reclaim_range(mm, start, 1024);
     (s, mm, start)
 }
 
@@ -258,7 +204,7 @@ fn after_filling_the_pool_refuses_stores_until_below_the_accept_threshold() {
     assert_eq!((z(&s).stored_pages, z(&s).pool_pages()), (0, 0));
     // Below the threshold, the next store is taken and clears reached_full.
     let before = s.vm(Vm::Zswpout);
-    assert_eq!(reclaim_all(&mut s, mm, start, 100), 100);
+    assert_eq!(s.reclaim_range(mm, start, 100), 100);
     assert_eq!(s.vm(Vm::Zswpout), before + 100);
     assert!(!z(&s).reached_full);
     s.check();
@@ -317,7 +263,7 @@ fn in_memcg(memcgs: &str) -> (Sys, u32, u64) {
 #[test]
 fn a_memcg_at_zswap_max_zero_never_stores_and_queues_the_shrink_worker() {
     let (mut s, mm, start) = in_memcg("zswap_max = \"0\"");
-    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    assert_eq!(s.reclaim_range(mm, start, 16), 16);
     // The limit of /a holds for /a/b below it: every page went to the device.
     assert_eq!((s.vm(Vm::Zswpout), s.vm(Vm::Pswpout)), (0, 16));
     assert_eq!(s.memcg_vm(2, Vm::Zswpout), 0);
@@ -336,7 +282,7 @@ fn a_memcg_stores_until_its_subtree_holds_zswap_max() {
     // tenth is refused, and its refusal runs the shrink worker, which writes back the
     // pool's oldest zbud page (two entries), so the next store fits again.
     let (mut s, mm, start) = in_memcg("zswap_max = \"8KiB\"");
-    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    assert_eq!(s.reclaim_range(mm, start, 16), 16);
     let (zswpout, pswpout, wb) = (s.vm(Vm::Zswpout), s.vm(Vm::Pswpout), s.vm(Vm::Zswpwb));
     assert_eq!((zswpout, pswpout, wb), (13, 9, 6));
     assert_eq!(z(&s).stored_pages, zswpout - wb);
@@ -348,7 +294,7 @@ fn a_memcg_stores_until_its_subtree_holds_zswap_max() {
     assert!(z(&s).memcg_bytes[2] / 4096 <= 2);
     // "max" (no limit, as when absent): all sixteen stored.
     let (mut s, mm, start) = in_memcg("zswap_max = \"max\"");
-    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    assert_eq!(s.reclaim_range(mm, start, 16), 16);
     assert_eq!((s.vm(Vm::Zswpout), s.vm(Vm::Pswpout)), (16, 0));
     s.check();
 }
@@ -358,7 +304,7 @@ fn a_memcgs_compressed_bytes_count_in_its_memory_current() {
     let (mut s, mm, start) = in_memcg("");
     let usage = |s: &Sys, m: usize| s.k.memcgs.cgs[m].usage;
     let (a, b, root) = (usage(&s, 1), usage(&s, 2), usage(&s, 0));
-    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    assert_eq!(s.reclaim_range(mm, start, 16), 16);
     // 16 frames freed, 16 x 984 bytes charged: 15744 bytes, four pages rounded up; the
     // pool's own pages (zbud's eight, two objects each) are charged to no memcg.
     assert_eq!(z(&s).memcg_charged[2], 4);
@@ -409,7 +355,7 @@ fn zram_machine(swap: &str, content: &str, pages: u64) -> (Sys, u32, u64) {
          swap = {{ device = \"zram\", size = \"64MiB\"{swap} }}\n"
     ));
     let (mm, start) = s.process(ROOT, None, pages);
-    s.k.mms[mm as usize].content = parse_content(content);
+    s.k.mms[mm as usize].content = common::page_content(content);
     for i in 0..pages {
         s.fault(mm, start + i, true);
     }
@@ -425,7 +371,7 @@ fn zr(s: &Sys) -> &reclaimsim::kernel::zram::Zram {
 fn zram_keeps_pages_compressed_in_ram_charged_to_no_memcg() {
     let (mut s, mm, start) = zram_machine("", "items2000 = 100", 64);
     let (before, usage) = (allocated(&s), s.k.memcgs.cgs[0].usage);
-    assert_eq!(reclaim_all(&mut s, mm, start, 64), 64);
+    assert_eq!(s.reclaim_range(mm, start, 64), 64);
     // 119 bytes: the 128-byte class, 32 a page: two pages for 64.
     assert_eq!(zr(&s).pool_pages(), 2);
     assert_eq!(
@@ -455,10 +401,10 @@ fn zram_keeps_pages_compressed_in_ram_charged_to_no_memcg() {
 #[test]
 fn zram_keeps_same_filled_pages_as_a_word_and_incompressible_ones_whole() {
     let (mut s, mm, start) = zram_machine("", "zero = 100", 16);
-    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    assert_eq!(s.reclaim_range(mm, start, 16), 16);
     assert_eq!((zr(&s).stats.same_pages, zr(&s).pool_pages()), (16, 0));
     let (mut s, mm, start) = zram_machine("", "random = 100", 16);
-    assert_eq!(reclaim_all(&mut s, mm, start, 16), 16);
+    assert_eq!(s.reclaim_range(mm, start, 16), 16);
     // 4114 bytes is past zs_huge_class_size (3257): stored whole, a page each.
     let st = zr(&s).stats;
     assert_eq!((st.huge_pages, st.compr_data_size), (16, 16 * 4096));
@@ -470,7 +416,7 @@ fn zram_keeps_same_filled_pages_as_a_word_and_incompressible_ones_whole() {
 fn a_write_past_zrams_mem_limit_fails_and_the_folio_stays() {
     // 16 KiB: four pages, four incompressible pages.
     let (mut s, mm, start) = zram_machine(", mem_limit = \"16KiB\"", "random = 100", 8);
-    assert_eq!(reclaim_all(&mut s, mm, start, 8), 4);
+    assert_eq!(s.reclaim_range(mm, start, 8), 4);
     let st = zr(&s).stats;
     assert_eq!((st.pages_stored, zr(&s).pool_pages()), (4, 4));
     // Each failed swap-out tried twice (->rw_page, then the bio).

@@ -299,3 +299,59 @@ passes = 3
 "#
     )
 }
+
+/// A page_content table's inside ("items2000 = 3, zero = 1"; any other key is `random`).
+pub fn page_content(text: &str) -> reclaimsim::kernel::config::PageContent {
+    let mut c = reclaimsim::kernel::config::PageContent {
+        items2000: 0,
+        items32: 0,
+        zero: 0,
+        random: 0,
+    };
+    for part in text.split(',') {
+        let (k, v) = part.split_once('=').unwrap();
+        let v: u32 = v.trim().parse().unwrap();
+        match k.trim() {
+            "items2000" => c.items2000 = v,
+            "items32" => c.items32 = v,
+            "zero" => c.zero = v,
+            _ => c.random = v,
+        }
+    }
+    c
+}
+
+impl Sys {
+    /// Reclaims pages `start..start + pages` of process `mm` through shrink_folio_list
+    /// (PTEs made old, isolated from the LRU), putting the survivors back; returns the
+    /// pages freed.
+    pub fn reclaim_range(&mut self, mm: u32, start: u64, pages: u64) -> u64 {
+        use reclaimsim::kernel::vmscan::{self, ReclaimStat, ScanControl};
+        let lv = self.lv(self.k.mms[mm as usize].memcg);
+        let mut list: Vec<Pfn> = Vec::new();
+        for vpn in start..start + pages {
+            let m = &self.k.mms[mm as usize];
+            let v = m.find_vma(vpn).unwrap();
+            let Some(pfn) = m.vmas[v].ptes[(vpn - m.vmas[v].start) as usize].pfn() else {
+                continue;
+            };
+            self.k.mms[mm as usize].pte_mut(vpn).unwrap().mkold();
+            self.k.lock_lruvec(lv);
+            self.p.del_folio(&mut self.k, pfn);
+            assert!(self.k.isolate_lru_flag(pfn));
+            self.k.unlock();
+            list.push(pfn);
+        }
+        let mut sc = ScanControl::new(32, None, false);
+        let mut stat = ReclaimStat::default();
+        let freed =
+            vmscan::shrink_folio_list(&mut self.k, &mut self.p, &mut list, &mut sc, &mut stat);
+        self.k.lock_lruvec(lv);
+        for pfn in list {
+            self.k.folios[pfn as usize].set(pg::LRU);
+            self.p.add_folio(&mut self.k, pfn, false);
+        }
+        self.k.unlock();
+        freed
+    }
+}
