@@ -185,8 +185,10 @@ pub struct CostTable {
     /// NVMe: I/Os in flight at most (the depth of the datasheet's peak rates, QD32).
     /// A count, not ns.
     pub nvme_queue_depth: u64,
-    /// SATA SSD (Samsung 870 EVO 1 TB datasheet): one 4 KiB random read's fixed time,
-    /// its QD1 period (13 K IOPS, 76.9 us) less `sata_read_page`. Device time.
+    /// SATA SSD (Samsung 870 EVO 1 TB datasheet: QD1 13 K / 36 K IOPS, QD32 98 K / 88 K,
+    /// the four figures KitGuru's 870 EVO 1TB review quotes from Samsung): one 4 KiB
+    /// random read's fixed time, its QD1 period (13 K IOPS, 76.9 us) less
+    /// `sata_read_page`. Device time.
     pub sata_read_latency: u64,
     /// SATA: one 4 KiB write's fixed time, its QD1 period (36 K IOPS, 27.8 us) less
     /// `sata_write_page`. Device time.
