@@ -592,9 +592,7 @@ fn swapin_skip_swapcache(
     let ready = swap_readpage(k, memcg, slot, new);
     // The synchronous swap_readpage() waits for a bio (zram's read of a written-back
     // page from its backing device).
-    while k.cur.clock < ready {
-        k.sleep_until(ready);
-    }
+    k.sleep_through(ready);
     k.count(Vm::Pgmajfault, memcg, 1);
     k.workingset_read_stall(new, start, k.cur.clock);
     // The refault check may have waited for an lru lock: the pte_same() check.
@@ -663,9 +661,7 @@ pub fn swap_read_folio(k: &mut Kernel, p: &mut dyn Policy, mm: u32, vpn: u64, sl
     // page): the faulting task waits for it here, as do_swap_page()'s
     // folio_lock_or_retry() would (`swap_io::wait_on_read` knows only the SSD's reads).
     if ready > read_end && !crate::kernel::swap_io::has_ssd(k) {
-        while k.cur.clock < ready {
-            k.sleep_until(ready);
-        }
+        k.sleep_through(ready);
         k.workingset_read_stall(pfn, start, k.cur.clock);
     }
 }

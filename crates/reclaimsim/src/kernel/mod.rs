@@ -387,6 +387,14 @@ impl Kernel {
         self.cur.clock
     }
 
+    /// Sleeps until `until` even when woken before it: io_schedule() waiting for an I/O's
+    /// completion or a free request tag, which an early wake-up does not end.
+    pub fn sleep_through(&mut self, until: u64) {
+        while self.cur.clock < until {
+            self.sleep_until(until);
+        }
+    }
+
     /// spin_lock_irq(&lruvec->lru_lock), for the site in `lock_site`.
     pub fn lock_lruvec(&mut self, lv: usize) {
         // SPIN_BUG_ON(lock->owner == current, lock, "recursion"), for any lru lock: the

@@ -173,9 +173,7 @@ fn submit_bio(k: &mut Kernel, write: bool) -> u64 {
     k.spend(k.costs.block_io, Cat::Io);
     let now = k.cur.clock;
     let (start, done) = ssd(k).submit(now, write);
-    while k.cur.clock < start {
-        k.sleep_until(start);
-    }
+    k.sleep_through(start);
     let (c, kib) = if write {
         (Vm::Pgpgout, 4)
     } else {
@@ -231,9 +229,7 @@ pub fn wait_on_read(k: &mut Kernel, pfn: Pfn) -> bool {
         return false;
     };
     let start = k.cur.clock;
-    while k.cur.clock < done {
-        k.sleep_until(done);
-    }
+    k.sleep_through(done);
     k.workingset_read_stall(pfn, start, k.cur.clock);
     true
 }

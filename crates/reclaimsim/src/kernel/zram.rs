@@ -384,9 +384,7 @@ fn read_from_bdev(k: &mut Kernel) -> u64 {
     b.stats.bd_reads += 1;
     let (start, done) = b.ssd.submit(now, false);
     // blk_mq_get_tag's io_schedule when every tag is in use.
-    while k.cur.clock < start {
-        k.sleep_until(start);
-    }
+    k.sleep_through(start);
     done
 }
 
@@ -497,9 +495,7 @@ fn write_one(k: &mut Kernel, slot: u32, blk: u32) -> bool {
     k.vm.add(Vm::Pgpgout, 4);
     let now = k.cur.clock;
     let (_, done) = backing(k).ssd.submit(now, true);
-    while k.cur.clock < done {
-        k.sleep_until(done);
-    }
+    k.sleep_through(done);
     backing(k).stats.bd_writes += 1;
     let z = zram(k);
     if z.table[i] == NONE || z.flags[i] & IDLE == 0 {
