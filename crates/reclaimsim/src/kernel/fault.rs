@@ -750,7 +750,11 @@ fn find_or_read_page(
     match via {
         Via::Write => {}
         _ if k.files[file as usize].sparse => k.spend(k.costs.page_zero, Cat::Io),
+        // ext4_mpage_readpages' one-page bio to brd, then brd's copy. The model has no
+        // readahead: every miss is a one-page read, as under POSIX_FADV_RANDOM or
+        // read_ahead_kb = 0, where the kernel would batch a sequential reader's pages.
         _ => {
+            k.spend(k.costs.file_read_miss, Cat::Io);
             k.spend(k.costs.page_copy, Cat::Io);
             k.vm.add(Vm::Pgpgin, 4);
         }
