@@ -24,6 +24,69 @@ const SAME: u16 = u16::MAX;
 /// ZRAM_WB: the page is on the backing device, at the slot's block.
 const WB: u16 = u16::MAX - 1;
 
+/// zram's table of slot entries, one byte a slot on the host: the marks, or an index
+/// into the compressed lengths seen so far (few: a length follows from a page's kind
+/// of content and the codec). Reads and writes whole entries (`NONE`, `SAME`, `WB` or
+/// a length).
+#[derive(Clone, Debug)]
+struct Table {
+    codes: Vec<u8>,
+    lens: Vec<u16>,
+}
+
+/// `Table`'s codes for the marks; 1..=`MAX_LENS` index `lens` from 1.
+const CODE_NONE: u8 = 0;
+const CODE_SAME: u8 = u8::MAX;
+const CODE_WB: u8 = u8::MAX - 1;
+const MAX_LENS: usize = CODE_WB as usize - 1;
+
+impl Table {
+    fn new(slots: usize) -> Table {
+        Table {
+            codes: vec![CODE_NONE; slots],
+            lens: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.codes.len()
+    }
+
+    fn decode(&self, code: u8) -> u16 {
+        match code {
+            CODE_NONE => NONE,
+            CODE_SAME => SAME,
+            CODE_WB => WB,
+            c => self.lens[usize::from(c) - 1],
+        }
+    }
+
+    fn get(&self, slot: usize) -> u16 {
+        self.decode(self.codes[slot])
+    }
+
+    fn set(&mut self, slot: usize, entry: u16) {
+        self.codes[slot] = match entry {
+            NONE => CODE_NONE,
+            SAME => CODE_SAME,
+            WB => CODE_WB,
+            len => match self.lens.iter().position(|&l| l == len) {
+                Some(i) => i as u8 + 1,
+                None => {
+                    assert!(self.lens.len() < MAX_LENS, "zram: too many lengths");
+                    self.lens.push(len);
+                    self.lens.len() as u8
+                }
+            },
+        };
+    }
+
+    /// Every entry, in slot order.
+    fn iter(&self) -> impl Iterator<Item = u16> + '_ {
+        self.codes.iter().map(|&c| self.decode(c))
+    }
+}
+
 /// A slot's flags (zram->table[index].flags): ZRAM_IDLE and ZRAM_UNDER_WB.
 const IDLE: u8 = 1;
 const UNDER_WB: u8 = 2;
@@ -115,7 +178,7 @@ impl Backing {
 pub struct Zram {
     pub cfg: ZramConfig,
     /// Each slot's stored length (NONE, SAME, WB, or the compressed bytes).
-    table: Vec<u16>,
+    table: Table,
     /// Each slot's IDLE and UNDER_WB flags: empty until a slot is marked idle or with a
     /// backing device.
     flags: Vec<u8>,
@@ -135,7 +198,7 @@ impl Zram {
         let backing = cfg.backing_dev.map(|d| Box::new(Backing::new(d, c, slots)));
         Zram {
             cfg,
-            table: vec![NONE; slots],
+            table: Table::new(slots),
             flags: if backing.is_some() {
                 vec![0; slots]
             } else {
@@ -162,7 +225,7 @@ impl Zram {
 
     /// Host only: starts loading `slot`'s table entry, which a swap-in will read.
     pub fn prefetch(&self, slot: u32) {
-        if let Some(e) = self.table.get(slot as usize) {
+        if let Some(e) = self.table.codes.get(slot as usize) {
             crate::kernel::mm::prefetch(e);
         }
     }
@@ -171,7 +234,7 @@ impl Zram {
     pub fn host_bytes(&self) -> usize {
         let b =
             (self.backing.as_ref()).map_or(0, |b| b.bitmap.capacity() * 8 + b.block.capacity() * 4);
-        self.table.capacity() * 2 + self.flags.capacity() + b
+        self.table.codes.capacity() + self.table.lens.capacity() * 2 + self.flags.capacity() + b
     }
 
     /// The backing device's blocks agree with the table: each written-back slot holds
@@ -183,7 +246,7 @@ impl Zram {
         };
         let mut seen = vec![0u64; b.bitmap.len()];
         let mut wb = 0;
-        for (slot, &len) in self.table.iter().enumerate() {
+        for (slot, len) in self.table.iter().enumerate() {
             let blk = b.block[slot];
             if (len == WB) != (blk != 0) {
                 return Err(format!(
@@ -214,12 +277,12 @@ impl Zram {
     /// zram_allocated() (6.1): the slot holds data (in the pool, same-filled or on the
     /// backing device).
     pub fn allocated(&self, slot: u32) -> bool {
-        self.table[slot as usize] != NONE
+        self.table.get(slot as usize) != NONE
     }
 
     /// Whether the slot's page is on the backing device (ZRAM_WB).
     pub fn written_back(&self, slot: u32) -> bool {
-        self.table[slot as usize] == WB
+        self.table.get(slot as usize) == WB
     }
 
     /// Whether the slot is marked ZRAM_IDLE.
@@ -261,7 +324,7 @@ pub fn write_page(k: &mut Kernel, pfn: Pfn, slot: u32) -> bool {
         // page_same_filled() reads the whole page.
         k.spend(k.costs.page_zero, Cat::Compression);
         let z = zram(k);
-        z.table[slot as usize] = SAME;
+        z.table.set(slot as usize, SAME);
         z.stats.same_pages += 1;
         z.stats.pages_stored += 1;
         return true;
@@ -277,7 +340,7 @@ pub fn write_page(k: &mut Kernel, pfn: Pfn, slot: u32) -> bool {
         k.spend(codec_cost(k, codec, true), Cat::Compression);
         if alloc(k, len, limit) {
             let z = zram(k);
-            z.table[slot as usize] = len as u16;
+            z.table.set(slot as usize, len as u16);
             z.stats.pages_stored += 1;
             z.stats.compr_data_size += u64::from(len);
             z.stats.huge_pages += u64::from(len == PAGE_SIZE);
@@ -317,7 +380,8 @@ pub fn free_page(k: &mut Kernel, slot: u32) {
         // WARN_ON_ONCE(flags & ~(ZRAM_LOCK | ZRAM_UNDER_WB)) at zram_free_page()'s end.
         vm_warn_on!(*f & !UNDER_WB != 0, "zram_free_page left a flag");
     }
-    let len = std::mem::replace(&mut z.table[slot as usize], NONE);
+    let len = z.table.get(slot as usize);
+    z.table.set(slot as usize, NONE);
     match len {
         NONE => return,
         SAME => z.stats.same_pages -= 1,
@@ -346,7 +410,7 @@ pub fn free_page(k: &mut Kernel, slot: u32) {
 /// when the page's data is in place.
 pub fn read_page(k: &mut Kernel, slot: u32) -> u64 {
     zram(k).accessed(slot);
-    let len = zram(k).table[slot as usize];
+    let len = zram(k).table.get(slot as usize);
     if len == WB {
         return read_from_bdev(k);
     }
@@ -404,7 +468,7 @@ pub fn mark_idle(k: &mut Kernel) {
     if z.flags.is_empty() {
         z.flags = vec![0; z.table.len()];
     }
-    for (f, &len) in z.flags.iter_mut().zip(&z.table) {
+    for (f, len) in z.flags.iter_mut().zip(z.table.iter()) {
         if len != NONE && *f & UNDER_WB == 0 {
             *f |= IDLE;
         }
@@ -473,7 +537,7 @@ pub fn writeback(k: &mut Kernel, mode: WritebackMode) -> Result<(), &'static str
             }
         }
         let z = zram(k);
-        if wb_candidate(mode, z.table[slot], z.flags[slot]) && write_one(k, slot as u32, blk) {
+        if wb_candidate(mode, z.table.get(slot), z.flags[slot]) && write_one(k, slot as u32, blk) {
             blk = 0;
         }
     }
@@ -487,7 +551,7 @@ pub fn writeback(k: &mut Kernel, mode: WritebackMode) -> Result<(), &'static str
 fn write_one(k: &mut Kernel, slot: u32, blk: u32) -> bool {
     let i = slot as usize;
     zram(k).flags[i] |= UNDER_WB | IDLE;
-    let len = zram(k).table[i];
+    let len = zram(k).table.get(i);
     let ns = decompress_cost(k, len);
     k.spend(ns, Cat::Compression);
     // submit_bio_wait() of a REQ_OP_WRITE | REQ_SYNC bio: submit_bio counts pgpgout.
@@ -498,14 +562,14 @@ fn write_one(k: &mut Kernel, slot: u32, blk: u32) -> bool {
     k.sleep_through(done);
     backing(k).stats.bd_writes += 1;
     let z = zram(k);
-    if z.table[i] == NONE || z.flags[i] & IDLE == 0 {
+    if z.table.get(i) == NONE || z.flags[i] & IDLE == 0 {
         z.flags[i] &= !(UNDER_WB | IDLE);
         return false;
     }
     free_page(k, slot);
     let z = zram(k);
     z.flags[i] &= !UNDER_WB;
-    z.table[i] = WB;
+    z.table.set(i, WB);
     z.stats.pages_stored += 1;
     z.backing.as_deref_mut().unwrap().block[i] = blk;
     if z.wb_limit_enable && z.bd_wb_limit > 0 {
