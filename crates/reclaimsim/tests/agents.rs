@@ -42,8 +42,9 @@ cpu = 1
 /// The workload holds its memory and sleeps: no access, no stall.
 const IDLE: &str = "[[workload.anon.phase]]\nsleep_until = \"200ms\"\n";
 
-/// The workload keeps touching its 16 MiB at random for 60 ms.
-const BUSY: &str = "pattern = \"random\"\nruntime = \"60ms\"\n";
+/// The workload keeps touching its 16 MiB at random for 80 ms (its thrashing under the
+/// squeeze below starts at about 60 ms, once the writer's reclaim is done).
+const BUSY: &str = "pattern = \"random\"\nruntime = \"80ms\"\n";
 
 /// At 30 ms another writer sets memory.high to 4 MiB: the workload thrashes.
 const SQUEEZE: &str =

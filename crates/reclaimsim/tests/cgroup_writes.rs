@@ -514,7 +514,8 @@ name = "again"
 name = "again2"
 "#;
 
-/// End to end: vm.swappiness = 0 written at 15 ms stops swap-outs from then on, the
+/// End to end: vm.swappiness = 0 written at 15 ms stops swap-outs from then on (but for
+/// the batch of a reclaim pass under way), the
 /// root's (global reclaim, kswapd and direct) and /a's alike, though /a existed before
 /// the write: on cgroup v2, 6.1 reclaims every memcg with vm_swappiness
 /// (mem_cgroup_swappiness() ignores the memcg's own copy, a cgroup v1 setting). A run
@@ -539,8 +540,16 @@ fn vm_swappiness_event_stops_swap_outs_from_its_time() {
     assert!((e.time_s - 0.015).abs() < 1e-5, "{}", e.time_s);
     let out = |r: &reclaimsim::results::VariantResult| common::vmstat(r, "pswpout");
     assert!(out(&until_write) > 0);
-    assert_eq!(out(&with_write), out(&until_write));
-    assert_eq!(memcg_stat(&with_write, "/a", "pswpout"), out(&until_write));
+    // A reclaim pass under way at the write keeps the scan targets it set at its start
+    // (get_scan_count in shrink_lruvec), so its batch of anon pages may still go out:
+    // at most SWAP_CLUSTER_MAX more.
+    assert!(out(&with_write) >= out(&until_write));
+    assert!(
+        out(&with_write) <= out(&until_write) + 32,
+        "{}",
+        out(&with_write)
+    );
+    assert_eq!(memcg_stat(&with_write, "/a", "pswpout"), out(&with_write));
     assert!(out(&without) > 2 * out(&until_write), "{}", out(&without));
 }
 

@@ -51,13 +51,14 @@ fn a_herd_enters_direct_reclaim_together_and_the_excess_is_throttled() {
 /// One reader on CPU 0, kswapd on CPU 1, free pages sampled every 2 us: kswapd's frees
 /// appear as it makes them, never more than one reclaim batch in a sample interval.
 /// (When a kswapd step ran to its end before others saw it, its whole priority pass
-/// landed at once: 61 pages in one interval on this scenario.)
+/// landed at once: 61 pages in one interval on this scenario.) The reader fills memory
+/// by about 40 ms at a page-cache miss's measured cost; 80 ms leaves kswapd 40 ms.
 #[test]
 fn kswapd_frees_appear_over_the_time_it_spends() {
     let r = run_checked(
         r#"
 name = "kswapd-frees"
-duration = "40ms"
+duration = "80ms"
 sample_interval = "2us"
 [machine]
 memory = "64MiB"

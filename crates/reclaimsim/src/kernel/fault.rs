@@ -500,6 +500,7 @@ fn do_swap_page(
         None => {
             let read = crate::kernel::swap_io::swapin_readahead(k, p, mm, v, idx)?;
             k.count(Vm::Pgmajfault, memcg, 1);
+            k.spend(k.costs.swap_in_rest, Cat::Other);
             // The entry went (another thread swapped it in) while the reads were set up.
             let Some(pfn) = read else {
                 return Ok(());
@@ -569,6 +570,9 @@ fn swapin_skip_swapcache(
     let memcg = k.mms[mm as usize].memcg;
     let slot = orig.swap_slot().expect("a swap PTE");
     let new = alloc_folio(k, p, memcg)?;
+    // The swap-in charge, the swap charge's release, the shadow's lookup and the swap
+    // map's update, beyond what the model charges apart.
+    k.spend(k.costs.swap_in_rest, Cat::Other);
     // Another thread swapped the page in (and freed the slot) while this one allocated.
     if pte_changed(k, mm, v, idx, orig) {
         k.free_folio(new);

@@ -459,6 +459,9 @@ fn pageout(k: &mut Kernel, pfn: Pfn) {
         crate::kernel::writeback::pageout_file(k, pfn);
         return;
     }
+    // The swap cache's and the memcg's swap bookkeeping of this swap-out, beyond what
+    // the model charges apart.
+    k.spend(k.costs.swap_out_rest, Cat::Other);
     // swap_writepage(): frontswap_store() first; a page zswap took is not written.
     let slot = k.folio_swap[pfn as usize];
     let zswap = k.swap.as_ref().is_some_and(|s| s.zswap.is_some());

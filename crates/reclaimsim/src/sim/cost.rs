@@ -82,6 +82,21 @@ pub struct CostTable {
     pub zram_decompress: u64,
     /// Swap slot allocation / free and swap-cache insert / delete.
     pub swap_slot: u64,
+    /// The rest of a major swap-in fault beyond what the model charges apart (`fault`,
+    /// the folio's allocation and charge, the device's read, `swap_slot`, the LRU add):
+    /// mem_cgroup_swapin_charge_folio and the swap charge's release
+    /// (mem_cgroup_swapin_uncharge_swap, lookup_swap_cgroup_id), workingset_refault's
+    /// shadow lookup, the swap-cache and swap-map work, psi's memstall, and what the
+    /// fault's cold page tables and struct pages add. ~1.8 us measured
+    /// (tools/swap-cost/measure.sh).
+    pub swap_in_rest: u64,
+    /// The rest of swapping out one anon folio in shrink_folio_list beyond what the
+    /// model charges apart (the checks, `swap_slot`, try_to_unmap's walk, the device's
+    /// write, the shadow's store, the free): folio_alloc_swap's and the swap cache's
+    /// bookkeeping, the memcg's swap charge (mem_cgroup_try_charge_swap), the rest of
+    /// try_to_unmap and __remove_mapping on cold lines. ~1.2 us measured
+    /// (tools/swap-cost/measure.sh).
+    pub swap_out_rest: u64,
     /// LZ4 compression of one 4 KiB page (zswap's `lz4` compressor): lzbench's LZ4 runs
     /// ~700-800 MB/s on general data (~5 us a page), far faster on pages of long runs
     /// such as the seeds' memcached items (~1-2 us).
@@ -271,6 +286,8 @@ impl Default for CostTable {
             zram_compress: 1800,
             zram_decompress: 1100,
             swap_slot: 100,
+            swap_in_rest: 1800,
+            swap_out_rest: 1200,
             lz4_compress: 1500,
             lz4_decompress: 500,
             zstd_compress: 6000,
