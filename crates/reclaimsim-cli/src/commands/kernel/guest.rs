@@ -15,6 +15,18 @@ const INIT: &str = include_str!("../../../guest/init.sh");
 const COMMON_H: &str = include_str!("../../../guest/common.h");
 const ANON_C: &str = include_str!("../../../guest/anon.c");
 const FILEREAD_C: &str = include_str!("../../../guest/fileread.c");
+const PAGEFAULT_C: &str = include_str!("../../../guest/pagefault.c");
+const DDREAD_C: &str = include_str!("../../../guest/ddread.c");
+const TRACE_C: &str = include_str!("../../../guest/trace.c");
+
+/// The workload programs: their names in the guest's /bin and their sources.
+const PROGRAMS: [(&str, &str); 5] = [
+    ("anon", ANON_C),
+    ("fileread", FILEREAD_C),
+    ("pagefault", PAGEFAULT_C),
+    ("ddread", DDREAD_C),
+    ("trace", TRACE_C),
+];
 
 /// A kernel to boot: its image and where its modules are (none: built in).
 #[derive(Debug, Clone)]
@@ -273,11 +285,11 @@ fn add_module(
 pub(crate) fn programs() -> Result<Vec<(String, PathBuf)>, String> {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (COMMON_H, ANON_C, FILEREAD_C).hash(&mut h);
+    (COMMON_H, PROGRAMS).hash(&mut h);
     let dir = cache_dir("guest").join(format!("{:016x}", h.finish()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut out = Vec::new();
-    for (name, src) in [("anon", ANON_C), ("fileread", FILEREAD_C)] {
+    for (name, src) in PROGRAMS {
         let bin = dir.join(name);
         if !bin.is_file() {
             std::fs::write(dir.join("common.h"), COMMON_H).map_err(|e| e.to_string())?;
@@ -318,12 +330,14 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
 }
 
 /// Builds `dir/initramfs.cpio.gz` from `dir/root`: busybox-static, mke2fs with its
-/// shared libraries, the modules, the programs, init and the plan.
+/// shared libraries, the modules, the programs, init, the plan and the plan's `extra`
+/// files (by absolute path in the guest: a trace's replay).
 pub(crate) fn initramfs(
     dir: &Path,
     modules: &[(String, Vec<u8>)],
     programs: &[(String, PathBuf)],
     plan: &str,
+    extra: &[(String, Vec<u8>)],
 ) -> Result<PathBuf, String> {
     let root = dir.join("root");
     let _ = std::fs::remove_dir_all(&root);
@@ -370,6 +384,13 @@ pub(crate) fn initramfs(
     }
     write_exec(&root.join("init"), INIT)?;
     std::fs::write(root.join("plan"), plan).map_err(|e| e.to_string())?;
+    for (path, bytes) in extra {
+        let to = root.join(path.trim_start_matches('/'));
+        if let Some(d) = to.parent() {
+            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        std::fs::write(&to, bytes).map_err(|e| format!("{}: {e}", to.display()))?;
+    }
     let out = dir.join("initramfs.cpio.gz");
     let script = "cd \"$1\" && find . | \"$2\" cpio -o -H newc 2>/dev/null | gzip -1 > \"$3\"";
     run(

@@ -5,6 +5,7 @@
 //! its own way), or is an error naming the field (`PlanError`, located by `locate`).
 
 use super::locate::Step;
+use super::programs;
 use reclaimsim::kernel::config::{KernelConfig, PolicyKind, SwapDevice};
 use reclaimsim::scenario::config::{Scenario, WorkloadConfig};
 use reclaimsim::sim::cost::CostTable;
@@ -39,13 +40,17 @@ pub(crate) enum Swap {
 }
 
 /// Files laid out before the run: `count` files of `bytes` each, `/mnt/NAME.<i>`,
-/// written from `memcg`.
+/// written from `memcg`, or holes (`sparse`: made with `truncate`, no block written).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Files {
     pub(crate) name: String,
     pub(crate) memcg: String,
     pub(crate) count: u64,
     pub(crate) bytes: u64,
+    pub(crate) sparse: bool,
+    /// The file system needs room for the bytes: written at layout, or written by the
+    /// workload (page_fault3's holes, dirtied through its mappings).
+    pub(crate) blocks: bool,
 }
 
 /// One workload as the guest starts it.
@@ -82,13 +87,15 @@ pub(crate) struct Plan {
     pub(crate) memcg_files: Vec<(String, String, String)>,
     pub(crate) files: Vec<Files>,
     pub(crate) workloads: Vec<GuestWorkload>,
+    /// Files the initramfs carries besides the programs (a trace's replay), by path.
+    pub(crate) extra: Vec<(String, Vec<u8>)>,
     /// Stop every workload after this long (0: no limit).
     pub(crate) duration_s: f64,
     /// What maps with a difference the user should know of.
     pub(crate) notes: Vec<String>,
 }
 
-fn key(k: &str) -> Step {
+pub(super) fn key(k: &str) -> Step {
     Step::Key(k.to_string())
 }
 
@@ -97,13 +104,13 @@ fn at(keys: &str) -> Vec<Step> {
 }
 
 /// `workload[i].rest`.
-fn wl(i: usize, rest: &str) -> Vec<Step> {
+pub(super) fn wl(i: usize, rest: &str) -> Vec<Step> {
     let mut p = vec![key("workload"), Step::Index(i)];
     p.extend(rest.split('.').filter(|k| !k.is_empty()).map(key));
     p
 }
 
-fn fail<T>(field: Vec<Step>, message: impl Into<String>) -> Result<T, PlanError> {
+pub(super) fn fail<T>(field: Vec<Step>, message: impl Into<String>) -> Result<T, PlanError> {
     Err(PlanError {
         field,
         message: message.into(),
@@ -112,13 +119,15 @@ fn fail<T>(field: Vec<Step>, message: impl Into<String>) -> Result<T, PlanError>
 
 impl Plan {
     /// QEMU's `-m`, in MiB: the machine's memory, the ramdisks (brd keeps every written
-    /// sector in RAM), and the guest kernel's own.
+    /// sector in RAM), what the initramfs carries besides the programs (it stays in RAM),
+    /// and the guest kernel's own.
     pub(crate) fn guest_mib(&self) -> u64 {
         let brd = match self.swap {
             Some((Swap::Brd, b)) => b,
             _ => 0,
         };
-        (self.memory + brd + self.fs_bytes).div_ceil(MIB) + GUEST_OVERHEAD_MIB
+        let extra: u64 = self.extra.iter().map(|(_, b)| b.len() as u64).sum();
+        (self.memory + brd + self.fs_bytes + extra).div_ceil(MIB) + GUEST_OVERHEAD_MIB
     }
 
     /// The brd ramdisks: how many, and their one size in MiB (swap on ram0 when on brd,
@@ -158,9 +167,10 @@ pub(crate) fn plan(s: &Scenario) -> Result<Plan, PlanError> {
     }
     let (memcgs, memcg_files) = memcgs(s)?;
     let mut files = Vec::new();
+    let mut extra = Vec::new();
     let mut workloads = Vec::new();
     for (i, w) in s.workloads.iter().enumerate() {
-        workloads.push(workload(s, i, w, &mut files)?);
+        workloads.push(workload(s, i, w, &mut files, &mut extra)?);
     }
     let fs_bytes = fs_size(&files);
     Ok(Plan {
@@ -175,18 +185,21 @@ pub(crate) fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         memcg_files,
         files,
         workloads,
+        extra,
         duration_s: s.duration.map_or(0.0, |d| d.secs_f64()),
         notes,
     })
 }
 
-/// The ext4 file system for `files`: their bytes, an eighth more for metadata, and 16 MiB
-/// for the journal; 0 without files.
+/// The ext4 file system for `files`: the bytes of those that need blocks, an eighth more
+/// for metadata, and 16 MiB for the journal; 0 without files.
 fn fs_size(files: &[Files]) -> u64 {
-    let data: u64 = files.iter().map(|f| f.count * f.bytes).sum();
-    if data == 0 {
+    if files.is_empty() {
         return 0;
     }
+    let data: u64 = (files.iter().filter(|f| f.blocks))
+        .map(|f| f.count * f.bytes)
+        .sum();
     (data + data / 8 + 16 * MIB).next_multiple_of(MIB)
 }
 
@@ -422,6 +435,7 @@ fn workload(
     i: usize,
     w: &WorkloadConfig,
     files: &mut Vec<Files>,
+    extra: &mut Vec<(String, Vec<u8>)>,
 ) -> Result<GuestWorkload, PlanError> {
     if w.name.is_empty() || !w.name.chars().all(|c| safe_char(c) && c != '/') {
         return fail(
@@ -438,10 +452,23 @@ fn workload(
             files.push(f);
             cmd
         }
-        WorkloadOptions::Memcached(_) => return no_program(i, "memcached"),
-        WorkloadOptions::Dd(_) => return no_program(i, "dd"),
-        WorkloadOptions::PageFault3(_) => return no_program(i, "page_fault3"),
-        WorkloadOptions::Trace(_) => return no_program(i, "trace"),
+        WorkloadOptions::Memcached(_) => return programs::memcached(i),
+        WorkloadOptions::Dd(o) => {
+            let (cmd, f) = programs::dd(i, w, o)?;
+            files.push(f);
+            cmd
+        }
+        WorkloadOptions::PageFault3(o) => {
+            let (cmd, f) = programs::page_fault3(i, w, o)?;
+            files.push(f);
+            cmd
+        }
+        WorkloadOptions::Trace(o) => {
+            let (cmd, f, replay) = programs::trace(i, w, o)?;
+            files.extend(f);
+            extra.extend(replay);
+            cmd
+        }
     };
     command.extend(["-x".into(), "/tmp/stop.all".into()]);
     if let Some(u) = &w.until {
@@ -491,13 +518,6 @@ fn placement(i: usize, w: &WorkloadConfig) -> Result<(), PlanError> {
         }
     }
     Ok(())
-}
-
-fn no_program<T>(i: usize, kind: &str) -> Result<T, PlanError> {
-    fail(
-        wl(i, kind),
-        format!("the guest has no program for {kind} workloads yet (it runs anon and fio reads)"),
-    )
 }
 
 /// The patterns the guest programs draw from: `seq`, `random`, `zipf[:θ]`.
@@ -688,6 +708,8 @@ fn fio(
         memcg: w.memcg.clone(),
         count: o.numjobs,
         bytes: file.next_multiple_of(4096),
+        sparse: false,
+        blocks: true,
     };
     Ok((cmd, files))
 }
@@ -786,7 +808,10 @@ pub(crate) fn render(p: &Plan, modules: &[String]) -> String {
         join(
             p.files
                 .iter()
-                .map(|f| format!("{}:{}:{}:{}", f.name, f.memcg, f.count, f.bytes))
+                .map(|f| {
+                    let sparse = u8::from(f.sparse);
+                    format!("{}:{}:{}:{}:{sparse}", f.name, f.memcg, f.count, f.bytes)
+                })
                 .collect(),
         ),
     );
@@ -857,6 +882,8 @@ mod tests {
             memcg: "/app".into(),
             count: 2,
             bytes: 32 * MIB,
+            sparse: false,
+            blocks: true,
         };
         assert_eq!(p.files, [files]);
         // 64 MiB of files, an eighth for metadata, 16 MiB of journal
@@ -893,7 +920,7 @@ mod tests {
             "RS_SWAP=brd\n",
             "RS_FS_DEV='ram1'\n",
             "RS_MEMCG_FILES='/app:memory.max:167772160'\n",
-            "RS_FILES='fio:/app:2:33554432'\n",
+            "RS_FILES='fio:/app:2:33554432:0'\n",
             "RS_NWL=2\n",
             "RS_WL_1_NAME='fio'\n",
             "RS_DURATION=0\n",
@@ -930,13 +957,35 @@ mod tests {
     #[test]
     fn workloads_the_guest_cannot_run_are_located_errors() {
         let with = |extra: &str| format!("{DEMO}\n{extra}\n");
-        let mc = with("[[workload]]\nname = \"pf\"\n[workload.page_fault3]\ntasks = 2\nsize = \"1MiB\"\nruntime = \"1s\"");
-        let e = error(&mc, &[], None);
+        let pf = with("[[workload]]\nname = \"pf\"\n[workload.page_fault3]\ntasks = 2\nsize = \"1MiB\"\nruntime = \"1s\"\n[[workload.page_fault3.phase]]\nsleep_until = \"2s\"");
+        let e = error(&pf, &[], None);
         assert!(
             e.starts_with(&format!(
-                "t.toml:{}: workload[2].page_fault3: the guest has no program",
-                line_of(&mc, "[workload.page_fault3]")
+                "t.toml:{}: workload[2].page_fault3.phase: the guest's page_fault3 runs one phase",
+                line_of(&pf, "[[workload.page_fault3.phase]]")
             )),
+            "{e}"
+        );
+        let dd = with(
+            "[[workload]]\nname = \"dd\"\n[workload.dd]\nfiles = 33\nsize = \"1MiB\"\nreaders = 2",
+        );
+        let e = error(&dd, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[2].dd.readers: the guest's dd runs at most 64 readers",
+                line_of(&dd, "readers = 2")
+            )),
+            "{e}"
+        );
+        let mc = with("[[workload]]\nname = \"mc\"\n[workload.memcached]\nthreads = 2\n[[workload.memcached.phase]]\nrequests = 10");
+        let e = error(&mc, &[], None);
+        let at = format!(
+            "t.toml:{}: workload[2].memcached: ",
+            line_of(&mc, "[workload.memcached]")
+        );
+        assert!(e.starts_with(&at), "{e}");
+        assert!(
+            e.contains("install memcached") || e.contains("no memtier-like client"),
             "{e}"
         );
         let e = error(DEMO, &["workload.fio.fio.rw=randwrite"], None);
@@ -1044,6 +1093,111 @@ mod tests {
             line_of(&text, "fio:run")
         );
         assert!(e.starts_with(&want), "{e}");
+    }
+
+    /// A scenario with page_fault3, dd and a page trace of two tenants, the trace at
+    /// `trace` (its first lines `lines`), in `dir`.
+    fn three_programs(dir: &std::path::Path, lines: &str) -> String {
+        let trace = dir.join("t.pagetrace");
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(&trace, format!("time,tenant,target,offset,op\n{lines}")).unwrap();
+        format!(
+            "name = 'p'\nseed = 1\n[machine]\nmemory = '256MiB'\ncpus = 2\n\
+             [[memcg]]\npath = '/a'\n[[memcg]]\npath = '/b'\n\
+             [[workload]]\nname = 'pf'\nmemcg = '/a'\n[workload.page_fault3]\ntasks = 2\n\
+             size = '8MiB'\nruntime = '2s'\nmode = 'thread'\n\
+             [[workload]]\nname = 'dd'\nmemcg = '/a'\n[workload.dd]\nfiles = 2\n\
+             size = '4MiB'\nreaders = 2\n\
+             [[workload]]\nname = 'tr'\nmemcg = '/a'\n[workload.trace]\npath = '{}'\n\
+             tenants = {{ a = '/a', b = '/b' }}\n",
+            trace.display()
+        )
+    }
+
+    #[test]
+    fn page_fault3_dd_and_trace_map_to_their_programs() {
+        let dir = std::env::temp_dir().join(format!("reclaimsim-plan-{}", std::process::id()));
+        let text = three_programs(
+            &dir,
+            "0,a,anon,0,w\n0,a,data,8192,r\n0,b,anon,4096,r\n0,a,data,0,w\n",
+        );
+        let p = plan(&load(&text, &[]).base).unwrap();
+        let cmd = |i: usize| p.workloads[i].command.join(" ");
+        assert!(
+            cmd(0).starts_with("/bin/pagefault -n pf -d /mnt -t 2 -s 8388608 -M thread -T 2 -x"),
+            "{}",
+            cmd(0)
+        );
+        assert!(
+            cmd(1).starts_with("/bin/ddread -n dd -d /mnt -F 2 -r 2 -b 4096 -x"),
+            "{}",
+            cmd(1)
+        );
+        assert!(
+            cmd(2).starts_with("/bin/trace -n tr -d /mnt -R /trace -t 2 -F 1 -c /a -c /b -x"),
+            "{}",
+            cmd(2)
+        );
+        let f = |name: &str, count, bytes, sparse, blocks| Files {
+            name: name.into(),
+            memcg: "/a".into(),
+            count,
+            bytes,
+            sparse,
+            blocks,
+        };
+        // page_fault3's holes are written through its mappings; dd's are only read;
+        // the trace's file has the two pages it touches, numbered as the model numbers them
+        let want = [
+            f("pf", 2, 8 * MIB, true, true),
+            f("dd", 2, 4 * MIB, true, false),
+            f("tr+0", 1, 8192, false, true),
+        ];
+        assert_eq!(p.files, want);
+        let data = 16 * MIB + 8192;
+        assert_eq!(
+            p.fs_bytes,
+            (data + data / 8 + 16 * MIB).next_multiple_of(MIB)
+        );
+        let words = |b: &[u8]| -> Vec<u64> {
+            b.chunks(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        };
+        let (end, store) = (1 << 61, 1 << 60);
+        assert_eq!(p.extra[0].0, "/trace/tr.0");
+        assert_eq!(
+            words(&p.extra[0].1),
+            [1, store | end, 1 << 62 | end, 2 << 62 | 1 | end]
+        );
+        assert_eq!(
+            (p.extra[1].0.as_str(), words(&p.extra[1].1)),
+            ("/trace/tr.1", vec![1, end])
+        );
+        assert_eq!(
+            p.guest_mib(),
+            256 + p.fs_bytes / MIB + 1 + GUEST_OVERHEAD_MIB
+        );
+        let text = render(&p, &[]);
+        assert!(
+            text.contains("RS_FILES='pf:/a:2:8388608:1 dd:/a:2:4194304:1 tr+0:/a:1:8192:0'\n"),
+            "{text}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_trace_the_guest_cannot_replay_is_a_located_error() {
+        let dir = std::env::temp_dir().join(format!("reclaimsim-plan-e-{}", std::process::id()));
+        let lines: String = (0..65).map(|k| format!("0,a,f{k},0,r\n")).collect();
+        let text = three_programs(&dir, &lines);
+        let e = error(&text, &[], None);
+        let want = format!(
+            "t.toml:{}: workload[2].trace.path: the trace touches 65 files; the guest replays at most 64",
+            line_of(&text, "t.pagetrace")
+        );
+        assert!(e.starts_with(&want), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
