@@ -35,6 +35,7 @@ struct wstat {
 struct shared {
 	volatile int stop;
 	volatile int barrier;
+	volatile int failed; /* a forked worker exited early (worker_exit) */
 	struct wstat w[MAXW];
 };
 
@@ -233,6 +234,24 @@ static __attribute__((unused)) void reset_stats(int n)
 		memset(sh->w[i].hist, 0, sizeof sh->w[i].hist);
 	}
 	sh->stop = 0;
+}
+
+/* In a forked worker: if it exits before its work is done (die()), it counts as done
+ * and the program as failed, so that supervise() does not wait for it forever. */
+static int worker_id = -1;
+
+static void worker_exit(void)
+{
+	if (worker_id >= 0 && !sh->w[worker_id].done) {
+		sh->failed = 1;
+		sh->w[worker_id].done = 1;
+	}
+}
+
+static __attribute__((unused)) void forked_worker(int id)
+{
+	worker_id = id;
+	atexit(worker_exit);
 }
 
 /* Tells init the work is finished (FIN file) and holds the memory until init's GO file

@@ -82,6 +82,7 @@ int main(int argc, char **argv)
 		if (threads)
 			pthread_create(&tid[t], NULL, thread_main, (void *)(long)t);
 		else if ((pid[t] = fork()) == 0) {
+			forked_worker(t);
 			task(t);
 			while (sh->barrier == 0) /* hold the mapping until main lets go */
 				usleep(20000);
@@ -98,5 +99,5 @@ int main(int argc, char **argv)
 		else
 			waitpid(pid[t], NULL, 0);
 	}
-	return 0;
+	return sh->failed;
 }

@@ -5,7 +5,7 @@
  * thread, in order; "" stays in the workload's), with an anonymous region of the pages
  * the replay file's header gives, replaying its touches in order: a load or store of 8
  * bytes to a page of the region, or a pread/pwrite of one 4 KiB page of the shared file
- * DIR/NAME-fK.0 (laid out by init). A record (64 bits, little-endian):
+ * DIR/NAME+K.0 (laid out by init). A record (64 bits, little-endian):
  *   bits 63-62: 0 anon, 1 file read, 2 file write, 3 sleep until (bits 61-0: ns after
  *   the start, for timing = "trace"); bit 61: the last touch of a request; bit 60: a
  *   store (anon); bits 59-40: the file; bits 39-0: the page.
@@ -66,7 +66,7 @@ static void replay(int id)
 	int fds[MAXF];
 	char path[512];
 	for (int f = 0; f < nfiles; f++) {
-		snprintf(path, sizeof path, "%s/%s-f%d.0", dir, name, f);
+		snprintf(path, sizeof path, "%s/%s+%d.0", dir, name, f);
 		if ((fds[f] = open(path, O_RDWR)) < 0)
 			die(path);
 	}
@@ -137,6 +137,7 @@ int main(int argc, char **argv)
 	start = now();
 	for (int t = 0; t < threads; t++) {
 		if ((pid[t] = fork()) == 0) {
+			forked_worker(t);
 			join_memcg(t < nmemcg ? memcgs[t] : NULL);
 			replay(t);
 			while (sh->barrier == 0) /* hold the memory until main lets go */
@@ -150,5 +151,5 @@ int main(int argc, char **argv)
 	sh->barrier = 1;
 	for (int t = 0; t < threads; t++)
 		waitpid(pid[t], NULL, 0);
-	return 0;
+	return sh->failed;
 }
