@@ -384,13 +384,7 @@ pub(crate) fn initramfs(
     }
     write_exec(&root.join("init"), INIT)?;
     std::fs::write(root.join("plan"), plan).map_err(|e| e.to_string())?;
-    for (path, bytes) in extra {
-        let to = root.join(path.trim_start_matches('/'));
-        if let Some(d) = to.parent() {
-            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
-        }
-        std::fs::write(&to, bytes).map_err(|e| format!("{}: {e}", to.display()))?;
-    }
+    write_extra(&root, extra)?;
     let out = dir.join("initramfs.cpio.gz");
     let script = "cd \"$1\" && find . | \"$2\" cpio -o -H newc 2>/dev/null | gzip -1 > \"$3\"";
     run(
@@ -402,6 +396,18 @@ pub(crate) fn initramfs(
         "making the initramfs (busybox cpio, gzip)",
     )?;
     Ok(out)
+}
+
+/// The plan's extra files under `root`, by their absolute paths in the guest.
+fn write_extra(root: &Path, extra: &[(String, Vec<u8>)]) -> Result<(), String> {
+    for (path, bytes) in extra {
+        let to = root.join(path.trim_start_matches('/'));
+        if let Some(d) = to.parent() {
+            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        std::fs::write(&to, bytes).map_err(|e| format!("{}: {e}", to.display()))?;
+    }
+    Ok(())
 }
 
 fn write_exec(path: &Path, text: &str) -> Result<(), String> {

@@ -8,7 +8,7 @@ use reclaimsim::scenario::config::WorkloadConfig;
 use reclaimsim::workload::dd::DdOptions;
 use reclaimsim::workload::pagefault::PageFault3Options;
 use reclaimsim::workload::trace::TraceOptions;
-use reclaimsim::workload::{RegionSpec, Step as WlStep, Touch, Workload, WorkloadOptions};
+use reclaimsim::workload::{Layout, RegionSpec, Step as WlStep, Touch, Workload, WorkloadOptions};
 use std::path::{Path, PathBuf};
 
 /// The most threads or processes a guest program runs (its `MAXW`).
@@ -188,23 +188,7 @@ pub(crate) fn trace(
             format!("the guest replays at most {MAX_WORKERS} tenants"),
         );
     }
-    let mut budget = MAX_REPLAY_TOUCHES;
-    let mut replays = Vec::new();
-    for t in 0..threads {
-        let anon = layout.thread_process[t]
-            .and_then(|p| layout.processes.get(p))
-            .and_then(|p| p.regions.first())
-            .map_or(0, |r| match r {
-                RegionSpec::Anon { pages } => *pages,
-                RegionSpec::File { .. } => 0,
-            });
-        let records = replay(gen.as_mut(), t, anon, &mut budget).or_else(|e| fail(path(), e))?;
-        let bytes: Vec<u8> = records.iter().flat_map(|r| r.to_le_bytes()).collect();
-        replays.push((format!("{REPLAY_DIR}/{}.{t}", w.name), bytes));
-    }
-    if let Some(e) = gen.failure() {
-        return fail(path(), e);
-    }
+    let replays = thread_replays(gen.as_mut(), &layout, &w.name).or_else(|e| fail(path(), e))?;
     let files = (layout.files.iter().enumerate())
         .map(|(k, f)| Files {
             name: format!("{}+{k}", w.name),
@@ -235,6 +219,32 @@ pub(crate) fn trace(
         cmd.extend(["-c".into(), memcg.to_string()]);
     }
     Ok((cmd, files, replays))
+}
+
+/// Each thread's replay as `(path in the guest, bytes)`.
+fn thread_replays(
+    gen: &mut dyn Workload,
+    layout: &Layout,
+    name: &str,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut budget = MAX_REPLAY_TOUCHES;
+    let mut replays = Vec::new();
+    for t in 0..layout.threads() {
+        let anon = layout.thread_process[t]
+            .and_then(|p| layout.processes.get(p))
+            .and_then(|p| p.regions.first())
+            .map_or(0, |r| match r {
+                RegionSpec::Anon { pages } => *pages,
+                RegionSpec::File { .. } => 0,
+            });
+        let records = replay(gen, t, anon, &mut budget)?;
+        let bytes: Vec<u8> = records.iter().flat_map(|r| r.to_le_bytes()).collect();
+        replays.push((format!("{REPLAY_DIR}/{name}.{t}"), bytes));
+    }
+    match gen.failure() {
+        Some(e) => Err(e),
+        None => Ok(replays),
+    }
 }
 
 /// A replay record (see `guest/trace.c`): the kind in bits 63-62, the last touch of a
