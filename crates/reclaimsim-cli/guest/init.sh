@@ -30,6 +30,7 @@ now() { cut -d' ' -f1 /proc/uptime; }
 echo "@RS uname $(uname -r)"
 echo "@RS begin $(now)"
 
+ifconfig lo 127.0.0.1 up 2>/dev/null # the memtier-like client reaches memcached on it
 for m in $RS_MODULES; do insmod /lib/modules/$m.ko 2>/dev/null || err "insmod $m failed"; done
 
 # brd: every ramdisk the plan needs (swap on ram0 and/or ext4 on the next), one size

@@ -18,14 +18,16 @@ const FILEREAD_C: &str = include_str!("../../../guest/fileread.c");
 const PAGEFAULT_C: &str = include_str!("../../../guest/pagefault.c");
 const DDREAD_C: &str = include_str!("../../../guest/ddread.c");
 const TRACE_C: &str = include_str!("../../../guest/trace.c");
+const MEMTIER_C: &str = include_str!("../../../guest/memtier.c");
 
 /// The workload programs: their names in the guest's /bin and their sources.
-const PROGRAMS: [(&str, &str); 5] = [
+const PROGRAMS: [(&str, &str); 6] = [
     ("anon", ANON_C),
     ("fileread", FILEREAD_C),
     ("pagefault", PAGEFAULT_C),
     ("ddread", DDREAD_C),
     ("trace", TRACE_C),
+    ("memtier", MEMTIER_C),
 ];
 
 /// A kernel to boot: its image and where its modules are (none: built in).
@@ -330,14 +332,15 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
 }
 
 /// Builds `dir/initramfs.cpio.gz` from `dir/root`: busybox-static, mke2fs with its
-/// shared libraries, the modules, the programs, init, the plan and the plan's `extra`
-/// files (by absolute path in the guest: a trace's replay).
+/// shared libraries, the modules, the programs, init, the plan (`text`), the plan's
+/// `extra` files (by absolute path in the guest: a trace's replay) and its host programs
+/// with their shared libraries (the host's memcached).
 pub(crate) fn initramfs(
     dir: &Path,
     modules: &[(String, Vec<u8>)],
     programs: &[(String, PathBuf)],
-    plan: &str,
-    extra: &[(String, Vec<u8>)],
+    text: &str,
+    plan: &super::plan::Plan,
 ) -> Result<PathBuf, String> {
     let root = dir.join("root");
     let _ = std::fs::remove_dir_all(&root);
@@ -382,9 +385,15 @@ pub(crate) fn initramfs(
     for (name, path) in programs {
         copy(path, &root.join("bin").join(name))?;
     }
+    // memcached, started as root, looks root up to switch to (-u root)
+    std::fs::write(root.join("etc/passwd"), "root:x:0:0:root:/:/bin/sh\n")
+        .map_err(|e| e.to_string())?;
     write_exec(&root.join("init"), INIT)?;
-    std::fs::write(root.join("plan"), plan).map_err(|e| e.to_string())?;
-    write_extra(&root, extra)?;
+    std::fs::write(root.join("plan"), text).map_err(|e| e.to_string())?;
+    write_extra(&root, &plan.extra)?;
+    for (host, guest) in &plan.host_copies {
+        copy_with_libraries(&root, host, guest)?;
+    }
     let out = dir.join("initramfs.cpio.gz");
     let script = "cd \"$1\" && find . | \"$2\" cpio -o -H newc 2>/dev/null | gzip -1 > \"$3\"";
     run(
@@ -396,6 +405,16 @@ pub(crate) fn initramfs(
         "making the initramfs (busybox cpio, gzip)",
     )?;
     Ok(out)
+}
+
+/// A host program into `root` at `guest` (an absolute path), with the shared libraries
+/// `ldd` lists at their own paths.
+fn copy_with_libraries(root: &Path, host: &Path, guest: &str) -> Result<(), String> {
+    copy(host, &root.join(guest.trim_start_matches('/')))?;
+    for lib in shared_libraries(host)? {
+        copy(&lib, &root.join(lib.strip_prefix("/").unwrap_or(&lib)))?;
+    }
+    Ok(())
 }
 
 /// The plan's extra files under `root`, by their absolute paths in the guest.

@@ -306,7 +306,7 @@ fn boot_and_read(
     let text = plan::render(plan, &names);
     let programs = guest::programs().map_err(Failure::Run)?;
     let initramfs =
-        guest::initramfs(dir, &modules, &programs, &text, &plan.extra).map_err(Failure::Run)?;
+        guest::initramfs(dir, &modules, &programs, &text, plan).map_err(Failure::Run)?;
     let (brd_nr, brd_mib) = plan.brd();
     // no_timer_check: under TCG on a loaded host the IO-APIC timer check can fail and
     // panic the boot ("IO-APIC + timer doesn't work!"); QEMU's timer works.

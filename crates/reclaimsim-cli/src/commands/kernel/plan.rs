@@ -25,6 +25,11 @@ pub(crate) const MAX_CPUS: u32 = 2;
 /// and about 30 MiB used after setup (see docs/guide/kernel.md).
 pub(crate) const GUEST_OVERHEAD_MIB: u64 = 96;
 
+/// Guest memory for a host program copied in with its libraries: the host's memcached
+/// 1.6.18 with libevent, libssl, libcrypto, libsasl2 and libc is 9.0 MiB (`ldd
+/// /usr/bin/memcached`, Debian 12, 2026-11-27).
+pub(crate) const HOST_COPY_MIB: u64 = 16;
+
 /// A field the guest cannot express, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PlanError {
@@ -89,6 +94,9 @@ pub(crate) struct Plan {
     pub(crate) workloads: Vec<GuestWorkload>,
     /// Files the initramfs carries besides the programs (a trace's replay), by path.
     pub(crate) extra: Vec<(String, Vec<u8>)>,
+    /// Host programs copied into the guest with the libraries `ldd` lists (the host's
+    /// memcached), as (host path, guest path); each adds `HOST_COPY_MIB` to `-m`.
+    pub(crate) host_copies: Vec<(std::path::PathBuf, String)>,
     /// Stop every workload after this long (0: no limit).
     pub(crate) duration_s: f64,
     /// What maps with a difference the user should know of.
@@ -126,7 +134,8 @@ impl Plan {
             Some((Swap::Brd, b)) => b,
             _ => 0,
         };
-        let extra: u64 = self.extra.iter().map(|(_, b)| b.len() as u64).sum();
+        let extra: u64 = self.extra.iter().map(|(_, b)| b.len() as u64).sum::<u64>()
+            + self.host_copies.len() as u64 * HOST_COPY_MIB * MIB;
         (self.memory + brd + self.fs_bytes + extra).div_ceil(MIB) + GUEST_OVERHEAD_MIB
     }
 
@@ -144,8 +153,17 @@ impl Plan {
     }
 }
 
-/// The guest plan of `s` (a loaded scenario, after variants and `--set`).
+/// The guest plan of `s` (a loaded scenario, after variants and `--set`), with the
+/// host's programs (memcached) found on its PATH.
 pub(crate) fn plan(s: &Scenario) -> Result<Plan, PlanError> {
+    plan_with(s, &programs::host_program)
+}
+
+/// Host program lookup by name.
+type HostLookup<'a> = &'a dyn Fn(&str) -> Option<std::path::PathBuf>;
+
+/// The guest plan of `s`, with the host's programs as `host` finds them.
+pub(crate) fn plan_with(s: &Scenario, host: HostLookup) -> Result<Plan, PlanError> {
     let mut notes = Vec::new();
     let cpus = machine(s, &mut notes)?;
     check_costs(s)?;
@@ -168,9 +186,11 @@ pub(crate) fn plan(s: &Scenario) -> Result<Plan, PlanError> {
     let (memcgs, memcg_files) = memcgs(s)?;
     let mut files = Vec::new();
     let mut extra = Vec::new();
+    let mut host_copies = Vec::new();
     let mut workloads = Vec::new();
     for (i, w) in s.workloads.iter().enumerate() {
-        workloads.push(workload(s, i, w, &mut files, &mut extra)?);
+        let out = (&mut files, &mut extra, &mut host_copies);
+        workloads.push(workload(s, i, w, out, host)?);
     }
     let fs_bytes = fs_size(&files);
     Ok(Plan {
@@ -186,6 +206,7 @@ pub(crate) fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         files,
         workloads,
         extra,
+        host_copies,
         duration_s: s.duration.map_or(0.0, |d| d.secs_f64()),
         notes,
     })
@@ -429,13 +450,21 @@ fn safe_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')
 }
 
+/// What planning a workload adds besides its program: files, initramfs files, host
+/// programs to copy in.
+type Outputs<'a> = (
+    &'a mut Vec<Files>,
+    &'a mut Vec<(String, Vec<u8>)>,
+    &'a mut Vec<(std::path::PathBuf, String)>,
+);
+
 /// One `[[workload]]`: where and when it runs, and its program.
 fn workload(
     s: &Scenario,
     i: usize,
     w: &WorkloadConfig,
-    files: &mut Vec<Files>,
-    extra: &mut Vec<(String, Vec<u8>)>,
+    (files, extra, host_copies): Outputs,
+    host: HostLookup,
 ) -> Result<GuestWorkload, PlanError> {
     if w.name.is_empty() || !w.name.chars().all(|c| safe_char(c) && c != '/') {
         return fail(
@@ -452,7 +481,13 @@ fn workload(
             files.push(f);
             cmd
         }
-        WorkloadOptions::Memcached(_) => return programs::memcached(i),
+        WorkloadOptions::Memcached(o) => {
+            let host = host("memcached");
+            let memory = s.machine.memory.0;
+            let cmd = programs::memcached(i, w, o, s.seed, memory, host.as_deref())?;
+            host_copies.extend(host.map(|h| (h, programs::MEMCACHED.to_string())));
+            cmd
+        }
         WorkloadOptions::Dd(o) => {
             let (cmd, f) = programs::dd(i, w, o)?;
             files.push(f);
@@ -851,7 +886,7 @@ mod tests {
     fn error(text: &str, sets: &[&str], v: Option<&str>) -> String {
         let loaded = load(text, sets);
         let s = v.map_or(&loaded.base, |v| variant(&loaded, v));
-        let e = plan(s).expect_err("an error");
+        let e = plan_with(s, &|_| None).expect_err("an error");
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         let src = Source {
             file: "t.toml",
@@ -1040,15 +1075,27 @@ mod tests {
         );
         let mc = with("[[workload]]\nname = \"mc\"\n[workload.memcached]\nthreads = 2\n[[workload.memcached.phase]]\nrequests = 10");
         let e = error(&mc, &[], None);
-        let at = format!(
-            "t.toml:{}: workload[2].memcached: ",
+        let want = format!(
+            "t.toml:{}: workload[2].memcached: the guest runs memcached only when the host has it: install memcached",
             line_of(&mc, "[workload.memcached]")
         );
-        assert!(e.starts_with(&at), "{e}");
-        assert!(
-            e.contains("install memcached") || e.contains("no memtier-like client"),
-            "{e}"
-        );
+        assert!(e.starts_with(&want), "{e}");
+        // with the host's memcached: a run the guest's client cannot make
+        let host = |_: &str| Some(std::path::PathBuf::from("/usr/bin/memcached"));
+        let zipf = format!("{mc}\nkey-pattern = \"Z:Z\"");
+        let e = plan_with(&load(&zipf, &[]).base, &host).unwrap_err();
+        let mut field = wl(2, "memcached.phase");
+        field.extend([Step::Index(0), key("key-pattern")]);
+        assert_eq!(e.field, field, "{}", e.message);
+        let p = plan_with(&load(&mc, &[]).base, &host).unwrap();
+        let cmd = p.workloads[2].command.join(" ");
+        let want = "/bin/memtier -n mc -m /bin/memcached -s 2 -M 384 -e 1 \
+                    -H ,R,R,1,10,32,0,10000000,memtier-,10,0,50,4,1,0,0 -x";
+        assert!(cmd.starts_with(want), "{cmd}");
+        let copy = (host("").unwrap(), "/bin/memcached".to_string());
+        assert_eq!(p.host_copies, [copy]);
+        let without = plan_with(&load(DEMO, &[]).base, &host).unwrap();
+        assert_eq!(p.guest_mib(), without.guest_mib() + HOST_COPY_MIB);
     }
 
     /// `[[workload.anon.phase]]` goes to the guest's anon as `-H` (waiting for a whole

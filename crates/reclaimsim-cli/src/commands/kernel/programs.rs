@@ -3,9 +3,11 @@
 //! the trace written into the initramfs), and memcached, which the guest cannot run yet.
 //! What a program cannot do is a located error (`PlanError`).
 
+use super::locate::Step;
 use super::plan::{fail, key, wl, Files, PlanError};
 use reclaimsim::scenario::config::WorkloadConfig;
 use reclaimsim::workload::dd::DdOptions;
+use reclaimsim::workload::memtier::{MemcachedOptions, MemtierOptions, Requests};
 use reclaimsim::workload::pagefault::PageFault3Options;
 use reclaimsim::workload::trace::TraceOptions;
 use reclaimsim::workload::{Layout, RegionSpec, Step as WlStep, Touch, Workload, WorkloadOptions};
@@ -125,31 +127,142 @@ pub(crate) fn dd(
     Ok((cmd, files))
 }
 
-/// memcached: the guest would run the host's memcached (copied in with its libraries)
-/// and a memtier-like client; neither is there yet.
-pub(crate) fn memcached<T>(i: usize) -> Result<T, PlanError> {
-    memcached_on(i, host_program("memcached").as_deref())
-}
-
-fn memcached_on<T>(i: usize, host: Option<&Path>) -> Result<T, PlanError> {
-    match host {
-        None => fail(
+/// memcached as `memtier`'s arguments: the host's memcached (`host`, copied into the
+/// guest with its libraries; none: an error saying to install it) with the model's
+/// server threads, and each `[[workload.memcached.phase]]` as a run of the guest's
+/// memtier-like client. `memory` is the machine's, memcached's `-m`.
+pub(crate) fn memcached(
+    i: usize,
+    w: &WorkloadConfig,
+    o: &MemcachedOptions,
+    seed: u64,
+    memory: u64,
+    host: Option<&Path>,
+) -> Result<Vec<String>, PlanError> {
+    if host.is_none() {
+        return fail(
             wl(i, "memcached"),
             "the guest runs memcached only when the host has it: install memcached \
              (apt-get install memcached)",
-        ),
-        Some(p) => fail(
-            wl(i, "memcached"),
-            format!(
-                "the host has {}, but the guest has no memtier-like client yet",
-                p.display()
-            ),
-        ),
+        );
     }
+    let names = (WorkloadOptions::Memcached(o.clone()).build(seed))
+        .map(|g| g.phases())
+        .or_else(|e| fail(wl(i, "memcached"), e))?;
+    let mut cmd: Vec<String> = [
+        "/bin/memtier",
+        "-n",
+        &w.name,
+        "-m",
+        MEMCACHED,
+        "-s",
+        &o.threads.to_string(),
+        "-M",
+        &(memory >> 20).max(64).to_string(),
+        "-e",
+        &seed.to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    for (k, run) in o.phase.iter().enumerate() {
+        let label = if names.len() > 1 {
+            names[k].as_str()
+        } else {
+            ""
+        };
+        cmd.extend(["-H".into(), memtier_run(i, k, run, label, seed)?]);
+    }
+    Ok(cmd)
+}
+
+/// Where the guest has the host's memcached.
+pub(crate) const MEMCACHED: &str = "/bin/memcached";
+
+/// One memtier run as `memtier -H`'s argument: LABEL,SETPAT,GETPAT,SETS,GETS,DATA,MIN,
+/// MAX,PREFIX,REQUESTS,SECONDS,CLIENTS,THREADS,MEASURE,STREAM,DISTINCT.
+fn memtier_run(
+    i: usize,
+    k: usize,
+    r: &MemtierOptions,
+    label: &str,
+    seed: u64,
+) -> Result<String, PlanError> {
+    let field = |f: &str| {
+        let mut p = wl(i, "memcached.phase");
+        p.push(Step::Index(k));
+        p.push(key(f));
+        p
+    };
+    let pattern = r.key_pattern.replace(':', "");
+    let prefix_ok = r
+        .key_prefix
+        .chars()
+        .all(|c| c.is_ascii_graphic() && c != ',');
+    let unsupported = [
+        (
+            "key-pattern",
+            !pattern.chars().all(|c| "SRP".contains(c)),
+            "draws keys S, R or P (no G or Z yet)",
+        ),
+        (
+            "pipeline",
+            r.pipeline != 1,
+            "has one request in flight (pipeline 1)",
+        ),
+        ("run-count", r.run_count != 1, "runs each phase once"),
+        (
+            "delay",
+            r.delay.0 != 0,
+            "starts each run after the one before (no delay)",
+        ),
+        (
+            "wait-for",
+            r.wait_for.is_some(),
+            "waits for nothing between runs",
+        ),
+        (
+            "key-prefix",
+            !prefix_ok,
+            "takes key prefixes of printable characters but ','",
+        ),
+        (
+            "clients",
+            r.clients > 256,
+            "opens at most 256 connections a thread",
+        ),
+    ];
+    if let Some((f, _, what)) = unsupported.iter().find(|u| u.1) {
+        return fail(field(f), format!("the guest's memtier-like client {what}"));
+    }
+    let (sets, gets) = r.ratio.split_once(':').unwrap_or(("1", "10"));
+    let (min, max) = (r.key_minimum, r.key_maximum);
+    let total = r.clients * r.threads;
+    let requests = match (&r.requests, r.test_time) {
+        (Some(Requests::Count(n)), _) => *n,
+        (Some(Requests::Keyword(_)), _) if pattern == "PP" => (max - min) / total + 1,
+        (Some(Requests::Keyword(_)), _) => max - min,
+        (None, Some(_)) => 0,
+        (None, None) => 10_000,
+    };
+    let seconds = r.test_time.map_or(0.0, |t| t.secs_f64());
+    let stream = if r.randomize { seed ^ k as u64 } else { 0 };
+    let mut b = pattern.bytes().map(char::from);
+    let (sp, gp) = (b.next().unwrap_or('R'), b.next().unwrap_or('R'));
+    Ok(format!(
+        "{label},{sp},{gp},{},{},{},{min},{max},{},{requests},{seconds},{},{},{},{stream},{}",
+        sets.trim(),
+        gets.trim(),
+        r.data_size.0,
+        r.key_prefix,
+        r.clients,
+        r.threads,
+        u8::from(r.measure),
+        u8::from(r.distinct_client_seed),
+    ))
 }
 
 /// A program on the host's PATH or in its sbin directories.
-fn host_program(name: &str) -> Option<PathBuf> {
+pub(crate) fn host_program(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     (std::env::split_paths(&path).chain(["/usr/sbin", "/usr/bin"].map(PathBuf::from)))
         .map(|d| d.join(name))
@@ -314,6 +427,32 @@ fn replay(
 mod tests {
     use super::*;
 
+    /// `requests = "allkeys"` under P:P is memtier's keys / connections + 1 each, as the
+    /// model counts them (2 x 10,000 covers keys 1 to 20,000).
+    #[test]
+    fn a_memtier_run_maps_to_its_spec() {
+        let run =
+            |json: serde_json::Value| -> MemtierOptions { serde_json::from_value(json).unwrap() };
+        let load = run(serde_json::json!({ "key-pattern": "P:P", "ratio": "1:0",
+            "requests": "allkeys", "key-minimum": 1, "key-maximum": 20000, "clients": 1,
+            "threads": 2, "data-size": 512, "measure": false }));
+        assert_eq!(
+            memtier_run(0, 0, &load, "load", 7).unwrap(),
+            "load,P,P,1,0,512,1,20000,memtier-,10000,0,1,2,0,0,0"
+        );
+        let timed = run(serde_json::json!({ "test-time": "2s", "randomize": true,
+            "distinct-client-seed": true }));
+        assert_eq!(
+            memtier_run(0, 1, &timed, "", 6).unwrap(),
+            ",R,R,1,10,32,0,10000000,memtier-,0,2,50,4,1,7,1"
+        );
+        let g = run(serde_json::json!({ "key-pattern": "G:G" }));
+        let e = memtier_run(3, 1, &g, "", 0).unwrap_err();
+        let mut field = wl(3, "memcached.phase");
+        field.extend([Step::Index(1), key("key-pattern")]);
+        assert_eq!(e.field, field);
+    }
+
     #[test]
     fn replay_records_say_what_trace_c_reads() {
         let r = |t| record(&t).unwrap();
@@ -354,18 +493,5 @@ mod tests {
         let timed = replay(build("trace").as_mut(), 0, 2, &mut budget).unwrap();
         assert_eq!(timed, [2, END, SLEEP | 5, STORE | 1 | END, SLEEP | 9, END]);
         let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn memcached_needs_the_hosts() {
-        let e = memcached_on::<()>(3, None).unwrap_err();
-        assert_eq!(e.field, wl(3, "memcached"));
-        assert!(e.message.contains("install memcached"), "{}", e.message);
-        let e = memcached_on::<()>(0, Some(Path::new("/usr/bin/memcached"))).unwrap_err();
-        assert!(
-            e.message.contains("no memtier-like client"),
-            "{}",
-            e.message
-        );
     }
 }
