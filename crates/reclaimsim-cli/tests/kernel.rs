@@ -1,6 +1,8 @@
 //! `reclaimsim kernel` on a real kernel: scenarios/demo-small.toml booted under QEMU
 //! with Debian's 6.1 kernel (fetched with apt-get download on first use), once per
-//! policy, and its results checked for sanity. Needs qemu-system-x86, busybox-static,
+//! policy, and its results checked for sanity; `compare` and `validate` with a kernel
+//! variant; page_fault3, dd and a trace replay in one guest; the host's memcached
+//! (skipped without it). Needs qemu-system-x86, busybox-static,
 //! e2fsprogs (which .ci/run installs), gcc and the package registry; about 2 minutes
 //! under TCG on the project's 2-core machine (docs/guide/kernel.md).
 //! RECLAIMSIM_KERNEL_TESTS=0 skips it.

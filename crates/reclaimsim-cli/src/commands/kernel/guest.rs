@@ -1,8 +1,9 @@
 //! The guest's parts on the host: the kernel (Debian's package, fetched with apt-get
 //! and unpacked into a cache, never installed; or the user's bzImage), the modules the
 //! plan needs with their dependencies, the workload programs (compiled statically with
-//! the host's gcc, cached), the initramfs (busybox-static, mke2fs, the programs, init
-//! and the plan), and QEMU.
+//! the host's gcc, cached), the initramfs (busybox-static, mke2fs, the programs, init,
+//! the plan, a trace's replay and the host programs the plan copies in with their
+//! libraries: memcached), and QEMU.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
