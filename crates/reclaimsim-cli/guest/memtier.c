@@ -1,6 +1,7 @@
 /* memtier: the model's memcached workload (crates/reclaimsim/src/workload/memtier.rs) in
  * the guest: the host's memcached (copied into the initramfs with the libraries ldd
- * lists) started with -t THREADS on 127.0.0.1, then memtier_benchmark-like runs against
+ * lists) started with -t THREADS on 127.0.0.1 in the workload's memcg, then (from the
+ * root cgroup: the model charges the server only) memtier_benchmark-like runs against
  * it in order, each a -H spec; between runs every client has finished (the model's
  * barrier). A run: T threads, each with C connections that it serves in turn, one
  * request in flight (pipeline 1); a connection sends REQUESTS requests (0: until the
@@ -238,6 +239,12 @@ int main(int argc, char **argv)
 		return 2;
 	shared_init();
 	pid_t srv = start_server(server, sthreads, mb);
+	/* the clients leave memcached's memcg: the model charges the server's memory only */
+	FILE *root = fopen("/sys/fs/cgroup/cgroup.procs", "w");
+	if (root) {
+		fprintf(root, "%d\n", getpid());
+		fclose(root);
+	}
 	for (int p = 0; p < nruns && !stop_file_seen(); p++) {
 		cur = &runs[p];
 		free(value);
