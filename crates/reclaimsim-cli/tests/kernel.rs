@@ -3,7 +3,7 @@
 //! policy, and its results checked for sanity; `compare` and `validate` with a kernel
 //! variant; page_fault3, dd and a trace replay in one guest; the host's memcached
 //! (skipped without it). Needs qemu-system-x86, busybox-static,
-//! e2fsprogs (which .ci/run installs), gcc and the package registry; about 2 minutes
+//! e2fsprogs (which .ci/run installs), gcc and the package registry; about 2.5 minutes
 //! under TCG on the project's 2-core machine (docs/guide/kernel.md).
 //! RECLAIMSIM_KERNEL_TESTS=0 skips it.
 

@@ -386,15 +386,7 @@ pub(crate) fn initramfs(
     for (name, path) in programs {
         copy(path, &root.join("bin").join(name))?;
     }
-    // memcached, started as root, looks root up to switch to (-u root)
-    std::fs::write(root.join("etc/passwd"), "root:x:0:0:root:/:/bin/sh\n")
-        .map_err(|e| e.to_string())?;
-    write_exec(&root.join("init"), INIT)?;
-    std::fs::write(root.join("plan"), text).map_err(|e| e.to_string())?;
-    write_extra(&root, &plan.extra)?;
-    for (host, guest) in &plan.host_copies {
-        copy_with_libraries(&root, host, guest)?;
-    }
+    write_plan_files(&root, text, plan)?;
     let out = dir.join("initramfs.cpio.gz");
     let script = "cd \"$1\" && find . | \"$2\" cpio -o -H newc 2>/dev/null | gzip -1 > \"$3\"";
     run(
@@ -406,6 +398,20 @@ pub(crate) fn initramfs(
         "making the initramfs (busybox cpio, gzip)",
     )?;
     Ok(out)
+}
+
+/// init, the plan, what the plan carries (`extra`, host programs) and /etc/passwd.
+fn write_plan_files(root: &Path, text: &str, plan: &super::plan::Plan) -> Result<(), String> {
+    // memcached, started as root, looks root up to switch to (-u root)
+    std::fs::write(root.join("etc/passwd"), "root:x:0:0:root:/:/bin/sh\n")
+        .map_err(|e| e.to_string())?;
+    write_exec(&root.join("init"), INIT)?;
+    std::fs::write(root.join("plan"), text).map_err(|e| e.to_string())?;
+    write_extra(root, &plan.extra)?;
+    for (host, guest) in &plan.host_copies {
+        copy_with_libraries(root, host, guest)?;
+    }
+    Ok(())
 }
 
 /// A host program into `root` at `guest` (an absolute path), with the shared libraries

@@ -175,18 +175,8 @@ pub(crate) fn memcached(
     Ok(cmd)
 }
 
-/// Where the guest has the host's memcached.
-pub(crate) const MEMCACHED: &str = "/bin/memcached";
-
-/// One memtier run as `memtier -H`'s argument: LABEL,SETPAT,GETPAT,SETS,GETS,DATA,MIN,
-/// MAX,PREFIX,REQUESTS,SECONDS,CLIENTS,THREADS,MEASURE,STREAM,DISTINCT.
-fn memtier_run(
-    i: usize,
-    k: usize,
-    r: &MemtierOptions,
-    label: &str,
-    seed: u64,
-) -> Result<String, PlanError> {
+/// What of a memtier run the guest's client cannot do, as an error at its field.
+fn memtier_unsupported(i: usize, k: usize, r: &MemtierOptions) -> Result<(), PlanError> {
     let field = |f: &str| {
         let mut p = wl(i, "memcached.phase");
         p.push(Step::Index(k));
@@ -234,6 +224,23 @@ fn memtier_run(
     if let Some((f, _, what)) = unsupported.iter().find(|u| u.1) {
         return fail(field(f), format!("the guest's memtier-like client {what}"));
     }
+    Ok(())
+}
+
+/// Where the guest has the host's memcached.
+pub(crate) const MEMCACHED: &str = "/bin/memcached";
+
+/// One memtier run as `memtier -H`'s argument: LABEL,SETPAT,GETPAT,SETS,GETS,DATA,MIN,
+/// MAX,PREFIX,REQUESTS,SECONDS,CLIENTS,THREADS,MEASURE,STREAM,DISTINCT.
+fn memtier_run(
+    i: usize,
+    k: usize,
+    r: &MemtierOptions,
+    label: &str,
+    seed: u64,
+) -> Result<String, PlanError> {
+    memtier_unsupported(i, k, r)?;
+    let pattern = r.key_pattern.replace(':', "");
     let (sets, gets) = r.ratio.split_once(':').unwrap_or(("1", "10"));
     let (min, max) = (r.key_minimum, r.key_maximum);
     let total = r.clients * r.threads;
