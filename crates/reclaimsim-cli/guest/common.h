@@ -3,7 +3,7 @@
  * counters and latency histograms in shared memory (workers may be threads or
  * processes), the stop conditions (a deadline, stop files), the finish handshake with
  * the guest's init, and the result lines init collects:
- *   @RS wl NAME ops=N secs=S p50=NS p99=NS max=NS
+ *   @RS wl NAME ops=N secs=S p50=NS p99=NS max=NS [bytes=B]
  * Written for reclaimsim; generalises tools/ground-truth's anon.c and fileread.c. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -35,6 +35,7 @@ struct wstat {
 struct shared {
 	volatile int stop;
 	volatile int barrier;
+	volatile int failed; /* a forked worker exited early (worker_exit) */
 	struct wstat w[MAXW];
 };
 
@@ -196,8 +197,9 @@ static void supervise(int n, double start)
 	}
 }
 
-/* Prints one result line: the workers' ops (from `first` counts) and latencies. */
-static void report(const char *name, int n, double secs)
+/* Prints one result line: the workers' ops and latencies, and the bytes they moved
+ * when `bytes` is not 0. */
+static void report_bytes(const char *name, int n, double secs, uint64_t bytes)
 {
 	uint64_t ops = 0, mx = 0, hist[NBUCKET] = { 0 }, total = 0;
 	for (int i = 0; i < n; i++) {
@@ -209,10 +211,18 @@ static void report(const char *name, int n, double secs)
 	}
 	for (int b = 0; b < NBUCKET; b++)
 		total += hist[b];
-	printf("@RS wl %s ops=%llu secs=%.3f p50=%llu p99=%llu max=%llu\n", name,
+	printf("@RS wl %s ops=%llu secs=%.3f p50=%llu p99=%llu max=%llu", name,
 	       (unsigned long long)ops, secs, (unsigned long long)quantile(hist, total, 0.5),
 	       (unsigned long long)quantile(hist, total, 0.99), (unsigned long long)mx);
+	if (bytes)
+		printf(" bytes=%llu", (unsigned long long)bytes);
+	printf("\n");
 	fflush(stdout);
+}
+
+static __attribute__((unused)) void report(const char *name, int n, double secs)
+{
+	report_bytes(name, n, secs, 0);
 }
 
 static __attribute__((unused)) void reset_stats(int n)
@@ -224,6 +234,24 @@ static __attribute__((unused)) void reset_stats(int n)
 		memset(sh->w[i].hist, 0, sizeof sh->w[i].hist);
 	}
 	sh->stop = 0;
+}
+
+/* In a forked worker: if it exits before its work is done (die()), it counts as done
+ * and the program as failed, so that supervise() does not wait for it forever. */
+static int worker_id = -1;
+
+static void worker_exit(void)
+{
+	if (worker_id >= 0 && !sh->w[worker_id].done) {
+		sh->failed = 1;
+		sh->w[worker_id].done = 1;
+	}
+}
+
+static __attribute__((unused)) void forked_worker(int id)
+{
+	worker_id = id;
+	atexit(worker_exit);
 }
 
 /* Tells init the work is finished (FIN file) and holds the memory until init's GO file

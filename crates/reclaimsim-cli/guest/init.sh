@@ -30,6 +30,7 @@ now() { cut -d' ' -f1 /proc/uptime; }
 echo "@RS uname $(uname -r)"
 echo "@RS begin $(now)"
 
+ifconfig lo 127.0.0.1 up 2>/dev/null # the memtier-like client reaches memcached on it
 for m in $RS_MODULES; do insmod /lib/modules/$m.ko 2>/dev/null || err "insmod $m failed"; done
 
 # brd: every ramdisk the plan needs (swap on ram0 and/or ext4 on the next), one size
@@ -76,11 +77,17 @@ for s in $RS_MEMCG_FILES; do # PATH:FILE:VALUE
 	echo "$v" > $C$g/$f || err "$g/$f=$v failed"
 done
 
-# files: NAME:MEMCG:COUNT:BYTES, written from the workload's memcg, then dropped from
-# the page cache so the workload starts cold
+# files: NAME:MEMCG:COUNT:BYTES:SPARSE, written from the workload's memcg (or holes made
+# with truncate when SPARSE is 1), then dropped from the page cache so the workload
+# starts cold
 for s in $RS_FILES; do
-	n=${s%%:*}; r=${s#*:}; g=${r%%:*}; r=${r#*:}; k=${r%%:*}; b=${r#*:}
-	sh -c "echo \$\$ > $C$g/cgroup.procs; i=0; while [ \$i -lt $k ]; do dd if=/dev/zero of=/mnt/$n.\$i bs=4096 count=$((b / 4096)) 2>/dev/null || echo '@RS error writing /mnt/$n.'\$i; i=\$((i+1)); done"
+	n=${s%%:*}; r=${s#*:}; g=${r%%:*}; r=${r#*:}; k=${r%%:*}; r=${r#*:}; b=${r%%:*}; sp=${r#*:}
+	if [ "$sp" = 1 ]; then
+		make="truncate -s $b /mnt/$n.\$i"
+	else
+		make="dd if=/dev/zero of=/mnt/$n.\$i bs=4096 count=$((b / 4096)) 2>/dev/null"
+	fi
+	sh -c "echo \$\$ > $C$g/cgroup.procs; i=0; while [ \$i -lt $k ]; do $make || echo '@RS error writing /mnt/$n.'\$i; i=\$((i+1)); done"
 done
 sync
 echo 3 > /proc/sys/vm/drop_caches

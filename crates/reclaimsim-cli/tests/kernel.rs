@@ -1,7 +1,9 @@
 //! `reclaimsim kernel` on a real kernel: scenarios/demo-small.toml booted under QEMU
 //! with Debian's 6.1 kernel (fetched with apt-get download on first use), once per
-//! policy, and its results checked for sanity. Needs qemu-system-x86, busybox-static,
-//! e2fsprogs (which .ci/run installs), gcc and the package registry; about 2 minutes
+//! policy, and its results checked for sanity; `compare` and `validate` with a kernel
+//! variant; page_fault3, dd and a trace replay in one guest; the host's memcached
+//! (skipped without it). Needs qemu-system-x86, busybox-static,
+//! e2fsprogs (which .ci/run installs), gcc and the package registry; about 2.5 minutes
 //! under TCG on the project's 2-core machine (docs/guide/kernel.md).
 //! RECLAIMSIM_KERNEL_TESTS=0 skips it.
 
@@ -220,5 +222,149 @@ fn finished_workloads_hold_their_memory_and_phases_wait() {
         current("end:fio") >= 16 << 20,
         "held let its memory go: {snaps:?}"
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A page trace of `n` requests by tenants `a` and `b`: half of them loads or stores of
+/// one of 1024 anonymous pages of the tenant, half reads of one of 512 pages of the
+/// file `data`; and the distinct anonymous pages `b` touches, and those it writes.
+fn page_trace(n: u64) -> (String, usize, usize) {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move |below: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % below
+    };
+    let mut text = String::from("time,tenant,target,offset,op\n");
+    let mut b_pages = std::collections::BTreeSet::new();
+    let mut b_written = std::collections::BTreeSet::new();
+    for i in 0..n {
+        let tenant = ["a", "b"][next(2) as usize];
+        if next(2) == 0 {
+            let page = next(1024);
+            if tenant == "b" {
+                b_pages.insert(page);
+            }
+            let op = ["r", "w"][next(2) as usize];
+            if tenant == "b" && op == "w" {
+                b_written.insert(page);
+            }
+            text.push_str(&format!("{i},{tenant},anon,{},{op}\n", page * 4096));
+        } else {
+            text.push_str(&format!("{i},{tenant},data,{},r\n", next(512) * 4096));
+        }
+    }
+    (text, b_pages.len(), b_written.len())
+}
+
+/// page_fault3, dd and a trace replay in one boot (17 s wall on the project's 2-core VM
+/// under TCG, 2026-11-27): page_fault3's 2 tasks write their 4 MiB holes for 2 s of
+/// guest time, each page a fault (the first pass's are major: the holes' pages are
+/// not cached); 4 dd readers, 2 of each of 2 written 8 MiB files, read 8192 pages and
+/// the device 16 MiB; the trace's two tenants replay their 6000 requests in their own
+/// memcgs. The kernel's pgpgin is the model's: dd's files once and the trace file's
+/// pages.
+#[test]
+fn page_fault3_dd_and_a_trace_replay_in_one_boot() {
+    if !enabled() {
+        return;
+    }
+    let d = dir("programs");
+    let (trace, b_pages, b_written) = page_trace(6000);
+    std::fs::write(d.join("t.pagetrace"), trace).unwrap();
+    let (scenario, json) = (d.join("programs.toml"), d.join("out.json"));
+    let text = "name = 'programs'\nseed = 1\n[machine]\nmemory = '128MiB'\ncpus = 2\n\
+        [kernel]\npolicy = 'classic'\n\
+        [[memcg]]\npath = '/a'\n[[memcg]]\npath = '/b'\n\
+        [[workload]]\nname = 'pf'\nmemcg = '/a'\n[workload.page_fault3]\ntasks = 2\n\
+        size = '4MiB'\nruntime = '2s'\n\
+        [[workload]]\nname = 'dd'\nmemcg = '/b'\n[workload.dd]\nfiles = 2\nsize = '8MiB'\n\
+        readers = 2\nsparse = false\n\
+        [[workload]]\nname = 'tr'\nmemcg = '/a'\n[workload.trace]\npath = 't.pagetrace'\n\
+        tenants = { a = '/a', b = '/b' }\n";
+    std::fs::write(&scenario, text).unwrap();
+    let args = ["kernel", scenario.to_str().unwrap(), "--json"];
+    let out = reclaimsim(&[&args[..], &[json.to_str().unwrap()]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let v = &r["variants"][0];
+    assert!(v["guest"]["errors"].is_null(), "{}", v["guest"]["errors"]);
+    let ops = |w: &str| count(v, &["workloads", w, "ops"]);
+    let stat = |m: &str, k: &str| count(v, &["memcgs", m, "memory.stat", k]);
+    // page_fault3: a fault a page written; 2 x 1024 major ones in the first pass
+    let pf = ops("pf");
+    assert!(pf >= 2048, "{pf}");
+    let majors = count(v, &["vmstat", "pgmajfault"]);
+    assert!((2048..2048 + 64).contains(&majors), "{majors}");
+    let faults = stat("/a", "pgfault");
+    assert!(
+        (pf..pf + 8192).contains(&faults),
+        "pf {pf}, /a pgfault {faults}"
+    );
+    // dd: every page of the two files read by both readers, each file read from the
+    // device once; the trace's file (512 pages, 511 of them drawn) read once
+    assert_eq!(ops("dd"), 8192);
+    assert_eq!(
+        v["workloads"]["dd"]["mib_per_sec"]
+            .as_f64()
+            .map(|x| x > 0.0),
+        Some(true)
+    );
+    let pgpgin = count(v, &["vmstat", "pgpgin"]);
+    assert!(
+        (16384 + 2000..16384 + 2048 + 512).contains(&pgpgin),
+        "{pgpgin}"
+    );
+    // the trace: every request replayed; tenant b's anonymous pages faulted in /b, those
+    // it writes charged there (a load of an untouched page maps the zero page)
+    assert_eq!(ops("tr"), 6000);
+    assert!(stat("/b", "pgfault") >= b_pages as u64, "{b_pages}");
+    assert!(stat("/b", "anon") >= b_written as u64 * 4096, "{b_written}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The host's memcached in the guest with the memtier-like client (21 to 25 s wall on
+/// the project's 2-core VM under TCG, 2026-11-27): 2 server threads, 20,000 items of
+/// 512 bytes set by 2 P:P connections, then 4 connections GET 2,000 random keys each;
+/// the same requests as the model, the items in memcached's anonymous memory in /mc.
+/// Skipped when the host has no memcached (the plan's error says to install it).
+#[test]
+fn the_hosts_memcached_serves_the_memtier_like_client() {
+    let host = ["/usr/bin/memcached", "/usr/sbin/memcached"];
+    if !enabled() || !host.iter().any(|p| std::path::Path::new(p).is_file()) {
+        eprintln!("skipped: no memcached on the host");
+        return;
+    }
+    let d = dir("memcached");
+    let (scenario, json) = (d.join("mc.toml"), d.join("out.json"));
+    let run = |name: &str, pattern: &str, ratio: &str, requests: &str, clients: u32| {
+        format!(
+            "[[workload.memcached.phase]]\nname = '{name}'\nkey-pattern = '{pattern}'\n\
+             ratio = '{ratio}'\nrequests = {requests}\nkey-minimum = 1\nkey-maximum = 20000\n\
+             data-size = 512\nclients = {clients}\nthreads = 2\n"
+        )
+    };
+    let text = format!(
+        "name = 'mc'\nseed = 1\n[machine]\nmemory = '128MiB'\ncpus = 2\n\
+         [[memcg]]\npath = '/mc'\n[[workload]]\nname = 'mc'\nmemcg = '/mc'\n\
+         [workload.memcached]\nthreads = 2\n{}{}",
+        run("load", "P:P", "1:0", "'allkeys'", 1),
+        run("get", "R:R", "0:1", "2000", 2)
+    );
+    std::fs::write(&scenario, text).unwrap();
+    let args = ["kernel", scenario.to_str().unwrap(), "--json"];
+    let out = reclaimsim(&[&args[..], &[json.to_str().unwrap()]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let v = &r["variants"][0];
+    assert!(v["guest"]["errors"].is_null(), "{}", v["guest"]["errors"]);
+    assert_eq!(count(v, &["workloads", "mc:load", "ops"]), 20000);
+    assert_eq!(count(v, &["workloads", "mc:get", "ops"]), 8000);
+    let anon = count(v, &["memcgs", "/mc", "memory.stat", "inactive_anon"])
+        + count(v, &["memcgs", "/mc", "memory.stat", "active_anon"]);
+    assert!(anon >= 20000 * 512, "{anon}");
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -1,8 +1,9 @@
 //! The guest's parts on the host: the kernel (Debian's package, fetched with apt-get
 //! and unpacked into a cache, never installed; or the user's bzImage), the modules the
 //! plan needs with their dependencies, the workload programs (compiled statically with
-//! the host's gcc, cached), the initramfs (busybox-static, mke2fs, the programs, init
-//! and the plan), and QEMU.
+//! the host's gcc, cached), the initramfs (busybox-static, mke2fs, the programs, init,
+//! the plan, a trace's replay and the host programs the plan copies in with their
+//! libraries: memcached), and QEMU.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -15,6 +16,20 @@ const INIT: &str = include_str!("../../../guest/init.sh");
 const COMMON_H: &str = include_str!("../../../guest/common.h");
 const ANON_C: &str = include_str!("../../../guest/anon.c");
 const FILEREAD_C: &str = include_str!("../../../guest/fileread.c");
+const PAGEFAULT_C: &str = include_str!("../../../guest/pagefault.c");
+const DDREAD_C: &str = include_str!("../../../guest/ddread.c");
+const TRACE_C: &str = include_str!("../../../guest/trace.c");
+const MEMTIER_C: &str = include_str!("../../../guest/memtier.c");
+
+/// The workload programs: their names in the guest's /bin and their sources.
+const PROGRAMS: [(&str, &str); 6] = [
+    ("anon", ANON_C),
+    ("fileread", FILEREAD_C),
+    ("pagefault", PAGEFAULT_C),
+    ("ddread", DDREAD_C),
+    ("trace", TRACE_C),
+    ("memtier", MEMTIER_C),
+];
 
 /// A kernel to boot: its image and where its modules are (none: built in).
 #[derive(Debug, Clone)]
@@ -273,11 +288,11 @@ fn add_module(
 pub(crate) fn programs() -> Result<Vec<(String, PathBuf)>, String> {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (COMMON_H, ANON_C, FILEREAD_C).hash(&mut h);
+    (COMMON_H, PROGRAMS).hash(&mut h);
     let dir = cache_dir("guest").join(format!("{:016x}", h.finish()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut out = Vec::new();
-    for (name, src) in [("anon", ANON_C), ("fileread", FILEREAD_C)] {
+    for (name, src) in PROGRAMS {
         let bin = dir.join(name);
         if !bin.is_file() {
             std::fs::write(dir.join("common.h"), COMMON_H).map_err(|e| e.to_string())?;
@@ -318,12 +333,15 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
 }
 
 /// Builds `dir/initramfs.cpio.gz` from `dir/root`: busybox-static, mke2fs with its
-/// shared libraries, the modules, the programs, init and the plan.
+/// shared libraries, the modules, the programs, init, the plan (`text`), the plan's
+/// `extra` files (by absolute path in the guest: a trace's replay) and its host programs
+/// with their shared libraries (the host's memcached).
 pub(crate) fn initramfs(
     dir: &Path,
     modules: &[(String, Vec<u8>)],
     programs: &[(String, PathBuf)],
-    plan: &str,
+    text: &str,
+    plan: &super::plan::Plan,
 ) -> Result<PathBuf, String> {
     let root = dir.join("root");
     let _ = std::fs::remove_dir_all(&root);
@@ -368,8 +386,7 @@ pub(crate) fn initramfs(
     for (name, path) in programs {
         copy(path, &root.join("bin").join(name))?;
     }
-    write_exec(&root.join("init"), INIT)?;
-    std::fs::write(root.join("plan"), plan).map_err(|e| e.to_string())?;
+    write_plan_files(&root, text, plan)?;
     let out = dir.join("initramfs.cpio.gz");
     let script = "cd \"$1\" && find . | \"$2\" cpio -o -H newc 2>/dev/null | gzip -1 > \"$3\"";
     run(
@@ -381,6 +398,42 @@ pub(crate) fn initramfs(
         "making the initramfs (busybox cpio, gzip)",
     )?;
     Ok(out)
+}
+
+/// init, the plan, what the plan carries (`extra`, host programs) and /etc/passwd.
+fn write_plan_files(root: &Path, text: &str, plan: &super::plan::Plan) -> Result<(), String> {
+    // memcached, started as root, looks root up to switch to (-u root)
+    std::fs::write(root.join("etc/passwd"), "root:x:0:0:root:/:/bin/sh\n")
+        .map_err(|e| e.to_string())?;
+    write_exec(&root.join("init"), INIT)?;
+    std::fs::write(root.join("plan"), text).map_err(|e| e.to_string())?;
+    write_extra(root, &plan.extra)?;
+    for (host, guest) in &plan.host_copies {
+        copy_with_libraries(root, host, guest)?;
+    }
+    Ok(())
+}
+
+/// A host program into `root` at `guest` (an absolute path), with the shared libraries
+/// `ldd` lists at their own paths.
+fn copy_with_libraries(root: &Path, host: &Path, guest: &str) -> Result<(), String> {
+    copy(host, &root.join(guest.trim_start_matches('/')))?;
+    for lib in shared_libraries(host)? {
+        copy(&lib, &root.join(lib.strip_prefix("/").unwrap_or(&lib)))?;
+    }
+    Ok(())
+}
+
+/// The plan's extra files under `root`, by their absolute paths in the guest.
+fn write_extra(root: &Path, extra: &[(String, Vec<u8>)]) -> Result<(), String> {
+    for (path, bytes) in extra {
+        let to = root.join(path.trim_start_matches('/'));
+        if let Some(d) = to.parent() {
+            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        std::fs::write(&to, bytes).map_err(|e| format!("{}: {e}", to.display()))?;
+    }
+    Ok(())
 }
 
 fn write_exec(path: &Path, text: &str) -> Result<(), String> {

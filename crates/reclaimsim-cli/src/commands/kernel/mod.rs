@@ -7,6 +7,7 @@ mod guest;
 mod locate;
 mod parse;
 mod plan;
+mod programs;
 
 use crate::common::{check_json_path, check_out, input_error, pick_variant, Failure};
 use clap::Args;
@@ -304,7 +305,8 @@ fn boot_and_read(
     let names: Vec<String> = modules.iter().map(|(n, _)| n.clone()).collect();
     let text = plan::render(plan, &names);
     let programs = guest::programs().map_err(Failure::Run)?;
-    let initramfs = guest::initramfs(dir, &modules, &programs, &text).map_err(Failure::Run)?;
+    let initramfs =
+        guest::initramfs(dir, &modules, &programs, &text, plan).map_err(Failure::Run)?;
     let (brd_nr, brd_mib) = plan.brd();
     // no_timer_check: under TCG on a loaded host the IO-APIC timer check can fail and
     // panic the boot ("IO-APIC + timer doesn't work!"); QEMU's timer works.

@@ -40,6 +40,8 @@ pub(crate) struct WorkloadLine {
     pub(crate) p50: u64,
     pub(crate) p99: u64,
     pub(crate) max: u64,
+    /// The bytes the workload moved, when its program says (dd).
+    pub(crate) bytes: u64,
 }
 
 /// Everything the console said.
@@ -170,7 +172,7 @@ fn other_line(c: &mut Console, tag: &str, rest: &str) {
     }
 }
 
-/// `NAME ops=N secs=S p50=NS p99=NS max=NS`.
+/// `NAME ops=N secs=S p50=NS p99=NS max=NS [bytes=B]`.
 fn workload_line(rest: &str) -> Option<WorkloadLine> {
     let mut words = rest.split_whitespace();
     let mut w = WorkloadLine {
@@ -185,6 +187,7 @@ fn workload_line(rest: &str) -> Option<WorkloadLine> {
             "p50" => w.p50 = v.parse().ok()?,
             "p99" => w.p99 = v.parse().ok()?,
             "max" => w.max = v.parse().ok()?,
+            "bytes" => w.bytes = v.parse().ok()?,
             _ => {}
         }
     }
@@ -308,7 +311,7 @@ fn workload(w: &WorkloadLine) -> WorkloadResult {
     WorkloadResult {
         ops: w.ops,
         ops_per_sec: per(w.ops as f64),
-        mib_per_sec: 0.0,
+        mib_per_sec: per(w.bytes as f64 / (1 << 20) as f64),
         measured_s: w.secs,
         latency_ns: Latency {
             p50: w.p50,
@@ -469,6 +472,7 @@ mod tests {
 @RS endsnap end
 @RS wl anon:populate ops=32768 secs=2.500 p50=1024 p99=65536 max=900000
 @RS wl anon:run ops=65536 secs=1.000 p50=512 p99=4096 max=100000
+@RS wl dd ops=512 secs=2.000 p50=512 p99=4096 max=100000 bytes=2097152
 @RS exit anon 137 15.00
 @RS error sysctl vm.x=1 failed
 @RS done 15.9
@@ -502,6 +506,8 @@ mod tests {
             (65536, 65536.0, 4096)
         );
         assert_eq!(v.workloads["anon:populate"].measured_s, 2.5);
+        assert_eq!(v.workloads["dd"].mib_per_sec, 1.0);
+        assert_eq!(v.workloads["anon:run"].mib_per_sec, 0.0);
         let kill = &v.oom_kills[0];
         assert_eq!(
             (kill.victim.as_str(), kill.scope.as_str(), kill.time_s),

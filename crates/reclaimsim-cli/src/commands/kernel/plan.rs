@@ -5,6 +5,7 @@
 //! its own way), or is an error naming the field (`PlanError`, located by `locate`).
 
 use super::locate::Step;
+use super::programs;
 use reclaimsim::kernel::config::{KernelConfig, PolicyKind, SwapDevice};
 use reclaimsim::scenario::config::{Scenario, WorkloadConfig};
 use reclaimsim::sim::cost::CostTable;
@@ -24,6 +25,11 @@ pub(crate) const MAX_CPUS: u32 = 2;
 /// and about 30 MiB used after setup (see docs/guide/kernel.md).
 pub(crate) const GUEST_OVERHEAD_MIB: u64 = 96;
 
+/// Guest memory for a host program copied in with its libraries: the host's memcached
+/// 1.6.18 with libevent, libssl, libcrypto, libsasl2 and libc is 9.0 MiB (`ldd
+/// /usr/bin/memcached`, Debian 12, 2026-11-27).
+pub(crate) const HOST_COPY_MIB: u64 = 16;
+
 /// A field the guest cannot express, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PlanError {
@@ -39,13 +45,17 @@ pub(crate) enum Swap {
 }
 
 /// Files laid out before the run: `count` files of `bytes` each, `/mnt/NAME.<i>`,
-/// written from `memcg`.
+/// written from `memcg`, or holes (`sparse`: made with `truncate`, no block written).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Files {
     pub(crate) name: String,
     pub(crate) memcg: String,
     pub(crate) count: u64,
     pub(crate) bytes: u64,
+    pub(crate) sparse: bool,
+    /// The file system needs room for the bytes: written at layout, or written by the
+    /// workload (page_fault3's holes, dirtied through its mappings).
+    pub(crate) blocks: bool,
 }
 
 /// One workload as the guest starts it.
@@ -82,13 +92,18 @@ pub(crate) struct Plan {
     pub(crate) memcg_files: Vec<(String, String, String)>,
     pub(crate) files: Vec<Files>,
     pub(crate) workloads: Vec<GuestWorkload>,
+    /// Files the initramfs carries besides the programs (a trace's replay), by path.
+    pub(crate) extra: Vec<(String, Vec<u8>)>,
+    /// Host programs copied into the guest with the libraries `ldd` lists (the host's
+    /// memcached), as (host path, guest path); each adds `HOST_COPY_MIB` to `-m`.
+    pub(crate) host_copies: Vec<(std::path::PathBuf, String)>,
     /// Stop every workload after this long (0: no limit).
     pub(crate) duration_s: f64,
     /// What maps with a difference the user should know of.
     pub(crate) notes: Vec<String>,
 }
 
-fn key(k: &str) -> Step {
+pub(super) fn key(k: &str) -> Step {
     Step::Key(k.to_string())
 }
 
@@ -97,13 +112,13 @@ fn at(keys: &str) -> Vec<Step> {
 }
 
 /// `workload[i].rest`.
-fn wl(i: usize, rest: &str) -> Vec<Step> {
+pub(super) fn wl(i: usize, rest: &str) -> Vec<Step> {
     let mut p = vec![key("workload"), Step::Index(i)];
     p.extend(rest.split('.').filter(|k| !k.is_empty()).map(key));
     p
 }
 
-fn fail<T>(field: Vec<Step>, message: impl Into<String>) -> Result<T, PlanError> {
+pub(super) fn fail<T>(field: Vec<Step>, message: impl Into<String>) -> Result<T, PlanError> {
     Err(PlanError {
         field,
         message: message.into(),
@@ -112,13 +127,16 @@ fn fail<T>(field: Vec<Step>, message: impl Into<String>) -> Result<T, PlanError>
 
 impl Plan {
     /// QEMU's `-m`, in MiB: the machine's memory, the ramdisks (brd keeps every written
-    /// sector in RAM), and the guest kernel's own.
+    /// sector in RAM), what the initramfs carries besides the programs (it stays in RAM),
+    /// and the guest kernel's own.
     pub(crate) fn guest_mib(&self) -> u64 {
         let brd = match self.swap {
             Some((Swap::Brd, b)) => b,
             _ => 0,
         };
-        (self.memory + brd + self.fs_bytes).div_ceil(MIB) + GUEST_OVERHEAD_MIB
+        let extra: u64 = self.extra.iter().map(|(_, b)| b.len() as u64).sum::<u64>()
+            + self.host_copies.len() as u64 * HOST_COPY_MIB * MIB;
+        (self.memory + brd + self.fs_bytes + extra).div_ceil(MIB) + GUEST_OVERHEAD_MIB
     }
 
     /// The brd ramdisks: how many, and their one size in MiB (swap on ram0 when on brd,
@@ -135,8 +153,17 @@ impl Plan {
     }
 }
 
-/// The guest plan of `s` (a loaded scenario, after variants and `--set`).
+/// The guest plan of `s` (a loaded scenario, after variants and `--set`), with the
+/// host's programs (memcached) found on its PATH.
 pub(crate) fn plan(s: &Scenario) -> Result<Plan, PlanError> {
+    plan_with(s, &programs::host_program)
+}
+
+/// Host program lookup by name.
+type HostLookup<'a> = &'a dyn Fn(&str) -> Option<std::path::PathBuf>;
+
+/// The guest plan of `s`, with the host's programs as `host` finds them.
+pub(crate) fn plan_with(s: &Scenario, host: HostLookup) -> Result<Plan, PlanError> {
     let mut notes = Vec::new();
     let cpus = machine(s, &mut notes)?;
     check_costs(s)?;
@@ -158,9 +185,12 @@ pub(crate) fn plan(s: &Scenario) -> Result<Plan, PlanError> {
     }
     let (memcgs, memcg_files) = memcgs(s)?;
     let mut files = Vec::new();
+    let mut extra = Vec::new();
+    let mut host_copies = Vec::new();
     let mut workloads = Vec::new();
     for (i, w) in s.workloads.iter().enumerate() {
-        workloads.push(workload(s, i, w, &mut files)?);
+        let out = (&mut files, &mut extra, &mut host_copies);
+        workloads.push(workload(s, i, w, out, host)?);
     }
     let fs_bytes = fs_size(&files);
     Ok(Plan {
@@ -175,18 +205,22 @@ pub(crate) fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         memcg_files,
         files,
         workloads,
+        extra,
+        host_copies,
         duration_s: s.duration.map_or(0.0, |d| d.secs_f64()),
         notes,
     })
 }
 
-/// The ext4 file system for `files`: their bytes, an eighth more for metadata, and 16 MiB
-/// for the journal; 0 without files.
+/// The ext4 file system for `files`: the bytes of those that need blocks, an eighth more
+/// for metadata, and 16 MiB for the journal; 0 without files.
 fn fs_size(files: &[Files]) -> u64 {
-    let data: u64 = files.iter().map(|f| f.count * f.bytes).sum();
-    if data == 0 {
+    if files.is_empty() {
         return 0;
     }
+    let data: u64 = (files.iter().filter(|f| f.blocks))
+        .map(|f| f.count * f.bytes)
+        .sum();
     (data + data / 8 + 16 * MIB).next_multiple_of(MIB)
 }
 
@@ -416,12 +450,21 @@ fn safe_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')
 }
 
+/// What planning a workload adds besides its program: files, initramfs files, host
+/// programs to copy in.
+type Outputs<'a> = (
+    &'a mut Vec<Files>,
+    &'a mut Vec<(String, Vec<u8>)>,
+    &'a mut Vec<(std::path::PathBuf, String)>,
+);
+
 /// One `[[workload]]`: where and when it runs, and its program.
 fn workload(
     s: &Scenario,
     i: usize,
     w: &WorkloadConfig,
-    files: &mut Vec<Files>,
+    (files, extra, host_copies): Outputs,
+    host: HostLookup,
 ) -> Result<GuestWorkload, PlanError> {
     if w.name.is_empty() || !w.name.chars().all(|c| safe_char(c) && c != '/') {
         return fail(
@@ -438,10 +481,29 @@ fn workload(
             files.push(f);
             cmd
         }
-        WorkloadOptions::Memcached(_) => return no_program(i, "memcached"),
-        WorkloadOptions::Dd(_) => return no_program(i, "dd"),
-        WorkloadOptions::PageFault3(_) => return no_program(i, "page_fault3"),
-        WorkloadOptions::Trace(_) => return no_program(i, "trace"),
+        WorkloadOptions::Memcached(o) => {
+            let host = host("memcached");
+            let memory = s.machine.memory.0;
+            let cmd = programs::memcached(i, w, o, s.seed, memory, host.as_deref())?;
+            host_copies.extend(host.map(|h| (h, programs::MEMCACHED.to_string())));
+            cmd
+        }
+        WorkloadOptions::Dd(o) => {
+            let (cmd, f) = programs::dd(i, w, o)?;
+            files.push(f);
+            cmd
+        }
+        WorkloadOptions::PageFault3(o) => {
+            let (cmd, f) = programs::page_fault3(i, w, o)?;
+            files.push(f);
+            cmd
+        }
+        WorkloadOptions::Trace(o) => {
+            let (cmd, f, replay) = programs::trace(i, w, o)?;
+            files.extend(f);
+            extra.extend(replay);
+            cmd
+        }
     };
     command.extend(["-x".into(), "/tmp/stop.all".into()]);
     if let Some(u) = &w.until {
@@ -491,13 +553,6 @@ fn placement(i: usize, w: &WorkloadConfig) -> Result<(), PlanError> {
         }
     }
     Ok(())
-}
-
-fn no_program<T>(i: usize, kind: &str) -> Result<T, PlanError> {
-    fail(
-        wl(i, kind),
-        format!("the guest has no program for {kind} workloads yet (it runs anon and fio reads)"),
-    )
 }
 
 /// The patterns the guest programs draw from: `seq`, `random`, `zipf[:θ]`.
@@ -688,6 +743,8 @@ fn fio(
         memcg: w.memcg.clone(),
         count: o.numjobs,
         bytes: file.next_multiple_of(4096),
+        sparse: false,
+        blocks: true,
     };
     Ok((cmd, files))
 }
@@ -786,7 +843,10 @@ pub(crate) fn render(p: &Plan, modules: &[String]) -> String {
         join(
             p.files
                 .iter()
-                .map(|f| format!("{}:{}:{}:{}", f.name, f.memcg, f.count, f.bytes))
+                .map(|f| {
+                    let sparse = u8::from(f.sparse);
+                    format!("{}:{}:{}:{}:{sparse}", f.name, f.memcg, f.count, f.bytes)
+                })
                 .collect(),
         ),
     );
@@ -826,7 +886,7 @@ mod tests {
     fn error(text: &str, sets: &[&str], v: Option<&str>) -> String {
         let loaded = load(text, sets);
         let s = v.map_or(&loaded.base, |v| variant(&loaded, v));
-        let e = plan(s).expect_err("an error");
+        let e = plan_with(s, &|_| None).expect_err("an error");
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         let src = Source {
             file: "t.toml",
@@ -857,6 +917,8 @@ mod tests {
             memcg: "/app".into(),
             count: 2,
             bytes: 32 * MIB,
+            sparse: false,
+            blocks: true,
         };
         assert_eq!(p.files, [files]);
         // 64 MiB of files, an eighth for metadata, 16 MiB of journal
@@ -893,7 +955,7 @@ mod tests {
             "RS_SWAP=brd\n",
             "RS_FS_DEV='ram1'\n",
             "RS_MEMCG_FILES='/app:memory.max:167772160'\n",
-            "RS_FILES='fio:/app:2:33554432'\n",
+            "RS_FILES='fio:/app:2:33554432:0'\n",
             "RS_NWL=2\n",
             "RS_WL_1_NAME='fio'\n",
             "RS_DURATION=0\n",
@@ -930,15 +992,6 @@ mod tests {
     #[test]
     fn workloads_the_guest_cannot_run_are_located_errors() {
         let with = |extra: &str| format!("{DEMO}\n{extra}\n");
-        let mc = with("[[workload]]\nname = \"pf\"\n[workload.page_fault3]\ntasks = 2\nsize = \"1MiB\"\nruntime = \"1s\"");
-        let e = error(&mc, &[], None);
-        assert!(
-            e.starts_with(&format!(
-                "t.toml:{}: workload[2].page_fault3: the guest has no program",
-                line_of(&mc, "[workload.page_fault3]")
-            )),
-            "{e}"
-        );
         let e = error(DEMO, &["workload.fio.fio.rw=randwrite"], None);
         assert!(
             e.starts_with("--set workload.fio.fio.rw=randwrite: workload[1].fio.rw:"),
@@ -995,6 +1048,56 @@ mod tests {
         );
     }
 
+    /// page_fault3's and dd's later phases, dd's readers past the programs' 64, and
+    /// memcached (whether the host has it or not) are located errors.
+    #[test]
+    fn page_fault3_dd_and_memcached_errors_are_located() {
+        let with = |extra: &str| format!("{DEMO}\n{extra}\n");
+        let pf = with("[[workload]]\nname = \"pf\"\n[workload.page_fault3]\ntasks = 2\nsize = \"1MiB\"\nruntime = \"1s\"\n[[workload.page_fault3.phase]]\nsleep_until = \"2s\"");
+        let e = error(&pf, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[2].page_fault3.phase: the guest's page_fault3 runs one phase",
+                line_of(&pf, "[[workload.page_fault3.phase]]")
+            )),
+            "{e}"
+        );
+        let dd = with(
+            "[[workload]]\nname = \"dd\"\n[workload.dd]\nfiles = 33\nsize = \"1MiB\"\nreaders = 2",
+        );
+        let e = error(&dd, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[2].dd.readers: the guest's dd runs at most 64 readers",
+                line_of(&dd, "readers = 2")
+            )),
+            "{e}"
+        );
+        let mc = with("[[workload]]\nname = \"mc\"\n[workload.memcached]\nthreads = 2\n[[workload.memcached.phase]]\nrequests = 10");
+        let e = error(&mc, &[], None);
+        let want = format!(
+            "t.toml:{}: workload[2].memcached: the guest runs memcached only when the host has it: install memcached",
+            line_of(&mc, "[workload.memcached]")
+        );
+        assert!(e.starts_with(&want), "{e}");
+        // with the host's memcached: a run the guest's client cannot make
+        let host = |_: &str| Some(std::path::PathBuf::from("/usr/bin/memcached"));
+        let zipf = format!("{mc}\nkey-pattern = \"Z:Z\"");
+        let e = plan_with(&load(&zipf, &[]).base, &host).unwrap_err();
+        let mut field = wl(2, "memcached.phase");
+        field.extend([Step::Index(0), key("key-pattern")]);
+        assert_eq!(e.field, field, "{}", e.message);
+        let p = plan_with(&load(&mc, &[]).base, &host).unwrap();
+        let cmd = p.workloads[2].command.join(" ");
+        let want = "/bin/memtier -n mc -m /bin/memcached -s 2 -M 384 -e 1 \
+                    -H ,R,R,1,10,32,0,10000000,memtier-,10,0,50,4,1,0,0 -x";
+        assert!(cmd.starts_with(want), "{cmd}");
+        let copy = (host("").unwrap(), "/bin/memcached".to_string());
+        assert_eq!(p.host_copies, [copy]);
+        let without = plan_with(&load(DEMO, &[]).base, &host).unwrap();
+        assert_eq!(p.guest_mib(), without.guest_mib() + HOST_COPY_MIB);
+    }
+
     /// `[[workload.anon.phase]]` goes to the guest's anon as `-H` (waiting for a whole
     /// workload, sleeping, its own pattern and counts); what it cannot do is located.
     #[test]
@@ -1044,6 +1147,111 @@ mod tests {
             line_of(&text, "fio:run")
         );
         assert!(e.starts_with(&want), "{e}");
+    }
+
+    /// A scenario with page_fault3, dd and a page trace of two tenants, the trace at
+    /// `trace` (its first lines `lines`), in `dir`.
+    fn three_programs(dir: &std::path::Path, lines: &str) -> String {
+        let trace = dir.join("t.pagetrace");
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(&trace, format!("time,tenant,target,offset,op\n{lines}")).unwrap();
+        format!(
+            "name = 'p'\nseed = 1\n[machine]\nmemory = '256MiB'\ncpus = 2\n\
+             [[memcg]]\npath = '/a'\n[[memcg]]\npath = '/b'\n\
+             [[workload]]\nname = 'pf'\nmemcg = '/a'\n[workload.page_fault3]\ntasks = 2\n\
+             size = '8MiB'\nruntime = '2s'\nmode = 'thread'\n\
+             [[workload]]\nname = 'dd'\nmemcg = '/a'\n[workload.dd]\nfiles = 2\n\
+             size = '4MiB'\nreaders = 2\n\
+             [[workload]]\nname = 'tr'\nmemcg = '/a'\n[workload.trace]\npath = '{}'\n\
+             tenants = {{ a = '/a', b = '/b' }}\n",
+            trace.display()
+        )
+    }
+
+    #[test]
+    fn page_fault3_dd_and_trace_map_to_their_programs() {
+        let dir = std::env::temp_dir().join(format!("reclaimsim-plan-{}", std::process::id()));
+        let text = three_programs(
+            &dir,
+            "0,a,anon,0,w\n0,a,data,8192,r\n0,b,anon,4096,r\n0,a,data,0,w\n",
+        );
+        let p = plan(&load(&text, &[]).base).unwrap();
+        let cmd = |i: usize| p.workloads[i].command.join(" ");
+        assert!(
+            cmd(0).starts_with("/bin/pagefault -n pf -d /mnt -t 2 -s 8388608 -M thread -T 2 -x"),
+            "{}",
+            cmd(0)
+        );
+        assert!(
+            cmd(1).starts_with("/bin/ddread -n dd -d /mnt -F 2 -r 2 -b 4096 -x"),
+            "{}",
+            cmd(1)
+        );
+        assert!(
+            cmd(2).starts_with("/bin/trace -n tr -d /mnt -R /trace -t 2 -F 1 -c /a -c /b -x"),
+            "{}",
+            cmd(2)
+        );
+        let f = |name: &str, count, bytes, sparse, blocks| Files {
+            name: name.into(),
+            memcg: "/a".into(),
+            count,
+            bytes,
+            sparse,
+            blocks,
+        };
+        // page_fault3's holes are written through its mappings; dd's are only read;
+        // the trace's file has the two pages it touches, numbered as the model numbers them
+        let want = [
+            f("pf", 2, 8 * MIB, true, true),
+            f("dd", 2, 4 * MIB, true, false),
+            f("tr+0", 1, 8192, false, true),
+        ];
+        assert_eq!(p.files, want);
+        let data = 16 * MIB + 8192;
+        assert_eq!(
+            p.fs_bytes,
+            (data + data / 8 + 16 * MIB).next_multiple_of(MIB)
+        );
+        let words = |b: &[u8]| -> Vec<u64> {
+            b.chunks(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        };
+        let (end, store) = (1 << 61, 1 << 60);
+        assert_eq!(p.extra[0].0, "/trace/tr.0");
+        assert_eq!(
+            words(&p.extra[0].1),
+            [1, store | end, 1 << 62 | end, 2 << 62 | 1 | end]
+        );
+        assert_eq!(
+            (p.extra[1].0.as_str(), words(&p.extra[1].1)),
+            ("/trace/tr.1", vec![1, end])
+        );
+        assert_eq!(
+            p.guest_mib(),
+            256 + p.fs_bytes / MIB + 1 + GUEST_OVERHEAD_MIB
+        );
+        let text = render(&p, &[]);
+        assert!(
+            text.contains("RS_FILES='pf:/a:2:8388608:1 dd:/a:2:4194304:1 tr+0:/a:1:8192:0'\n"),
+            "{text}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_trace_the_guest_cannot_replay_is_a_located_error() {
+        let dir = std::env::temp_dir().join(format!("reclaimsim-plan-e-{}", std::process::id()));
+        let lines: String = (0..65).map(|k| format!("0,a,f{k},0,r\n")).collect();
+        let text = three_programs(&dir, &lines);
+        let e = error(&text, &[], None);
+        let want = format!(
+            "t.toml:{}: workload[2].trace.path: the trace touches 65 files; the guest replays at most 64",
+            line_of(&text, "t.pagetrace")
+        );
+        assert!(e.starts_with(&want), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

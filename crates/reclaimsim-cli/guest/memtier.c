@@ -1,0 +1,272 @@
+/* memtier: the model's memcached workload (crates/reclaimsim/src/workload/memtier.rs) in
+ * the guest: the host's memcached (copied into the initramfs with the libraries ldd
+ * lists) started with -t THREADS on 127.0.0.1 in the workload's memcg, then (from the
+ * root cgroup: the model charges the server only) memtier_benchmark-like runs against
+ * it in order, each a -H spec; between runs every client has finished (the model's
+ * barrier). A run: T threads, each with C connections that it serves in turn, one
+ * request in flight (pipeline 1); a connection sends REQUESTS requests (0: until the
+ * run's test time), SET or GET by its place in the SET:GET cycle, keys PREFIX<n> drawn
+ * S (each connection in order over [MIN, MAX], wrapping), P (in order over its own
+ * subrange, as memtier's parallel pattern) or R (uniform, from the run's STREAM, one
+ * stream per connection when DISTINCT, else one for all, as memtier's seeds do; not
+ * memtier's generator); SETs store DATA bytes. The
+ * memcached text protocol (the model's memtier uses the binary one; the item's bytes
+ * are the same, flags 0). An operation is a request; each is timed. Runs that are not
+ * measured are not reported.
+ *
+ *   memtier -n NAME -m MEMCACHED -s SERVER_THREADS -M MEM_MB [-e SEED]
+ *           -H LABEL,SETPAT,GETPAT,SETS,GETS,DATA,MIN,MAX,PREFIX,REQUESTS,SECONDS,
+ *              CLIENTS,THREADS,MEASURE,STREAM,DISTINCT ...  [-x STOPFILE]... [-f FIN -g GO]
+ */
+#include "common.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#define MAXRUN 16
+#define PORT 11211
+
+struct run {
+	char *label, *prefix;
+	char setpat, getpat;
+	uint64_t sets, gets, data, min, max, requests, clients, threads, stream;
+	double seconds;
+	int measure, distinct;
+};
+
+struct conn {
+	int fd;
+	uint64_t lo, hi, next_set, next_get, left, cycle, rng;
+};
+
+static struct run runs[MAXRUN];
+static int nruns;
+static const struct run *cur;
+static char *value;
+
+static int dial(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return fd;
+}
+
+static void send_all(int fd, const char *b, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			die("send");
+		b += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Reads until the reply ends with `end` (STORED, END). */
+static void expect(int fd, const char *end, char *buf, size_t cap)
+{
+	size_t got = 0, el = strlen(end);
+	for (;;) {
+		ssize_t r = recv(fd, buf + got, cap - got - 1, 0);
+		if (r <= 0)
+			die("recv");
+		got += (size_t)r;
+		buf[got] = 0;
+		if (got >= el && !memcmp(buf + got - el, end, el))
+			return;
+		if (got + 1 >= cap)
+			got = 0; /* a long value: keep only what may hold the end */
+	}
+}
+
+static uint64_t key(struct conn *c, char pat, int set)
+{
+	if (pat == 'R')
+		return (rng_next(&c->rng) >> 1) % (cur->max - cur->min + 1) + cur->min;
+	uint64_t *next = set ? &c->next_set : &c->next_get, k = *next;
+	*next = k >= c->hi ? c->lo : k + 1;
+	return k;
+}
+
+static void request(struct conn *c, char *buf, size_t cap)
+{
+	int set = c->cycle % (cur->sets + cur->gets) < cur->sets;
+	c->cycle++;
+	uint64_t k = key(c, set ? cur->setpat : cur->getpat, set);
+	int n;
+	if (set) {
+		n = snprintf(buf, cap, "set %s%llu 0 0 %llu\r\n", cur->prefix, (unsigned long long)k,
+			     (unsigned long long)cur->data);
+		send_all(c->fd, buf, (size_t)n);
+		send_all(c->fd, value, cur->data + 2);
+		expect(c->fd, "\r\n", buf, cap);
+		if (strncmp(buf, "STORED", 6))
+			die("set");
+	} else {
+		n = snprintf(buf, cap, "get %s%llu\r\n", cur->prefix, (unsigned long long)k);
+		send_all(c->fd, buf, (size_t)n);
+		expect(c->fd, "END\r\n", buf, cap);
+	}
+}
+
+/* memtier's parallel subrange of client i of total (see parallel_range in the model). */
+static int subrange(uint64_t i, uint64_t total, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t range = (cur->max - cur->min) / total + 1;
+	*lo = cur->min + range * i;
+	*hi = i + 1 == total ? cur->max : (*lo + range - 1 < cur->max ? *lo + range - 1 : cur->max);
+	return *lo <= cur->max;
+}
+
+static void *client_thread(void *arg)
+{
+	long t = (long)arg;
+	struct wstat *w = &sh->w[t];
+	struct conn cs[256];
+	uint64_t nc = cur->clients, ops = 0;
+	size_t cap = cur->data + 4096;
+	char *buf = malloc(cap);
+	for (uint64_t i = 0; i < nc; i++) {
+		struct conn *c = &cs[i];
+		uint64_t id = (uint64_t)t * nc + i;
+		c->lo = cur->min;
+		c->hi = cur->max;
+		int in = cur->setpat != 'P' || subrange(id, nc * cur->threads, &c->lo, &c->hi);
+		c->next_set = c->next_get = c->lo;
+		c->left = in ? (cur->requests ? cur->requests : UINT64_MAX) : 0;
+		c->cycle = 0;
+		c->rng = rng_seed(cur->stream, cur->distinct ? id + 1 : 0);
+		if ((c->fd = dial()) < 0)
+			die("connect");
+	}
+	for (int busy = 1; busy && !sh->stop;) {
+		busy = 0;
+		for (uint64_t i = 0; i < nc && !sh->stop; i++) {
+			if (!cs[i].left)
+				continue;
+			busy = 1;
+			uint64_t t0 = now_ns();
+			request(&cs[i], buf, cap);
+			cs[i].left--;
+			record(w, now_ns() - t0);
+			w->ops = ++ops;
+		}
+	}
+	for (uint64_t i = 0; i < nc; i++)
+		close(cs[i].fd);
+	free(buf);
+	w->done = 1;
+	return NULL;
+}
+
+static int parse_run(char *s, struct run *r)
+{
+	char *f[16];
+	int k = 0;
+	for (char *q = s; k < 16; k++) {
+		f[k] = q;
+		q = strchr(q, ',');
+		if (!q)
+			break;
+		*q++ = 0;
+	}
+	if (k != 15)
+		return -1;
+	*r = (struct run){ .label = f[0], .setpat = f[1][0], .getpat = f[2][0],
+			   .sets = strtoull(f[3], 0, 0), .gets = strtoull(f[4], 0, 0),
+			   .data = strtoull(f[5], 0, 0), .min = strtoull(f[6], 0, 0),
+			   .max = strtoull(f[7], 0, 0), .prefix = f[8],
+			   .requests = strtoull(f[9], 0, 0), .seconds = atof(f[10]),
+			   .clients = strtoull(f[11], 0, 0), .threads = strtoull(f[12], 0, 0),
+			   .measure = atoi(f[13]), .stream = strtoull(f[14], 0, 0),
+			   .distinct = atoi(f[15]) };
+	return r->clients < 1 || r->clients > 256 || r->threads < 1 ||
+	       r->threads > MAXW || r->max < r->min || r->sets + r->gets == 0;
+}
+
+static pid_t start_server(const char *path, const char *threads, const char *mb)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(path, path, "-u", "root", "-l", "127.0.0.1", "-p", "11211", "-U", "0", "-t",
+		      threads, "-m", mb, "-c", "4096", (char *)NULL);
+		die(path);
+	}
+	for (int i = 0; i < 600; i++) { /* up to 60 s */
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			break; /* it exited: its error is on stderr */
+		int fd = dial();
+		if (fd >= 0) {
+			close(fd);
+			return pid;
+		}
+		usleep(100000);
+	}
+	fprintf(stderr, "memtier: memcached did not listen on 127.0.0.1:%d\n", PORT);
+	exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	const char *fin = NULL, *go = NULL, *server = "/bin/memcached", *sthreads = "4";
+	const char *mb = "64";
+	const char *name = "memcached";
+	int o;
+	while ((o = getopt(argc, argv, "n:m:s:M:e:H:x:f:g:")) != -1) {
+		switch (o) {
+		case 'n': name = optarg; break;
+		case 'm': server = optarg; break;
+		case 's': sthreads = optarg; break;
+		case 'M': mb = optarg; break;
+		case 'e': break; /* the streams come with each run */
+		case 'H': if (nruns == MAXRUN || parse_run(optarg, &runs[nruns++])) return 2; break;
+		case 'x': if (nstop < MAXSTOP) stop_files[nstop++] = optarg; break;
+		case 'f': fin = optarg; break;
+		case 'g': go = optarg; break;
+		default: return 2;
+		}
+	}
+	if (!nruns)
+		return 2;
+	shared_init();
+	pid_t srv = start_server(server, sthreads, mb);
+	/* the clients leave memcached's memcg: the model charges the server's memory only */
+	FILE *root = fopen("/sys/fs/cgroup/cgroup.procs", "w");
+	if (root) {
+		fprintf(root, "%d\n", getpid());
+		fclose(root);
+	}
+	for (int p = 0; p < nruns && !stop_file_seen(); p++) {
+		cur = &runs[p];
+		free(value);
+		value = malloc(cur->data + 2);
+		memset(value, 'x', cur->data);
+		memcpy(value + cur->data, "\r\n", 2);
+		reset_stats((int)cur->threads);
+		deadline = cur->seconds;
+		pthread_t tid[MAXW];
+		double t0 = now();
+		for (long t = 0; t < (long)cur->threads; t++)
+			pthread_create(&tid[t], NULL, client_thread, (void *)t);
+		supervise((int)cur->threads, t0);
+		for (long t = 0; t < (long)cur->threads; t++)
+			pthread_join(tid[t], NULL);
+		char label[256];
+		snprintf(label, sizeof label, "%s%s%s", name, *cur->label ? ":" : "", cur->label);
+		if (cur->measure)
+			report(label, (int)cur->threads, now() - t0);
+	}
+	finish_handshake(fin, go);
+	kill(srv, SIGTERM);
+	waitpid(srv, NULL, 0);
+	return 0;
+}
