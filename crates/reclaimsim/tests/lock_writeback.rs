@@ -573,3 +573,37 @@ fn lruvec_v16_drops_the_rotations_the_fix_makes() {
     assert_eq!(v16.vmstat["pgrotated"], 0, "v16 drops every rotation");
     assert!(fixed.vmstat["pgrotated"] > 0);
 }
+
+/// A sparse file's page reads as a hole only until writeback has written it: page_fault3
+/// in a memcg smaller than its loop writes every page, so each refault is of a page
+/// written back before its eviction and reads it from the device (pgpgin counts 4 KiB
+/// a page), while the first pass over the holes reads nothing.
+#[test]
+fn a_written_back_page_of_a_sparse_file_refaults_from_the_device() {
+    let s = parse(
+        r#"name = "pf-refault"
+duration = "200ms"
+[machine]
+memory = "256MiB"
+cpus = 2
+[kernel]
+policy = "classic"
+[[memcg]]
+path = "/app"
+max = "24MiB"
+[[workload]]
+name = "pf"
+memcg = "/app"
+[workload.page_fault3]
+tasks = 2
+size = "16MiB"
+runtime = "200ms"
+"#,
+    );
+    let r = run(&s, "pf");
+    let refaults = r.vmstat["workingset_refault_file"];
+    assert!(refaults > 100, "{refaults}");
+    assert_eq!(r.vmstat["pgpgin"], 4 * refaults);
+    // The first pass's 8,192 pages were holes: major faults with no read.
+    assert!(r.vmstat["pgmajfault"] >= refaults + 8192);
+}

@@ -748,12 +748,12 @@ fn find_or_read_page(
     fl.nr_cached += 1;
     k.spend(k.costs.xarray, Cat::Other);
     k.spin_unlock(lock);
-    // The read into the new folio (a sparse file's hole is zero-filled); a whole-page
-    // write overwrites it instead.
+    // The read into the new folio (a hole of a sparse file, never written back, is
+    // zero-filled); a whole-page write overwrites it instead.
     let read_start = k.cur.clock;
     match via {
         Via::Write => {}
-        _ if k.files[file as usize].sparse => k.spend(k.costs.page_zero, Cat::Io),
+        _ if k.files[file as usize].is_hole(index) => k.spend(k.costs.page_zero, Cat::Io),
         // ext4_mpage_readpages' one-page bio to brd, then brd's copy. The model has no
         // readahead: every miss is a one-page read, as under POSIX_FADV_RANDOM or
         // read_ahead_kb = 0, where the kernel would batch a sequential reader's pages.

@@ -508,7 +508,7 @@ impl Kernel {
         b += self
             .files
             .iter()
-            .map(|f| f.slots.capacity() * 8)
+            .map(|f| f.slots.capacity() * 8 + f.written_bytes())
             .sum::<usize>();
         b += self.swap.as_ref().map_or(0, |s| {
             s.slots.len() * 8

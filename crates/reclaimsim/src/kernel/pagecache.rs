@@ -32,8 +32,13 @@ impl Slot {
 #[derive(Clone, Debug)]
 pub struct File {
     pub pages: u64,
-    /// All holes: a read zero-fills the page without device I/O.
+    /// Created as holes: a read of a page never written back zero-fills it without
+    /// device I/O.
     pub sparse: bool,
+    /// Of a sparse file, one bit a page: written back, so its block is allocated
+    /// (ext4's delayed allocation at writeback) and a read goes to the device. Empty
+    /// until the file's first writeback.
+    written: Vec<u64>,
     pub slots: Vec<Slot>,
     /// VMAs mapping this file (i_mmap): (mm id, vma index).
     pub mappings: Vec<(u32, u32)>,
@@ -45,10 +50,40 @@ pub struct File {
 }
 
 impl File {
+    /// Whether a read of page `index` is a hole's zero-fill: the file was created
+    /// sparse and the page was never written back.
+    pub fn is_hole(&self, index: u64) -> bool {
+        let i = index as usize;
+        self.sparse
+            && self
+                .written
+                .get(i / 64)
+                .is_none_or(|w| w & (1 << (i % 64)) == 0)
+    }
+
+    /// A page of the file goes to the device (its block is allocated): a later read
+    /// of it is a device read.
+    pub fn mark_written(&mut self, index: u64) {
+        if !self.sparse {
+            return;
+        }
+        if self.written.is_empty() {
+            self.written = vec![0; (self.pages as usize).div_ceil(64)];
+        }
+        let i = index as usize;
+        self.written[i / 64] |= 1 << (i % 64);
+    }
+
+    /// Host bytes of the page bitmap.
+    pub fn written_bytes(&self) -> usize {
+        self.written.capacity() * 8
+    }
+
     pub fn new(pages: u64, sparse: bool) -> Self {
         File {
             pages,
             sparse,
+            written: Vec::new(),
             slots: vec![Slot::EMPTY; pages as usize],
             mappings: Vec::new(),
             nr_cached: 0,

@@ -368,11 +368,16 @@ pub fn folio_clear_dirty_for_io(k: &mut Kernel, pfn: Pfn) -> bool {
     true
 }
 
-/// Models folio_start_writeback() and the ext4/brd submission of one page: PG_writeback
-/// and NR_WRITEBACK, the copy into the ramdisk, and the completion queued
+/// Models folio_start_writeback() and the ext4/brd submission of one page: the block's
+/// allocation, PG_writeback and NR_WRITEBACK, the copy into the ramdisk, and the
+/// completion queued
 /// `writeback_latency` later on this CPU.
 fn submit_write(k: &mut Kernel, pfn: Pfn) {
     debug_assert!(!k.folios[pfn as usize].test(pg::ANON));
+    // ext4 allocates the page's block at writeback (delayed allocation): a hole of a
+    // sparse file is a hole no more.
+    let (file, index) = (k.folios[pfn as usize].owner, k.folios[pfn as usize].index);
+    k.files[file as usize].mark_written(u64::from(index));
     folio_start_writeback(k, pfn);
     k.spend(k.costs.writeback_page, Cat::Io);
     k.spend(k.costs.page_copy, Cat::Io);
