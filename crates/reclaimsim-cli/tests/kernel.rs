@@ -49,6 +49,21 @@ fn boot(variant: &str) -> serde_json::Value {
     r["variants"][0].clone()
 }
 
+/// Writes `text` to `scenario`, runs `reclaimsim kernel` on it with `--json json` (it
+/// must succeed) and returns the results.
+fn kernel_json(
+    scenario: &std::path::Path,
+    text: &str,
+    json: &std::path::Path,
+) -> serde_json::Value {
+    std::fs::write(scenario, text).unwrap();
+    let args = ["kernel", scenario.to_str().unwrap(), "--json"];
+    let out = reclaimsim(&[&args[..], &[json.to_str().unwrap()]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap()
+}
+
 fn count(v: &serde_json::Value, path: &[&str]) -> u64 {
     let mut x = v;
     for p in path {
@@ -200,12 +215,7 @@ fn finished_workloads_hold_their_memory_and_phases_wait() {
         [[workload]]\nname = 'waiter'\nmemcg = '/b'\n[workload.anon]\nsize = '4MiB'\n\
         populate = true\npasses = 1\n[[workload.anon.phase]]\nname = 'again'\n\
         wait_for = 'fio'\nwrite = false\n";
-    std::fs::write(&scenario, text).unwrap();
-    let args = ["kernel", scenario.to_str().unwrap(), "--json"];
-    let out = reclaimsim(&[&args[..], &[json.to_str().unwrap()]].concat());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let r = kernel_json(&scenario, &text, &json);
     let v = &r["variants"][0];
     assert_eq!(count(v, &["workloads", "waiter:again", "ops"]), 1024);
     let snaps = v["guest"]["snapshots"].as_array().unwrap();
@@ -283,12 +293,7 @@ fn page_fault3_dd_and_a_trace_replay_in_one_boot() {
         readers = 2\nsparse = false\n\
         [[workload]]\nname = 'tr'\nmemcg = '/a'\n[workload.trace]\npath = 't.pagetrace'\n\
         tenants = { a = '/a', b = '/b' }\n";
-    std::fs::write(&scenario, text).unwrap();
-    let args = ["kernel", scenario.to_str().unwrap(), "--json"];
-    let out = reclaimsim(&[&args[..], &[json.to_str().unwrap()]].concat());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let r = kernel_json(&scenario, &text, &json);
     let v = &r["variants"][0];
     assert!(v["guest"]["errors"].is_null(), "{}", v["guest"]["errors"]);
     let ops = |w: &str| count(v, &["workloads", w, "ops"]);
@@ -353,12 +358,7 @@ fn the_hosts_memcached_serves_the_memtier_like_client() {
         run("load", "P:P", "1:0", "'allkeys'", 1),
         run("get", "R:R", "0:1", "2000", 2)
     );
-    std::fs::write(&scenario, text).unwrap();
-    let args = ["kernel", scenario.to_str().unwrap(), "--json"];
-    let out = reclaimsim(&[&args[..], &[json.to_str().unwrap()]].concat());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let r = kernel_json(&scenario, &text, &json);
     let v = &r["variants"][0];
     assert!(v["guest"]["errors"].is_null(), "{}", v["guest"]["errors"]);
     assert_eq!(count(v, &["workloads", "mc:load", "ops"]), 20000);
