@@ -370,8 +370,7 @@ pub fn folio_clear_dirty_for_io(k: &mut Kernel, pfn: Pfn) -> bool {
 
 /// Models folio_start_writeback() and the ext4/brd submission of one page: the block's
 /// allocation, PG_writeback and NR_WRITEBACK, the copy into the ramdisk, and the
-/// completion queued
-/// `writeback_latency` later on this CPU.
+/// completion queued `writeback_latency` later on this CPU.
 fn submit_write(k: &mut Kernel, pfn: Pfn) {
     debug_assert!(!k.folios[pfn as usize].test(pg::ANON));
     // ext4 allocates the page's block at writeback (delayed allocation): a hole of a
