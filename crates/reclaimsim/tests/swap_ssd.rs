@@ -40,15 +40,6 @@ fn mapped(s: &Sys, mm: u32, vpn: u64) -> Option<Pfn> {
     m.vmas[v].ptes[(vpn - m.vmas[v].start) as usize].pfn()
 }
 
-/// The swap slot the PTE at `vpn` holds.
-fn slot_of(s: &Sys, mm: u32, vpn: u64) -> u32 {
-    let m = &s.k.mms[mm as usize];
-    let v = m.find_vma(vpn).unwrap();
-    m.vmas[v].ptes[(vpn - m.vmas[v].start) as usize]
-        .swap_slot()
-        .expect("swapped out")
-}
-
 /// One shrink_folio_list pass over the given pages' folios (PTEs made old, isolated
 /// from their list); survivors go back to the LRU. Returns the number freed.
 fn shrink(s: &mut Sys, mm: u32, vpns: &[u64]) -> u64 {
@@ -95,7 +86,7 @@ fn swap_out(s: &mut Sys, mm: u32, vpns: &[u64]) {
     s.drain();
     assert_eq!(shrink(s, mm, vpns), vpns.len() as u64);
     for &vpn in vpns {
-        slot_of(s, mm, vpn);
+        s.slot_of(mm, vpn);
     }
 }
 
@@ -104,7 +95,7 @@ fn an_ssd_swapin_goes_through_the_swap_cache_and_keeps_its_slot() {
     let (mut s, mm, start) = machine("", "", 8);
     swap_out(&mut s, mm, &[start]);
     assert_eq!(s.vm(Vm::Pswpout), 1);
-    let slot = slot_of(&s, mm, start);
+    let slot = s.slot_of(mm, start);
     s.check();
 
     let before = s.k.cur.clock;
@@ -129,7 +120,7 @@ fn an_ssd_swapin_goes_through_the_swap_cache_and_keeps_its_slot() {
     s.drain();
     assert_eq!(shrink(&mut s, mm, &[start]), 1);
     assert_eq!(s.vm(Vm::Pswpout), 1, "no second write");
-    assert_eq!(slot_of(&s, mm, start), slot);
+    assert_eq!(s.slot_of(mm, start), slot);
     s.check();
 }
 
@@ -145,7 +136,7 @@ fn vma_readahead_brings_in_neighbours_and_counts_hits() {
     // The next page: adjacent, a window of two forward, the neighbour read ahead.
     s.fault(mm, start + 1, false);
     assert_eq!(ra(&s), (1, 0));
-    let ahead = s.k.swap.as_ref().unwrap().slots[slot_of(&s, mm, start + 2) as usize];
+    let ahead = s.k.swap.as_ref().unwrap().slots[s.slot_of(mm, start + 2) as usize];
     let pfn = ahead.as_cached().expect("read ahead into the swap cache");
     assert!(s.test(pfn, pg::RECLAIM), "PG_readahead");
     assert_eq!(s.k.folios[pfn as usize].index as u64, start + 2);

@@ -8,24 +8,12 @@ mod common;
 
 use common::Sys;
 use reclaimsim::kernel::control::{self, Outcome, Sysctl, Write};
-use reclaimsim::kernel::memcg::ROOT;
 use reclaimsim::kernel::stats::Vm;
 use reclaimsim::kernel::zram::{WritebackMode, Zram};
 
-/// 64 MiB, 2 CPUs, a 64 MiB zram whose table is `zram` (the inside, after device and
-/// size) and one process of `pages` anon pages holding `content`, all swapped out to
-/// zram.
+/// `Sys::zram_process` with its pages all swapped out to zram.
 fn machine(zram: &str, content: &str, pages: u64) -> (Sys, u32, u64) {
-    let mut s = Sys::new(&format!(
-        "[machine]\nmemory = \"64MiB\"\ncpus = 2\n\
-         swap = {{ device = \"zram\", size = \"64MiB\"{zram} }}\n"
-    ));
-    let (mm, start) = s.process(ROOT, None, pages);
-    s.k.mms[mm as usize].content = common::page_content(content);
-    for i in 0..pages {
-        s.fault(mm, start + i, true);
-    }
-    s.drain();
+    let (mut s, mm, start) = Sys::zram_process(zram, content, pages);
     assert_eq!(s.reclaim_range(mm, start, pages), pages);
     (s, mm, start)
 }
@@ -44,14 +32,6 @@ fn bd(s: &Sys) -> (u64, u64, u64) {
 
 fn write(s: &mut Sys, w: Sysctl) -> Outcome {
     control::write(&mut s.k, &mut s.p, &Write::Sysctl(w))
-}
-
-fn slot_of(s: &Sys, mm: u32, vpn: u64) -> u32 {
-    let m = &s.k.mms[mm as usize];
-    let v = m.find_vma(vpn).unwrap();
-    m.vmas[v].ptes[(vpn - m.vmas[v].start) as usize]
-        .swap_slot()
-        .expect("swapped out")
 }
 
 #[test]
@@ -114,7 +94,7 @@ fn a_swap_in_of_a_written_back_slot_reads_the_device_at_its_latency() {
 fn a_slot_read_after_the_idle_mark_is_not_idle_and_stays_in_ram() {
     let (mut s, mm, start) = machine(NVME, "items2000 = 100", 8);
     write(&mut s, Sysctl::ZramIdle);
-    let slot = slot_of(&s, mm, start);
+    let slot = s.slot_of(mm, start);
     assert!(z(&s).idle(slot));
     // Through the swap cache the read keeps the slot (a clean swap-cache folio): the
     // read (zram_accessed) clears ZRAM_IDLE.
@@ -124,14 +104,14 @@ fn a_slot_read_after_the_idle_mark_is_not_idle_and_stays_in_ram() {
     write(&mut s, Sysctl::ZramWriteback(WritebackMode::Idle));
     assert_eq!(bd(&s).0, 7);
     assert!(!z(&s).written_back(slot));
-    assert!(z(&s).written_back(slot_of(&s, mm, start + 1)));
+    assert!(z(&s).written_back(s.slot_of(mm, start + 1)));
     // A page swapped in and out again is written afresh, not idle either.
     let (mut s, mm, start) = machine(NVME, "items2000 = 100", 8);
     write(&mut s, Sysctl::ZramIdle);
     s.fault(mm, start, true);
     s.drain();
     assert_eq!(s.reclaim_range(mm, start, 1), 1);
-    assert!(!z(&s).idle(slot_of(&s, mm, start)));
+    assert!(!z(&s).idle(s.slot_of(mm, start)));
     write(&mut s, Sysctl::ZramWriteback(WritebackMode::Idle));
     assert_eq!(bd(&s).0, 7);
     s.drain();
@@ -149,7 +129,7 @@ fn huge_writeback_takes_only_the_huge_slots() {
     assert_eq!(z(&s).stats.huge_pages, 0);
     assert!(z(&s).pool_pages() < pool && z(&s).pool_pages() > 0);
     for i in 0..64 {
-        let slot = slot_of(&s, mm, start + i);
+        let slot = s.slot_of(mm, start + i);
         let is_huge = s.k.mms[mm as usize].content.random > 0
             && reclaimsim::kernel::zswap::Content::of(
                 s.k.mms[mm as usize].content,

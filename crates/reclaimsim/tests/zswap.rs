@@ -44,15 +44,6 @@ fn allocated(s: &Sys) -> usize {
     s.k.folios.iter().filter(|f| f.test(a)).count()
 }
 
-/// The swap slot the PTE at `vpn` holds.
-fn slot_of(s: &Sys, mm: u32, vpn: u64) -> u32 {
-    let m = &s.k.mms[mm as usize];
-    let v = m.find_vma(vpn).unwrap();
-    m.vmas[v].ptes[(vpn - m.vmas[v].start) as usize]
-        .swap_slot()
-        .expect("swapped out")
-}
-
 fn z(s: &Sys) -> &reclaimsim::kernel::zswap::Zswap {
     s.k.swap.as_ref().unwrap().zswap.as_deref().unwrap()
 }
@@ -166,11 +157,11 @@ fn a_full_pool_rejects_stores_and_writes_back_its_oldest_page() {
     // The oldest pages went: the first two pages stored (one zbud page) are on the
     // device now, the last one stored is still in the pool.
     for i in 0..2 {
-        assert!(!z(&s).has_entry(slot_of(&s, mm, start + i)), "page {i}");
+        assert!(!z(&s).has_entry(s.slot_of(mm, start + i)), "page {i}");
     }
     let stored_last = (0..1024)
         .rev()
-        .find(|&i| z(&s).has_entry(slot_of(&s, mm, start + i)));
+        .find(|&i| z(&s).has_entry(s.slot_of(mm, start + i)));
     assert!(stored_last.is_some());
     s.check();
 }
@@ -319,7 +310,7 @@ fn a_memcgs_compressed_bytes_count_in_its_memory_current() {
     s.check();
     // Swap-in frees the slots into the CPU's return cache; their return to the swap map
     // (swap_range_free's invalidation, called here for each) uncharges.
-    let slots: Vec<u32> = (0..16).map(|i| slot_of(&s, mm, start + i)).collect();
+    let slots: Vec<u32> = (0..16).map(|i| s.slot_of(mm, start + i)).collect();
     for i in 0..16 {
         s.fault(mm, start + i, false);
     }
@@ -346,30 +337,13 @@ fn a_memory_zswap_max_event_stops_the_memcgs_stores() {
     assert_eq!(r.zswap.as_ref().unwrap().stored_pages, 0);
 }
 
-/// zram (drivers/block/zram, 6.1) as the swap device: 64 MiB, 2 CPUs, `swap` the inside
-/// of the swap table after the device and size, one process of `pages` anon pages
-/// holding `content`.
-fn zram_machine(swap: &str, content: &str, pages: u64) -> (Sys, u32, u64) {
-    let mut s = Sys::new(&format!(
-        "[machine]\nmemory = \"64MiB\"\ncpus = 2\n\
-         swap = {{ device = \"zram\", size = \"64MiB\"{swap} }}\n"
-    ));
-    let (mm, start) = s.process(ROOT, None, pages);
-    s.k.mms[mm as usize].content = common::page_content(content);
-    for i in 0..pages {
-        s.fault(mm, start + i, true);
-    }
-    s.drain();
-    (s, mm, start)
-}
-
 fn zr(s: &Sys) -> &reclaimsim::kernel::zram::Zram {
     s.k.swap.as_ref().unwrap().zram.as_deref().unwrap()
 }
 
 #[test]
 fn zram_keeps_pages_compressed_in_ram_charged_to_no_memcg() {
-    let (mut s, mm, start) = zram_machine("", "items2000 = 100", 64);
+    let (mut s, mm, start) = Sys::zram_process("", "items2000 = 100", 64);
     let (before, usage) = (allocated(&s), s.k.memcgs.cgs[0].usage);
     assert_eq!(s.reclaim_range(mm, start, 64), 64);
     // 119 bytes: the 128-byte class, 32 a page: two pages for 64.
@@ -400,10 +374,10 @@ fn zram_keeps_pages_compressed_in_ram_charged_to_no_memcg() {
 
 #[test]
 fn zram_keeps_same_filled_pages_as_a_word_and_incompressible_ones_whole() {
-    let (mut s, mm, start) = zram_machine("", "zero = 100", 16);
+    let (mut s, mm, start) = Sys::zram_process("", "zero = 100", 16);
     assert_eq!(s.reclaim_range(mm, start, 16), 16);
     assert_eq!((zr(&s).stats.same_pages, zr(&s).pool_pages()), (16, 0));
-    let (mut s, mm, start) = zram_machine("", "random = 100", 16);
+    let (mut s, mm, start) = Sys::zram_process("", "random = 100", 16);
     assert_eq!(s.reclaim_range(mm, start, 16), 16);
     // 4114 bytes is past zs_huge_class_size (3257): stored whole, a page each.
     let st = zr(&s).stats;
@@ -415,7 +389,7 @@ fn zram_keeps_same_filled_pages_as_a_word_and_incompressible_ones_whole() {
 #[test]
 fn a_write_past_zrams_mem_limit_fails_and_the_folio_stays() {
     // 16 KiB: four pages, four incompressible pages.
-    let (mut s, mm, start) = zram_machine(", mem_limit = \"16KiB\"", "random = 100", 8);
+    let (mut s, mm, start) = Sys::zram_process(", mem_limit = \"16KiB\"", "random = 100", 8);
     assert_eq!(s.reclaim_range(mm, start, 8), 4);
     let st = zr(&s).stats;
     assert_eq!((st.pages_stored, zr(&s).pool_pages()), (4, 4));

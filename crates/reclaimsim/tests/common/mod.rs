@@ -322,6 +322,32 @@ pub fn page_content(text: &str) -> reclaimsim::kernel::config::PageContent {
 }
 
 impl Sys {
+    /// The swap slot the PTE at `vpn` of process `mm` holds.
+    pub fn slot_of(&self, mm: u32, vpn: u64) -> u32 {
+        let m = &self.k.mms[mm as usize];
+        let v = m.find_vma(vpn).unwrap();
+        m.vmas[v].ptes[(vpn - m.vmas[v].start) as usize]
+            .swap_slot()
+            .expect("swapped out")
+    }
+
+    /// 64 MiB, 2 CPUs, a 64 MiB zram swap device whose table is `swap` (its inside, after
+    /// the device and size), and one process in the root memcg of `pages` anon pages
+    /// holding `content` (`page_content`'s text), faulted in and added to the LRU.
+    pub fn zram_process(swap: &str, content: &str, pages: u64) -> (Sys, u32, u64) {
+        let mut s = Sys::new(&format!(
+            "[machine]\nmemory = \"64MiB\"\ncpus = 2\n\
+                 swap = {{ device = \"zram\", size = \"64MiB\"{swap} }}\n"
+        ));
+        let (mm, start) = s.process(reclaimsim::kernel::memcg::ROOT, None, pages);
+        s.k.mms[mm as usize].content = page_content(content);
+        for i in 0..pages {
+            s.fault(mm, start + i, true);
+        }
+        s.drain();
+        (s, mm, start)
+    }
+
     /// Reclaims pages `start..start + pages` of process `mm` through shrink_folio_list
     /// (PTEs made old, isolated from the LRU), putting the survivors back; returns the
     /// pages freed.
