@@ -1,8 +1,8 @@
 //! Writes to control files while a run goes on (a scenario's `[[event]]`s): the lru_gen
 //! debugfs file, a memcg's cgroup v2 memory files, the sysctls the model reads and
 //! zram's sysfs files, each with what Linux 6.1 does on the write (mm/memcontrol.c,
-//! mm/vmscan.c, mm/page_alloc.c, drivers/block/zram/zram_drv.c). The values come in pages and plain numbers: the scenario layer
-//! parses what the user wrote.
+//! mm/vmscan.c, mm/page_alloc.c, drivers/block/zram/zram_drv.c). The values come in
+//! pages and plain numbers: the scenario layer parses what the user wrote.
 
 use crate::kernel::batch;
 use crate::kernel::fault;

@@ -120,11 +120,7 @@ impl Swap {
 pub fn device_write_cost(k: &mut Kernel, device: SwapDevice) {
     match device {
         SwapDevice::Zram => {
-            let codec = (k.swap.as_ref().and_then(|s| s.zram.as_ref()))
-                .map_or(crate::kernel::config::Compressor::LzoRle, |z| {
-                    z.cfg.comp_algorithm
-                });
-            let ns = crate::kernel::zswap::codec_cost(k, codec, true);
+            let ns = crate::kernel::zram::comp_cost(k, true);
             k.spend(ns, Cat::Compression)
         }
         SwapDevice::Ramdisk => k.spend(k.costs.page_copy, Cat::Io),

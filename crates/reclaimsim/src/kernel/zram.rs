@@ -425,11 +425,15 @@ fn decompress_cost(k: &mut Kernel, len: u16) -> u64 {
     match len {
         NONE | SAME => k.costs.page_zero,
         len if u32::from(len) == PAGE_SIZE => k.costs.page_copy,
-        _ => {
-            let codec = zram(k).cfg.comp_algorithm;
-            codec_cost(k, codec, false)
-        }
+        _ => comp_cost(k, false),
     }
+}
+
+/// The CPU time of comp_algorithm's compression (`compress`) or decompression of one
+/// page (zcomp_compress, zcomp_decompress).
+pub fn comp_cost(k: &mut Kernel, compress: bool) -> u64 {
+    let codec = zram(k).cfg.comp_algorithm;
+    codec_cost(k, codec, compress)
 }
 
 /// Models 6.1's read of a ZRAM_WB slot in a swap-in: zram_rw_page()'s read fails with
