@@ -315,7 +315,7 @@ pub(crate) fn programs() -> Result<Vec<(String, PathBuf)>, String> {
 }
 
 /// A host program by name on PATH or in the sbin directories.
-fn which(name: &str) -> Option<PathBuf> {
+pub(crate) fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     (std::env::split_paths(&path)
         .chain(["/sbin", "/usr/sbin", "/bin", "/usr/bin"].map(PathBuf::from)))

@@ -156,7 +156,7 @@ impl Plan {
 /// The guest plan of `s` (a loaded scenario, after variants and `--set`), with the
 /// host's programs (memcached) found on its PATH.
 pub(crate) fn plan(s: &Scenario) -> Result<Plan, PlanError> {
-    plan_with(s, &programs::host_program)
+    plan_with(s, &super::guest::which)
 }
 
 /// Host program lookup by name.

@@ -11,7 +11,7 @@ use reclaimsim::workload::memtier::{MemcachedOptions, MemtierOptions, Requests};
 use reclaimsim::workload::pagefault::PageFault3Options;
 use reclaimsim::workload::trace::TraceOptions;
 use reclaimsim::workload::{Layout, RegionSpec, Step as WlStep, Touch, Workload, WorkloadOptions};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The most threads or processes a guest program runs (its `MAXW`).
 const MAX_WORKERS: u64 = 64;
@@ -266,14 +266,6 @@ fn memtier_run(
         u8::from(r.measure),
         u8::from(r.distinct_client_seed),
     ))
-}
-
-/// A program on the host's PATH or in its sbin directories.
-pub(crate) fn host_program(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    (std::env::split_paths(&path).chain(["/usr/sbin", "/usr/bin"].map(PathBuf::from)))
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
 }
 
 /// A trace replay as `trace`'s arguments, its files (one per file the trace touches,
