@@ -368,3 +368,51 @@ fn the_hosts_memcached_serves_the_memtier_like_client() {
     assert!(anon >= 20000 * 512, "{anon}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The host's fio in the guest (`--fio-program auto` takes it for io_uring): `fixed`
+/// reads its two 16 MiB files twice at iodepth 16 through a 24 MiB memcg, so it misses
+/// and reclaims; `timed`, time based for a minute, is stopped by `until` when `anon`
+/// finishes, and still reports what it did. Skipped when the host has no fio.
+#[test]
+fn the_hosts_fio_runs_io_uring_jobs_and_stops_with_until() {
+    let host = ["/usr/bin/fio", "/usr/local/bin/fio"];
+    if !enabled() || !host.iter().any(|p| std::path::Path::new(p).is_file()) {
+        eprintln!("skipped: no fio on the host");
+        return;
+    }
+    let d = dir("hostfio");
+    let (scenario, json) = (d.join("fio.toml"), d.join("out.json"));
+    let job = |name: &str, extra: &str| {
+        format!(
+            "[[workload]]\nname = '{name}'\nmemcg = '/{name}'\n{extra}[workload.fio]\n\
+             rw = 'randread'\nnumjobs = 2\nsize = '16MiB'\nioengine = 'io_uring'\n\
+             iodepth = 16\n"
+        )
+    };
+    let text = format!(
+        "name = 'hostfio'\nseed = 1\n[machine]\nmemory = '256MiB'\ncpus = 2\n\
+         [[memcg]]\npath = '/fixed'\nmax = '24MiB'\n[[memcg]]\npath = '/timed'\n\
+         [[memcg]]\npath = '/a'\n\
+         [[workload]]\nname = 'anon'\nmemcg = '/a'\nstart = '1s'\n\
+         [workload.anon]\nsize = '8MiB'\npasses = 2\n{}loops = 2\n{}\
+         time_based = true\nruntime = '60s'\n",
+        job("fixed", ""),
+        job("timed", "until = 'anon'\n"),
+    );
+    let r = kernel_json(&scenario, &text, &json);
+    let v = &r["variants"][0];
+    assert!(v["guest"]["errors"].is_null(), "{}", v["guest"]["errors"]);
+    assert_eq!(count(v, &["workloads", "fixed", "ops"]), 2 * 4096 * 2);
+    assert!(count(v, &["workloads", "timed", "ops"]) > 0);
+    let refaults = count(
+        v,
+        &["memcgs", "/fixed", "memory.stat", "workingset_refault_file"],
+    );
+    assert!(refaults > 0, "{refaults}");
+    assert!(
+        v["virtual_time_s"].as_f64().unwrap() < 50.0,
+        "{}",
+        v["virtual_time_s"]
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

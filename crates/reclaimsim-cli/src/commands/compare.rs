@@ -17,7 +17,7 @@ pub(crate) fn compare(c: &Common, sa: &SensitivityArgs, g: &GuestArgs) -> Result
         .collect();
     let plan = sensitivity_plan(&variants, sa)?;
     let names: Vec<&str> = loaded.variants.iter().map(|(n, _)| n.as_str()).collect();
-    let planned = kernel::plan_variants(&loaded, &names, &c.sets, str::to_string)?;
+    let planned = kernel::plan_variants(&loaded, &names, &c.sets, g, str::to_string)?;
     let jobs: Vec<_> = variants
         .iter()
         .map(|(n, s)| Job {

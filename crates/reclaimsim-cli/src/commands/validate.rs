@@ -36,7 +36,7 @@ pub(crate) fn validate(
         .map(|l| sensitivity_plan(&model_expected(l), sa))
         .collect::<Result<Vec<_>, _>>()?;
     let planned = match kernel {
-        Some(_) => plan_kernel_variants(&loaded, sets)?,
+        Some(g) => plan_kernel_variants(&loaded, sets, g)?,
         None => Vec::new(),
     };
     let settings = RunSettings {
@@ -111,12 +111,13 @@ fn expected_runs(
 fn plan_kernel_variants(
     loaded: &[LoadedScenario],
     sets: &[String],
+    g: &GuestArgs,
 ) -> Result<Vec<Vec<kernel::Planned>>, Failure> {
     (loaded.iter())
         .map(|l| {
             let expected = l.expected_variants();
             let names: Vec<&str> = expected.iter().map(|(n, _)| n.as_str()).collect();
-            kernel::plan_variants(l, &names, sets, |n| format!("{}-{n}", l.base.name))
+            kernel::plan_variants(l, &names, sets, g, |n| format!("{}-{n}", l.base.name))
         })
         .collect()
 }

@@ -20,6 +20,7 @@ const PAGEFAULT_C: &str = include_str!("../../../guest/pagefault.c");
 const DDREAD_C: &str = include_str!("../../../guest/ddread.c");
 const TRACE_C: &str = include_str!("../../../guest/trace.c");
 const MEMTIER_C: &str = include_str!("../../../guest/memtier.c");
+const FIORUN: &str = include_str!("../../../guest/fiorun.sh");
 
 /// The workload programs: their names in the guest's /bin and their sources.
 const PROGRAMS: [(&str, &str); 6] = [
@@ -323,6 +324,18 @@ pub(crate) fn which(name: &str) -> Option<PathBuf> {
     .find(|p| p.is_file())
 }
 
+/// A host program by name (`which`) with its bytes and its shared libraries' (`ldd`):
+/// what a copy of it takes of the guest's RAM.
+pub(crate) fn host_program(name: &str) -> Option<super::plan::HostProgram> {
+    let path = which(name)?;
+    let libs = shared_libraries(&path).unwrap_or_default();
+    let bytes = (std::iter::once(&path).chain(&libs))
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    Some(super::plan::HostProgram { path, bytes })
+}
+
 fn copy(from: &Path, to: &Path) -> Result<(), String> {
     if let Some(d) = to.parent() {
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
@@ -406,10 +419,11 @@ fn write_plan_files(root: &Path, text: &str, plan: &super::plan::Plan) -> Result
     std::fs::write(root.join("etc/passwd"), "root:x:0:0:root:/:/bin/sh\n")
         .map_err(|e| e.to_string())?;
     write_exec(&root.join("init"), INIT)?;
+    write_exec(&root.join("bin/fiorun"), FIORUN)?;
     std::fs::write(root.join("plan"), text).map_err(|e| e.to_string())?;
     write_extra(root, &plan.extra)?;
-    for (host, guest) in &plan.host_copies {
-        copy_with_libraries(root, host, guest)?;
+    for c in &plan.host_copies {
+        copy_with_libraries(root, &c.host, &c.guest)?;
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! is an error located like a scenario error, `locate`), the guest is built and booted
 //! (`guest`), and its console's counters become results in `run`'s schema (`parse`).
 
+mod fiojob;
 mod guest;
 mod locate;
 mod parse;
@@ -69,6 +70,11 @@ pub(crate) struct GuestArgs {
     /// `compare` and `validate`, a directory per kernel variant under it).
     #[arg(long, value_name = "DIR")]
     pub(crate) keep: Option<PathBuf>,
+    /// Which program runs a fio job in the guest: `auto` (the guest's own fileread when
+    /// it can run the job, else the host's fio), `fio` (the host's fio for every job,
+    /// copied in with its libraries) or `fileread`.
+    #[arg(long, value_enum, value_name = "PROGRAM", default_value = "auto")]
+    pub(crate) fio_program: fiojob::FioProgram,
     /// Stop a guest after this many seconds of wall time.
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     pub(crate) timeout: u64,
@@ -97,8 +103,9 @@ pub(crate) fn plan_of(
     name: &str,
     s: &Scenario,
     sets: &[String],
+    fio: fiojob::FioProgram,
 ) -> Result<plan::Plan, Failure> {
-    plan::plan(s).map_err(|e| {
+    plan::plan_for(s, fio).map_err(|e| {
         let text = std::fs::read_to_string(&loaded.path).unwrap_or_default();
         let src = locate::Source {
             file: &loaded.path.display().to_string(),
@@ -122,7 +129,7 @@ pub(crate) fn kernel(a: &KernelArgs) -> Result<(), Failure> {
         check_out("--html", html)?;
     }
     let (name, s) = pick_variant(&loaded, a.variant.as_deref())?;
-    let plan = plan_of(&loaded, name, s, &a.sets)?;
+    let plan = plan_of(&loaded, name, s, &a.sets, a.guest.fio_program)?;
     for n in &plan.notes {
         eprintln!("note: {n}");
     }
@@ -235,12 +242,13 @@ pub(crate) fn plan_variants(
     loaded: &scenario::LoadedScenario,
     names: &[&str],
     sets: &[String],
+    g: &GuestArgs,
     keep_as: impl Fn(&str) -> String,
 ) -> Result<Vec<Planned>, Failure> {
     let mut out = Vec::new();
     for name in names.iter().filter(|n| loaded.is_kernel(n)) {
         let (_, s) = pick_variant(loaded, Some(name))?;
-        let plan = plan_of(loaded, name, s, sets)?;
+        let plan = plan_of(loaded, name, s, sets, g.fio_program)?;
         for n in &plan.notes {
             eprintln!("note: variant {name}: {n}");
         }

@@ -55,6 +55,8 @@ pub(crate) struct Console {
     /// Workload name, exit status, guest uptime at exit.
     pub(crate) exits: Vec<(String, i32, f64)>,
     pub(crate) errors: Vec<String>,
+    /// The host fio's JSON result, by workload, line by line (`@RS fio NAME LINE`).
+    pub(crate) fio: Vec<(String, String)>,
     /// Lines a program printed besides its result (its errors), by workload.
     pub(crate) logs: Vec<(String, String)>,
     /// Workload name and the memcg it started in.
@@ -124,7 +126,62 @@ pub(crate) fn parse(log: &str) -> Console {
             _ => other_line(&mut c, tag, rest),
         }
     }
+    fio_results(&mut c);
     c
+}
+
+/// Each host fio's JSON (from its first line that opens an object, without fio's own
+/// messages, which a signal puts before it or, rarely, inside) as the workload's
+/// result line, or an error naming the workload.
+fn fio_results(c: &mut Console) {
+    let mut names: Vec<&str> = c.fio.iter().map(|(n, _)| n.as_str()).collect();
+    names.dedup();
+    let mut lines = Vec::new();
+    let mut errors = Vec::new();
+    for name in names {
+        let text: Vec<&str> = (c.fio.iter())
+            .filter(|(n, _)| n == name)
+            .map(|(_, l)| l.as_str())
+            .skip_while(|l| !l.starts_with('{'))
+            .filter(|l| !l.starts_with("fio: "))
+            .collect();
+        match fio_line(name, &text.join("\n")) {
+            Ok(w) => lines.push(w),
+            Err(e) => errors.push(format!("{name}: fio's JSON result: {e}")),
+        }
+    }
+    c.workloads.extend(lines);
+    c.errors.extend(errors);
+}
+
+/// fio's JSON (`--output-format=json`, one job with `group_reporting`) as a result line:
+/// its I/Os in every direction, the longest direction's run time, and the latency
+/// (`lat_ns`, submission to completion) of the direction with the most I/Os.
+fn fio_line(name: &str, json: &str) -> Result<WorkloadLine, String> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let jobs = v["jobs"].as_array().ok_or("no jobs")?;
+    let mut w = WorkloadLine {
+        name: name.to_string(),
+        ..Default::default()
+    };
+    let mut most = 0;
+    for dir in jobs
+        .iter()
+        .flat_map(|j| ["read", "write", "trim"].map(|d| &j[d]))
+    {
+        let ios = dir["total_ios"].as_u64().unwrap_or(0);
+        w.ops += ios;
+        w.secs = w.secs.max(dir["runtime"].as_f64().unwrap_or(0.0) / 1000.0);
+        if ios > most {
+            most = ios;
+            let lat = &dir["lat_ns"];
+            let pct = |p: &str| lat["percentile"][p].as_u64().unwrap_or(0);
+            w.p50 = pct("50.000000");
+            w.p99 = pct("99.000000");
+            w.max = lat["max"].as_u64().unwrap_or(0);
+        }
+    }
+    Ok(w)
 }
 
 /// `@RS cg PATH FILE KEY VALUE`, `@RS cg PATH pressure LINE`, `@RS cg PATH current V`.
@@ -162,6 +219,10 @@ fn other_line(c: &mut Console, tag: &str, rest: &str) {
             }
         }
         "wl" => c.workloads.extend(workload_line(rest)),
+        "fio" => {
+            let (name, text) = rest.split_once(' ').unwrap_or((rest, ""));
+            c.fio.push((name.to_string(), text.to_string()));
+        }
         "start" => {
             let w: Vec<&str> = rest.split_whitespace().collect();
             if let [name, _, memcg, ..] = w.as_slice() {
@@ -426,6 +487,41 @@ fn snapshots(c: &Console, setup: &Snapshot) -> Vec<GuestSnapshot> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The host fio's JSON as fiorun prints it (its message on SIGINT first), read as
+    /// the workload's result: I/Os of both directions, the longer run time, the
+    /// latency of the direction with more I/Os; a broken one is an error naming it.
+    #[test]
+    fn the_hosts_fio_json_becomes_the_result_line() {
+        let json = r#"fio: terminating on signal 2
+{
+  "fio version" : "fio-3.33",
+  "jobs" : [
+    {
+      "jobname" : "fio",
+      "read" : { "total_ios" : 3000, "runtime" : 1500,
+        "lat_ns" : { "max" : 90000, "percentile" : { "50.000000" : 2000, "99.000000" : 40000 } } },
+      "write" : { "total_ios" : 1000, "runtime" : 2000,
+        "lat_ns" : { "max" : 7, "percentile" : { "50.000000" : 5, "99.000000" : 6 } } },
+      "trim" : { "total_ios" : 0, "runtime" : 0 }
+    }
+  ]
+}"#;
+        let log: String = (json.lines())
+            .map(|l| format!("@RS fio fio {l}\r\n"))
+            .chain(["@RS fio bad {\n".to_string()])
+            .collect();
+        let c = parse(&log);
+        let w = &c.workloads[0];
+        assert_eq!((w.name.as_str(), w.ops, w.secs), ("fio", 4000, 2.0));
+        assert_eq!((w.p50, w.p99, w.max), (2000, 40000, 90000));
+        assert_eq!(c.workloads.len(), 1);
+        assert!(
+            c.errors[0].starts_with("bad: fio's JSON result: "),
+            "{:?}",
+            c.errors
+        );
+    }
 
     /// A console log as the guest prints it: firmware noise, a terminal escape before
     /// the first `@RS`, kernel lines between, carriage returns.

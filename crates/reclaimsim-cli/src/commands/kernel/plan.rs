@@ -4,16 +4,16 @@
 //! the guest's programs in `crates/reclaimsim-cli/guest/`), is noted (the guest does it
 //! its own way), or is an error naming the field (`PlanError`, located by `locate`).
 
+use super::fiojob::{self, FioProgram};
 use super::locate::Step;
 use super::programs;
 use reclaimsim::kernel::config::{KernelConfig, PolicyKind, SwapDevice};
 use reclaimsim::scenario::config::{Scenario, WorkloadConfig};
 use reclaimsim::sim::cost::CostTable;
 use reclaimsim::workload::anon::{AnonOptions, AnonPhase};
-use reclaimsim::workload::fio::{FioOptions, IoEngine};
 use reclaimsim::workload::WorkloadOptions;
 
-const MIB: u64 = 1 << 20;
+pub(crate) const MIB: u64 = 1 << 20;
 
 /// The most vCPUs `-smp` gets: TCG runs each vCPU on a host thread, and the machine this
 /// runs on is shared (two cores here).
@@ -25,10 +25,23 @@ pub(crate) const MAX_CPUS: u32 = 2;
 /// and about 30 MiB used after setup (see docs/guide/kernel.md).
 pub(crate) const GUEST_OVERHEAD_MIB: u64 = 96;
 
-/// Guest memory for a host program copied in with its libraries: the host's memcached
-/// 1.6.18 with libevent, libssl, libcrypto, libsasl2 and libc is 9.0 MiB (`ldd
-/// /usr/bin/memcached`, Debian 12, 2026-11-27).
-pub(crate) const HOST_COPY_MIB: u64 = 16;
+/// A program of the host's the guest runs: its path and its bytes with the shared
+/// libraries `ldd` lists (memcached 1.6.18 with its libraries 9.0 MiB, fio 3.33 with its
+/// 63 libraries 80 MiB; Debian 12, 2026-11-27).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HostProgram {
+    pub(crate) path: std::path::PathBuf,
+    pub(crate) bytes: u64,
+}
+
+/// A host program copied into the initramfs with its libraries, at `guest`; the copy
+/// stays in the guest's RAM, so `-m` grows by its `bytes`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HostCopy {
+    pub(crate) host: std::path::PathBuf,
+    pub(crate) guest: String,
+    pub(crate) bytes: u64,
+}
 
 /// A field the guest cannot express, and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,8 +108,8 @@ pub(crate) struct Plan {
     /// Files the initramfs carries besides the programs (a trace's replay), by path.
     pub(crate) extra: Vec<(String, Vec<u8>)>,
     /// Host programs copied into the guest with the libraries `ldd` lists (the host's
-    /// memcached), as (host path, guest path); each adds `HOST_COPY_MIB` to `-m`.
-    pub(crate) host_copies: Vec<(std::path::PathBuf, String)>,
+    /// memcached and fio); each adds its bytes to `-m`.
+    pub(crate) host_copies: Vec<HostCopy>,
     /// Stop every workload after this long (0: no limit).
     pub(crate) duration_s: f64,
     /// What maps with a difference the user should know of.
@@ -135,7 +148,7 @@ impl Plan {
             _ => 0,
         };
         let extra: u64 = self.extra.iter().map(|(_, b)| b.len() as u64).sum::<u64>()
-            + self.host_copies.len() as u64 * HOST_COPY_MIB * MIB;
+            + self.host_copies.iter().map(|c| c.bytes).sum::<u64>();
         (self.memory + brd + self.fs_bytes + extra).div_ceil(MIB) + GUEST_OVERHEAD_MIB
     }
 
@@ -154,16 +167,34 @@ impl Plan {
 }
 
 /// The guest plan of `s` (a loaded scenario, after variants and `--set`), with the
-/// host's programs (memcached) found on its PATH.
+/// host's programs (memcached, fio) found on its PATH, fio jobs run as `--fio-program
+/// auto` does.
+#[cfg(test)]
 pub(crate) fn plan(s: &Scenario) -> Result<Plan, PlanError> {
-    plan_with(s, &super::guest::which)
+    plan_for(s, FioProgram::Auto)
+}
+
+/// The guest plan of `s` with fio jobs run by `fio`'s choice of program.
+pub(crate) fn plan_for(s: &Scenario, fio: FioProgram) -> Result<Plan, PlanError> {
+    plan_full(s, &super::guest::host_program, fio)
 }
 
 /// Host program lookup by name.
-type HostLookup<'a> = &'a dyn Fn(&str) -> Option<std::path::PathBuf>;
+type HostLookup<'a> = &'a dyn Fn(&str) -> Option<HostProgram>;
 
 /// The guest plan of `s`, with the host's programs as `host` finds them.
+#[cfg(test)]
 pub(crate) fn plan_with(s: &Scenario, host: HostLookup) -> Result<Plan, PlanError> {
+    plan_full(s, host, FioProgram::Auto)
+}
+
+/// The guest plan of `s`, with the host's programs as `host` finds them and fio jobs run
+/// as `fio` says.
+pub(crate) fn plan_full(
+    s: &Scenario,
+    host: HostLookup,
+    fio: FioProgram,
+) -> Result<Plan, PlanError> {
     let mut notes = Vec::new();
     let cpus = machine(s, &mut notes)?;
     check_costs(s)?;
@@ -190,9 +221,11 @@ pub(crate) fn plan_with(s: &Scenario, host: HostLookup) -> Result<Plan, PlanErro
     let mut workloads = Vec::new();
     for (i, w) in s.workloads.iter().enumerate() {
         let out = (&mut files, &mut extra, &mut host_copies);
-        workloads.push(workload(s, i, w, out, host)?);
+        workloads.push(workload(s, i, w, out, (host, fio))?);
     }
     let fs_bytes = fs_size(&files);
+    let mut seen = std::collections::BTreeSet::new();
+    host_copies.retain(|c| seen.insert(c.guest.clone()));
     Ok(Plan {
         memory: s.machine.memory.0,
         cpus,
@@ -455,7 +488,7 @@ fn safe_char(c: char) -> bool {
 type Outputs<'a> = (
     &'a mut Vec<Files>,
     &'a mut Vec<(String, Vec<u8>)>,
-    &'a mut Vec<(std::path::PathBuf, String)>,
+    &'a mut Vec<HostCopy>,
 );
 
 /// One `[[workload]]`: where and when it runs, and its program.
@@ -463,8 +496,8 @@ fn workload(
     s: &Scenario,
     i: usize,
     w: &WorkloadConfig,
-    (files, extra, host_copies): Outputs,
-    host: HostLookup,
+    out: Outputs,
+    host: (HostLookup, FioProgram),
 ) -> Result<GuestWorkload, PlanError> {
     if w.name.is_empty() || !w.name.chars().all(|c| safe_char(c) && c != '/') {
         return fail(
@@ -474,37 +507,7 @@ fn workload(
     }
     placement(i, w)?;
     let options = w.options().or_else(|e| fail(wl(i, ""), e))?;
-    let mut command = match &options {
-        WorkloadOptions::Anon(o) => anon(i, w, o, s.seed)?,
-        WorkloadOptions::Fio(o) => {
-            let (cmd, f) = fio(i, w, o, s.seed)?;
-            files.push(f);
-            cmd
-        }
-        WorkloadOptions::Memcached(o) => {
-            let host = host("memcached");
-            let memory = s.machine.memory.0;
-            let cmd = programs::memcached(i, w, o, s.seed, memory, host.as_deref())?;
-            host_copies.extend(host.map(|h| (h, programs::MEMCACHED.to_string())));
-            cmd
-        }
-        WorkloadOptions::Dd(o) => {
-            let (cmd, f) = programs::dd(i, w, o)?;
-            files.push(f);
-            cmd
-        }
-        WorkloadOptions::PageFault3(o) => {
-            let (cmd, f) = programs::page_fault3(i, w, o)?;
-            files.push(f);
-            cmd
-        }
-        WorkloadOptions::Trace(o) => {
-            let (cmd, f, replay) = programs::trace(i, w, o)?;
-            files.extend(f);
-            extra.extend(replay);
-            cmd
-        }
-    };
+    let mut command = program(s, i, w, &options, out, host)?;
     command.extend(["-x".into(), "/tmp/stop.all".into()]);
     if let Some(u) = &w.until {
         command.extend([
@@ -527,6 +530,56 @@ fn workload(
         after: w.after.clone(),
         command,
     })
+}
+
+/// The program that runs workload `i` in the guest, and what it needs besides.
+fn program(
+    s: &Scenario,
+    i: usize,
+    w: &WorkloadConfig,
+    options: &WorkloadOptions,
+    (files, extra, host_copies): Outputs,
+    (host, fio_program): (HostLookup, FioProgram),
+) -> Result<Vec<String>, PlanError> {
+    let command = match options {
+        WorkloadOptions::Anon(o) => anon(i, w, o, s.seed)?,
+        WorkloadOptions::Fio(o) => {
+            let job = fiojob::fio(i, w, o, s.seed, host("fio"), fio_program)?;
+            files.push(job.files);
+            extra.extend(job.job_file);
+            host_copies.extend(job.copy);
+            job.command
+        }
+        WorkloadOptions::Memcached(o) => {
+            let host = host("memcached");
+            let memory = s.machine.memory.0;
+            let path = host.as_ref().map(|h| h.path.as_path());
+            let cmd = programs::memcached(i, w, o, s.seed, memory, path)?;
+            host_copies.extend(host.map(|h| HostCopy {
+                host: h.path,
+                guest: programs::MEMCACHED.to_string(),
+                bytes: h.bytes,
+            }));
+            cmd
+        }
+        WorkloadOptions::Dd(o) => {
+            let (cmd, f) = programs::dd(i, w, o)?;
+            files.push(f);
+            cmd
+        }
+        WorkloadOptions::PageFault3(o) => {
+            let (cmd, f) = programs::page_fault3(i, w, o)?;
+            files.push(f);
+            cmd
+        }
+        WorkloadOptions::Trace(o) => {
+            let (cmd, f, replay) = programs::trace(i, w, o)?;
+            files.extend(f);
+            extra.extend(replay);
+            cmd
+        }
+    };
+    Ok(command)
 }
 
 /// Where and when a workload runs: what the guest does not do yet is an error.
@@ -556,7 +609,7 @@ fn placement(i: usize, w: &WorkloadConfig) -> Result<(), PlanError> {
 }
 
 /// The patterns the guest programs draw from: `seq`, `random`, `zipf[:θ]`.
-fn guest_pattern(p: &str) -> bool {
+pub(super) fn guest_pattern(p: &str) -> bool {
     let p = p.trim();
     p == "seq"
         || p == "random"
@@ -684,115 +737,6 @@ fn anon_phase(i: usize, n: usize, ph: &AnonPhase) -> Result<String, PlanError> {
         ph.accesses.unwrap_or(0),
         ph.sleep_until.map_or(0.0, |d| d.secs_f64()),
     ))
-}
-
-/// A fio job of buffered `read`/`randread` as `fileread`'s arguments, and its files.
-fn fio(
-    i: usize,
-    w: &WorkloadConfig,
-    o: &FioOptions,
-    seed: u64,
-) -> Result<(Vec<String>, Files), PlanError> {
-    fio_unsupported(i, o)?;
-    let file = match (o.filesize, o.size) {
-        (Some(f), _) => f.0,
-        (None, Some(s)) => s.0,
-        (None, None) => return fail(wl(i, "fio.size"), "needs size or filesize"),
-    };
-    let region = o.size.map_or(file, |s| s.0.min(file));
-    let bs = o.bs.0;
-    let per_loop = o.io_size.map_or(region, |b| b.0) / bs;
-    let ios = per_loop.saturating_mul(o.loops);
-    let ios = o.number_ios.map_or(ios, |n| n.min(ios));
-    let mut cmd: Vec<String> = vec![
-        "/bin/fileread".into(),
-        "-n".into(),
-        w.name.clone(),
-        "-d".into(),
-        "/mnt".into(),
-        "-j".into(),
-        o.numjobs.to_string(),
-        "-b".into(),
-        bs.to_string(),
-        "-R".into(),
-        o.rw.clone(),
-        "-p".into(),
-        o.random_distribution.trim().to_string(),
-        "-i".into(),
-        ios.to_string(),
-        "-e".into(),
-        seed.to_string(),
-    ];
-    if o.norandommap {
-        cmd.push("-N".into());
-    }
-    if o.time_based {
-        cmd.push("-B".into());
-    }
-    if o.ramp_time.0 > 0 {
-        cmd.extend(["-Q".into(), o.ramp_time.secs_f64().to_string()]);
-    }
-    if let Some(r) = o.runtime {
-        cmd.extend(["-T".into(), r.secs_f64().to_string()]);
-    }
-    if o.thinktime.0 > 0 {
-        cmd.extend(["-k".into(), (o.thinktime.0 / 1000).to_string()]);
-    }
-    let files = Files {
-        name: w.name.clone(),
-        memcg: w.memcg.clone(),
-        count: o.numjobs,
-        bytes: file.next_multiple_of(4096),
-        sparse: false,
-        blocks: true,
-    };
-    Ok((cmd, files))
-}
-
-/// What of a fio job the guest's `fileread` cannot do.
-fn fio_unsupported(i: usize, o: &FioOptions) -> Result<(), PlanError> {
-    if o.rw != "read" && o.rw != "randread" {
-        return fail(
-            wl(i, "fio.rw"),
-            "the guest's fio-like reader does read and randread only",
-        );
-    }
-    let checks = [
-        ("fio.nrfiles", o.nrfiles != 1, "one file per clone"),
-        ("fio.offset", o.offset.0 != 0, "I/O from the file's start"),
-        ("fio.rwmixread", o.rwmixread.is_some(), "reads only"),
-        ("fio.rwmixwrite", o.rwmixwrite.is_some(), "reads only"),
-        (
-            "fio.ioengine",
-            !matches!(o.ioengine, IoEngine::Psync | IoEngine::Sync),
-            "pread (psync) only",
-        ),
-        ("fio.iodepth", o.iodepth != 1, "one I/O in flight"),
-        ("fio.phase", !o.phase.is_empty(), "no later phases yet"),
-        (
-            "fio.random_distribution",
-            !guest_pattern(&o.random_distribution) || o.random_distribution.trim() == "seq",
-            "random or zipf[:θ]",
-        ),
-        (
-            "fio.random_generator",
-            o.random_generator == "lfsr",
-            "tausworthe-like draws (no lfsr)",
-        ),
-        ("fio.bs", o.bs.0 == 0 || o.bs.0 % 4096 != 0, "whole pages"),
-        (
-            "fio.numjobs",
-            o.numjobs == 0 || o.numjobs > 64,
-            "1 to 64 clones",
-        ),
-    ];
-    match checks.iter().find(|c| c.1) {
-        Some((field, _, what)) => fail(
-            wl(i, field),
-            format!("the guest's fio-like reader does {what}"),
-        ),
-        None => Ok(()),
-    }
 }
 
 /// The plan as `/plan` in the initramfs: shell variables that `guest/init.sh` sources.
@@ -1081,7 +1025,12 @@ mod tests {
         );
         assert!(e.starts_with(&want), "{e}");
         // with the host's memcached: a run the guest's client cannot make
-        let host = |_: &str| Some(std::path::PathBuf::from("/usr/bin/memcached"));
+        let host = |_: &str| {
+            Some(HostProgram {
+                path: "/usr/bin/memcached".into(),
+                bytes: 9 * MIB + 1,
+            })
+        };
         let zipf = format!("{mc}\nkey-pattern = \"Z:Z\"");
         let e = plan_with(&load(&zipf, &[]).base, &host).unwrap_err();
         let mut field = wl(2, "memcached.phase");
@@ -1092,10 +1041,14 @@ mod tests {
         let want = "/bin/memtier -n mc -m /bin/memcached -s 2 -M 384 -e 1 \
                     -H ,R,R,1,10,32,0,10000000,memtier-,10,0,50,4,1,0,0 -x";
         assert!(cmd.starts_with(want), "{cmd}");
-        let copy = (host("").unwrap(), "/bin/memcached".to_string());
+        let copy = HostCopy {
+            host: "/usr/bin/memcached".into(),
+            guest: "/bin/memcached".into(),
+            bytes: 9 * MIB + 1,
+        };
         assert_eq!(p.host_copies, [copy]);
         let without = plan_with(&load(DEMO, &[]).base, &host).unwrap();
-        assert_eq!(p.guest_mib(), without.guest_mib() + HOST_COPY_MIB);
+        assert_eq!(p.guest_mib(), without.guest_mib() + 10);
     }
 
     /// `[[workload.anon.phase]]` goes to the guest's anon as `-H` (waiting for a whole
