@@ -12,7 +12,8 @@
  * memtier's generator); SETs store DATA bytes. The
  * memcached text protocol (the model's memtier uses the binary one; the item's bytes
  * are the same, flags 0). An operation is a request; each is timed. Runs that are not
- * measured are not reported.
+ * measured are not reported. When every connection of a labelled run has finished, the
+ * program creates FIN:LABEL (phase_done in common.h) for those waiting on the phase.
  *
  *   memtier -n NAME -m MEMCACHED -s SERVER_THREADS -M MEM_MB [-e SEED]
  *           -H LABEL,SETPAT,GETPAT,SETS,GETS,DATA,MIN,MAX,PREFIX,REQUESTS,SECONDS,
@@ -264,6 +265,8 @@ int main(int argc, char **argv)
 		snprintf(label, sizeof label, "%s%s%s", name, *cur->label ? ":" : "", cur->label);
 		if (cur->measure)
 			report(label, (int)cur->threads, now() - t0);
+		if (*cur->label)
+			phase_done(fin, name, cur->label);
 	}
 	finish_handshake(fin, go);
 	kill(srv, SIGTERM);

@@ -1,8 +1,8 @@
 //! `reclaimsim kernel` on a real kernel: scenarios/demo-small.toml booted under QEMU
 //! with Debian's 6.1 kernel (fetched with apt-get download on first use), once per
 //! policy, and its results checked for sanity; `compare` and `validate` with a kernel
-//! variant; page_fault3, dd and a trace replay in one guest; the host's memcached
-//! (skipped without it). Needs qemu-system-x86, busybox-static,
+//! variant; page_fault3, dd and a trace replay in one guest; workloads waiting for and
+//! stopped at another's phase; the host's memcached (skipped without it). Needs qemu-system-x86, busybox-static,
 //! e2fsprogs (which .ci/run installs), gcc and the package registry; about 2.5 minutes
 //! under TCG on the project's 2-core machine (docs/guide/kernel.md).
 //! RECLAIMSIM_KERNEL_TESTS=0 skips it.
@@ -366,5 +366,58 @@ fn the_hosts_memcached_serves_the_memtier_like_client() {
     let anon = count(v, &["memcgs", "/mc", "memory.stat", "inactive_anon"])
         + count(v, &["memcgs", "/mc", "memory.stat", "active_anon"]);
     assert!(anon >= 20000 * 512, "{anon}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The uptime of `@RS TAG NAME UPTIME ...` in a console log.
+fn uptime_of(console: &str, tag: &str, name: &str) -> f64 {
+    let line = (console.lines())
+        .find(|l| l.starts_with(&format!("@RS {tag} {name} ")))
+        .unwrap_or_else(|| panic!("no `@RS {tag} {name}` in\n{console}"));
+    line.split_whitespace().nth(3).unwrap().parse().unwrap()
+}
+
+/// Waits for a phase: `a` populates 8 MiB, reads it once (`run`), then its phase `again`
+/// sleeps until 4 s after its start; `b` starts `after = "a:run"`: after that phase's end
+/// (`@RS phase a:run`) and before `a` has finished; `c` touches 1 MiB for up to 60 s
+/// `until = "a:populate"`: it stops when a's populate ends. One boot.
+#[test]
+fn workloads_wait_for_and_stop_at_phases() {
+    if !enabled() {
+        return;
+    }
+    let d = dir("phases");
+    let (scenario, json) = (d.join("phases.toml"), d.join("out.json"));
+    let text = "name = 'phases'\nseed = 1\n[machine]\nmemory = '128MiB'\ncpus = 2\n\
+        [kernel]\npolicy = 'classic'\n\
+        [[workload]]\nname = 'a'\n[workload.anon]\nsize = '8MiB'\npopulate = true\n\
+        passes = 1\nwrite = false\n[[workload.anon.phase]]\nname = 'again'\n\
+        sleep_until = '4s'\nwrite = false\n\
+        [[workload]]\nname = 'b'\nafter = 'a:run'\n[workload.anon]\nsize = '4MiB'\n\
+        passes = 1\n\
+        [[workload]]\nname = 'c'\nuntil = 'a:populate'\n[workload.anon]\nsize = '1MiB'\n\
+        pattern = 'random'\nruntime = '60s'\n";
+    std::fs::write(&scenario, text).unwrap();
+    let keep = d.join("guest");
+    let args = ["kernel", scenario.to_str().unwrap(), "--json"];
+    let rest = [json.to_str().unwrap(), "--keep", keep.to_str().unwrap()];
+    let out = reclaimsim(&[&args[..], &rest[..]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let v = &r["variants"][0];
+    assert!(v["guest"]["errors"].is_null(), "{}", v["guest"]["errors"]);
+    let console = std::fs::read_to_string(keep.join("console.log")).unwrap();
+    let run_end = uptime_of(&console, "phase", "a:run");
+    let b_start = uptime_of(&console, "start", "b");
+    let again_end = uptime_of(&console, "phase", "a:again");
+    assert!(
+        run_end <= b_start && b_start < again_end,
+        "a:run ended {run_end}, b started {b_start}, a:again ended {again_end}"
+    );
+    assert_eq!(count(v, &["workloads", "a:again", "ops"]), 2048);
+    assert_eq!(count(v, &["workloads", "b", "ops"]), 1024);
+    let c_secs = v["workloads"]["c"]["measured_s"].as_f64().unwrap();
+    assert!(c_secs < 30.0, "c ran {c_secs} s past a:populate");
     let _ = std::fs::remove_dir_all(&d);
 }
