@@ -9,7 +9,9 @@
  * [[workload.anon.phase]]): the workers meet after the phase before, the program sleeps
  * (holding its memory) until SLEEP seconds after its start and until /tmp/fin.WAIT or
  * /tmp/exit.WAIT exists (WAIT empty: none), then the workers touch with the phase's
- * pattern, store flag, passes and accesses (0: none given).
+ * pattern, store flag, passes and accesses (0: none given). WAIT may name a phase of
+ * another workload (NAME:PHASE: /tmp/fin.NAME:PHASE). When every worker has finished a
+ * phase, the program creates FIN:PHASE (with several phases; phase_done in common.h).
  *
  *   anon -n NAME -s BYTES -t THREADS [-S] [-p seq|random|zipf:T] [-w 0|1] [-P]
  *        [-r PASSES] [-a ACCESSES] [-T SECONDS] [-e SEED] [-x STOPFILE]... [-f FIN -g GO]
@@ -128,7 +130,7 @@ static void wait_phase(const struct phase *f, double start)
 {
 	char fin[300], ex[300];
 	snprintf(fin, sizeof fin, "/tmp/fin.%s", f->wait ? f->wait : "");
-	snprintf(ex, sizeof ex, "/tmp/exit.%s", f->wait ? f->wait : "");
+	exit_file(ex, sizeof ex, f->wait ? f->wait : "");
 	while (!stop_file_seen() && !(deadline > 0 && now() - start >= deadline)) {
 		int slept = now() - start >= f->sleep_until;
 		int waited = !f->wait || !*f->wait || access(fin, F_OK) == 0 ||
@@ -221,6 +223,8 @@ int main(int argc, char **argv)
 		else
 			snprintf(label, sizeof label, "%s", name);
 		report(label, threads, now() - t0);
+		if (nph > 1)
+			phase_done(fin, name, ph[p].name);
 	}
 	finish_handshake(fin, go);
 	*phase_ptr = -2;

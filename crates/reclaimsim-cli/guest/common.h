@@ -254,6 +254,47 @@ static __attribute__((unused)) void forked_worker(int id)
 	atexit(worker_exit);
 }
 
+/* The guest's uptime in seconds, the clock init prints its `@RS start` lines in. */
+static double uptime(void)
+{
+	double up = 0;
+	FILE *f = fopen("/proc/uptime", "r");
+	if (f) {
+		if (fscanf(f, "%lf", &up) != 1)
+			up = 0;
+		fclose(f);
+	}
+	return up;
+}
+
+/* Phase PHASE of workload NAME has finished: every worker has done its work in it (the
+ * model's barrier after the phase; crates/reclaimsim/src/engine/mod.rs triggers
+ * "NAME:PHASE" there). Prints `@RS phase NAME:PHASE UPTIME` and creates FIN:PHASE
+ * (/tmp/fin.NAME:PHASE), the file init waits on for a workload started `after` the
+ * phase, that a program stopped `until` it watches, and that a later phase's `wait_for`
+ * waits on. */
+static __attribute__((unused)) void phase_done(const char *fin, const char *name,
+					       const char *phase)
+{
+	printf("@RS phase %s:%s %.2f\n", name, phase, uptime());
+	fflush(stdout);
+	if (!fin)
+		return;
+	char path[512];
+	snprintf(path, sizeof path, "%s:%s", fin, phase);
+	int fd = open(path, O_CREAT | O_WRONLY, 0644);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The file a workload leaves when it has exited: /tmp/exit.NAME, for WHAT = NAME or
+ * NAME:PHASE (a workload that exits before its phase ends releases those waiting on
+ * the phase). */
+static __attribute__((unused)) void exit_file(char *out, size_t cap, const char *what)
+{
+	snprintf(out, cap, "/tmp/exit.%.*s", (int)strcspn(what, ":"), what);
+}
+
 /* Tells init the work is finished (FIN file) and holds the memory until init's GO file
  * (every workload has finished and been snapshotted) or /tmp/stop.all. */
 static void finish_handshake(const char *fin, const char *go)

@@ -12,6 +12,7 @@
 #                               memory.pressure; @RS cg PATH current|swap.current VALUE
 #   @RS psi LINE                /proc/pressure/memory
 #   @RS wl NAME ops=...         each workload's result line (the programs print it)
+#   @RS phase NAME:PHASE UPTIME when a program's phase ended (the programs print it)
 #   @RS start NAME UPTIME MEMCG / @RS exit NAME STATUS UPTIME   each workload's start
 #                               and exit (its exit status)
 #   @RS error TEXT, @RS done
@@ -116,7 +117,9 @@ while [ $i -lt $RS_NWL ]; do
 	eval "n=\$RS_WL_${i}_NAME g=\$RS_WL_${i}_MEMCG st=\$RS_WL_${i}_START af=\$RS_WL_${i}_AFTER cmd=\$RS_WL_${i}_CMD"
 	(
 		[ "$st" != 0 ] && sleep $st
-		if [ -n "$af" ]; then while [ ! -f /tmp/fin.$af ] && [ ! -f /tmp/exit.$af ]; do sleep 0.1; done; fi
+		# AFTER is a workload or WORKLOAD:PHASE (the program creates /tmp/fin.WORKLOAD:PHASE
+		# when the phase ends); a workload that exits first releases its waiters
+		if [ -n "$af" ]; then while [ ! -f /tmp/fin.$af ] && [ ! -f /tmp/exit.${af%%:*} ]; do sleep 0.1; done; fi
 		echo "@RS start $n $(now) $g"
 		sh -c "echo \$\$ > $C$g/cgroup.procs; exec $cmd" > /tmp/wl.$n.out 2>&1
 		echo "$? $(now)" > /tmp/exit.$n.t && mv /tmp/exit.$n.t /tmp/exit.$n

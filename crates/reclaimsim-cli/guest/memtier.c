@@ -3,47 +3,74 @@
  * lists) started with -t THREADS on 127.0.0.1 in the workload's memcg, then (from the
  * root cgroup: the model charges the server only) memtier_benchmark-like runs against
  * it in order, each a -H spec; between runs every client has finished (the model's
- * barrier). A run: T threads, each with C connections that it serves in turn, one
- * request in flight (pipeline 1); a connection sends REQUESTS requests (0: until the
- * run's test time), SET or GET by its place in the SET:GET cycle, keys PREFIX<n> drawn
- * S (each connection in order over [MIN, MAX], wrapping), P (in order over its own
- * subrange, as memtier's parallel pattern) or R (uniform, from the run's STREAM, one
- * stream per connection when DISTINCT, else one for all, as memtier's seeds do; not
- * memtier's generator); SETs store DATA bytes. The
+ * barrier). A run: T threads, each with C connections, as memtier_benchmark drives them
+ * (shard_connection.cpp, 2.x): every connection keeps up to PIPELINE requests in flight,
+ * sent back to back (fill_pipeline), and the thread waits on all its connections at
+ * once (poll, where memtier uses libevent); when replies arrive it reads them in order
+ * (process_response) and fills that connection's pipeline again. A connection sends
+ * REQUESTS requests (0: until the run's test time), SET or GET by its place in the
+ * SET:GET cycle, keys PREFIX<n> drawn S (each connection in order over [MIN, MAX],
+ * wrapping), P (in order over its own subrange, as memtier's parallel pattern) or R
+ * (uniform, from the run's STREAM, one stream per connection when DISTINCT, else one for
+ * all, as memtier's seeds do; not memtier's generator); SETs store DATA bytes. The
  * memcached text protocol (the model's memtier uses the binary one; the item's bytes
- * are the same, flags 0). An operation is a request; each is timed. Runs that are not
- * measured are not reported.
+ * are the same, flags 0). An operation is a request, timed as memtier times it: from
+ * the clock read when its pipeline was filled to the clock read when the read that
+ * completed its reply began. Runs that are not measured are not reported. When every
+ * connection of a labelled run has finished, the program creates FIN:LABEL (phase_done
+ * in common.h) for those waiting on the phase.
  *
  *   memtier -n NAME -m MEMCACHED -s SERVER_THREADS -M MEM_MB [-e SEED]
  *           -H LABEL,SETPAT,GETPAT,SETS,GETS,DATA,MIN,MAX,PREFIX,REQUESTS,SECONDS,
- *              CLIENTS,THREADS,MEASURE,STREAM,DISTINCT ...  [-x STOPFILE]... [-f FIN -g GO]
+ *              CLIENTS,THREADS,MEASURE,STREAM,DISTINCT,PIPELINE ...  [-x STOPFILE]...
+ *           [-f FIN -g GO]
  */
 #include "common.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #define MAXRUN 16
 #define PORT 11211
+#define MAXCONN 256
+/* The most requests a connection keeps in flight: memtier writes them without waiting
+ * (non-blocking); here a blocking send, which could wait forever on memcached waiting
+ * to send its replies if both directions' socket buffers filled (the plan keeps a
+ * connection's pipeline of requests and replies within 64 KiB each). */
+#define MAXPIPE 1024
 
 struct run {
 	char *label, *prefix;
 	char setpat, getpat;
-	uint64_t sets, gets, data, min, max, requests, clients, threads, stream;
+	uint64_t sets, gets, data, min, max, requests, clients, threads, stream, pipeline;
 	double seconds;
 	int measure, distinct;
+};
+
+/* A request in flight: when its pipeline was filled, and whether it is a SET. */
+struct pending {
+	uint64_t sent_ns;
+	int set;
 };
 
 struct conn {
 	int fd;
 	uint64_t lo, hi, next_set, next_get, left, cycle, rng;
+	/* the requests in flight, oldest first (a ring of PIPELINE) */
+	struct pending *q;
+	uint64_t qhead, qlen;
+	/* replies read and not yet parsed */
+	char *in;
+	size_t inlen;
 };
 
 static struct run runs[MAXRUN];
 static int nruns;
 static const struct run *cur;
 static char *value;
+static size_t incap, outcap;
 
 static int dial(void)
 {
@@ -71,23 +98,6 @@ static void send_all(int fd, const char *b, size_t n)
 	}
 }
 
-/* Reads until the reply ends with `end` (STORED, END). */
-static void expect(int fd, const char *end, char *buf, size_t cap)
-{
-	size_t got = 0, el = strlen(end);
-	for (;;) {
-		ssize_t r = recv(fd, buf + got, cap - got - 1, 0);
-		if (r <= 0)
-			die("recv");
-		got += (size_t)r;
-		buf[got] = 0;
-		if (got >= el && !memcmp(buf + got - el, end, el))
-			return;
-		if (got + 1 >= cap)
-			got = 0; /* a long value: keep only what may hold the end */
-	}
-}
-
 static uint64_t key(struct conn *c, char pat, int set)
 {
 	if (pat == 'R')
@@ -97,25 +107,85 @@ static uint64_t key(struct conn *c, char pat, int set)
 	return k;
 }
 
-static void request(struct conn *c, char *buf, size_t cap)
+/* Writes connection c's next request into out; returns its length. */
+static size_t request(struct conn *c, char *out, int *set)
 {
-	int set = c->cycle % (cur->sets + cur->gets) < cur->sets;
+	*set = c->cycle % (cur->sets + cur->gets) < cur->sets;
 	c->cycle++;
-	uint64_t k = key(c, set ? cur->setpat : cur->getpat, set);
-	int n;
-	if (set) {
-		n = snprintf(buf, cap, "set %s%llu 0 0 %llu\r\n", cur->prefix, (unsigned long long)k,
-			     (unsigned long long)cur->data);
-		send_all(c->fd, buf, (size_t)n);
-		send_all(c->fd, value, cur->data + 2);
-		expect(c->fd, "\r\n", buf, cap);
-		if (strncmp(buf, "STORED", 6))
-			die("set");
-	} else {
-		n = snprintf(buf, cap, "get %s%llu\r\n", cur->prefix, (unsigned long long)k);
-		send_all(c->fd, buf, (size_t)n);
-		expect(c->fd, "END\r\n", buf, cap);
+	uint64_t k = key(c, *set ? cur->setpat : cur->getpat, *set);
+	if (!*set)
+		return (size_t)sprintf(out, "get %s%llu\r\n", cur->prefix, (unsigned long long)k);
+	size_t n = (size_t)sprintf(out, "set %s%llu 0 0 %llu\r\n", cur->prefix,
+				   (unsigned long long)k, (unsigned long long)cur->data);
+	memcpy(out + n, value, cur->data + 2);
+	return n + cur->data + 2;
+}
+
+/* memtier's fill_pipeline: requests until PIPELINE are in flight (or none is left),
+ * stamped with one clock read, sent back to back in one buffer. */
+static void fill(struct conn *c, char *out)
+{
+	uint64_t t = now_ns();
+	size_t n = 0;
+	while (c->qlen < cur->pipeline && c->left && !sh->stop) {
+		struct pending *p = &c->q[(c->qhead + c->qlen) % cur->pipeline];
+		p->sent_ns = t;
+		n += request(c, out + n, &p->set);
+		c->qlen++;
+		c->left--;
 	}
+	send_all(c->fd, out, n);
+}
+
+/* The length of the reply at the start of buf (len bytes) to a SET or GET, 0 while it
+ * is incomplete. A GET's reply is END (a miss) or VALUE KEY FLAGS BYTES, the bytes, END. */
+static size_t reply_len(const char *buf, size_t len, int set)
+{
+	const char *eol = memmem(buf, len, "\r\n", 2);
+	if (!eol)
+		return 0;
+	size_t line = (size_t)(eol - buf) + 2;
+	if (set ? !strncmp(buf, "STORED\r\n", 8) : !strncmp(buf, "END\r\n", 5))
+		return line;
+	unsigned long long bytes;
+	if (set || sscanf(buf, "VALUE %*s %*u %llu", &bytes) != 1) {
+		fprintf(stderr, "memtier: %s: %.*s\n", set ? "set" : "get", (int)line, buf);
+		exit(1);
+	}
+	size_t need = line + bytes + 2 + 5;
+	if (len < need)
+		return 0;
+	if (memcmp(buf + need - 5, "END\r\n", 5)) {
+		fprintf(stderr, "memtier: get: a reply without END\n");
+		exit(1);
+	}
+	return need;
+}
+
+/* memtier's process_response: what the socket has, and every reply it completes timed
+ * with one clock read; returns the replies. */
+static uint64_t read_replies(struct conn *c, struct wstat *w)
+{
+	ssize_t r = recv(c->fd, c->in + c->inlen, incap - c->inlen, 0);
+	if (r <= 0)
+		die("recv");
+	uint64_t t = now_ns(), got = 0;
+	c->inlen += (size_t)r;
+	size_t at = 0, n;
+	while (c->qlen && (n = reply_len(c->in + at, c->inlen - at, c->q[c->qhead].set))) {
+		record(w, t - c->q[c->qhead].sent_ns);
+		c->qhead = (c->qhead + 1) % cur->pipeline;
+		c->qlen--;
+		at += n;
+		got++;
+	}
+	if (at == 0 && c->inlen == incap) {
+		fprintf(stderr, "memtier: a reply longer than %zu bytes\n", incap);
+		exit(1);
+	}
+	memmove(c->in, c->in + at, c->inlen - at);
+	c->inlen -= at;
+	return got;
 }
 
 /* memtier's parallel subrange of client i of total (see parallel_range in the model). */
@@ -127,14 +197,17 @@ static int subrange(uint64_t i, uint64_t total, uint64_t *lo, uint64_t *hi)
 	return *lo <= cur->max;
 }
 
+/* One memtier thread: its connections, each set up as memtier's setup_client, and the
+ * event loop: wait for replies on every connection with requests in flight, read them,
+ * fill that pipeline again. */
 static void *client_thread(void *arg)
 {
 	long t = (long)arg;
 	struct wstat *w = &sh->w[t];
-	struct conn cs[256];
+	struct conn cs[MAXCONN];
+	struct pollfd pf[MAXCONN];
 	uint64_t nc = cur->clients, ops = 0;
-	size_t cap = cur->data + 4096;
-	char *buf = malloc(cap);
+	char *out = malloc(outcap);
 	for (uint64_t i = 0; i < nc; i++) {
 		struct conn *c = &cs[i];
 		uint64_t id = (uint64_t)t * nc + i;
@@ -145,41 +218,53 @@ static void *client_thread(void *arg)
 		c->left = in ? (cur->requests ? cur->requests : UINT64_MAX) : 0;
 		c->cycle = 0;
 		c->rng = rng_seed(cur->stream, cur->distinct ? id + 1 : 0);
-		if ((c->fd = dial()) < 0)
+		c->q = malloc(cur->pipeline * sizeof *c->q);
+		c->in = malloc(incap);
+		c->qhead = c->qlen = c->inlen = 0;
+		if (!out || !c->q || !c->in || (c->fd = dial()) < 0)
 			die("connect");
 	}
-	for (int busy = 1; busy && !sh->stop;) {
-		busy = 0;
-		for (uint64_t i = 0; i < nc && !sh->stop; i++) {
-			if (!cs[i].left)
+	for (uint64_t i = 0; i < nc; i++)
+		fill(&cs[i], out);
+	while (!sh->stop) {
+		nfds_t n = 0;
+		for (uint64_t i = 0; i < nc; i++)
+			if (cs[i].qlen)
+				pf[n++] = (struct pollfd){ .fd = cs[i].fd, .events = POLLIN };
+		if (!n)
+			break;
+		if (poll(pf, n, 100) < 0)
+			die("poll");
+		for (uint64_t i = 0, k = 0; i < nc && k < n; i++) {
+			if (!cs[i].qlen || pf[k++].revents == 0)
 				continue;
-			busy = 1;
-			uint64_t t0 = now_ns();
-			request(&cs[i], buf, cap);
-			cs[i].left--;
-			record(w, now_ns() - t0);
-			w->ops = ++ops;
+			ops += read_replies(&cs[i], w);
+			w->ops = ops;
+			fill(&cs[i], out);
 		}
 	}
-	for (uint64_t i = 0; i < nc; i++)
+	for (uint64_t i = 0; i < nc; i++) {
 		close(cs[i].fd);
-	free(buf);
+		free(cs[i].q);
+		free(cs[i].in);
+	}
+	free(out);
 	w->done = 1;
 	return NULL;
 }
 
 static int parse_run(char *s, struct run *r)
 {
-	char *f[16];
+	char *f[17];
 	int k = 0;
-	for (char *q = s; k < 16; k++) {
+	for (char *q = s; k < 17; k++) {
 		f[k] = q;
 		q = strchr(q, ',');
 		if (!q)
 			break;
 		*q++ = 0;
 	}
-	if (k != 15)
+	if (k != 16)
 		return -1;
 	*r = (struct run){ .label = f[0], .setpat = f[1][0], .getpat = f[2][0],
 			   .sets = strtoull(f[3], 0, 0), .gets = strtoull(f[4], 0, 0),
@@ -188,9 +273,10 @@ static int parse_run(char *s, struct run *r)
 			   .requests = strtoull(f[9], 0, 0), .seconds = atof(f[10]),
 			   .clients = strtoull(f[11], 0, 0), .threads = strtoull(f[12], 0, 0),
 			   .measure = atoi(f[13]), .stream = strtoull(f[14], 0, 0),
-			   .distinct = atoi(f[15]) };
-	return r->clients < 1 || r->clients > 256 || r->threads < 1 ||
-	       r->threads > MAXW || r->max < r->min || r->sets + r->gets == 0;
+			   .distinct = atoi(f[15]), .pipeline = strtoull(f[16], 0, 0) };
+	return r->clients < 1 || r->clients > MAXCONN || r->threads < 1 ||
+	       r->threads > MAXW || r->max < r->min || r->sets + r->gets == 0 ||
+	       r->pipeline < 1 || r->pipeline > MAXPIPE;
 }
 
 static pid_t start_server(const char *path, const char *threads, const char *mb)
@@ -251,6 +337,10 @@ int main(int argc, char **argv)
 		value = malloc(cur->data + 2);
 		memset(value, 'x', cur->data);
 		memcpy(value + cur->data, "\r\n", 2);
+		/* a request or a reply: the item, its key and a line of protocol */
+		size_t one = cur->data + strlen(cur->prefix) + 128;
+		outcap = cur->pipeline * one;
+		incap = (cur->pipeline < 8 ? cur->pipeline : 8) * one + 4096;
 		reset_stats((int)cur->threads);
 		deadline = cur->seconds;
 		pthread_t tid[MAXW];
@@ -264,6 +354,8 @@ int main(int argc, char **argv)
 		snprintf(label, sizeof label, "%s%s%s", name, *cur->label ? ":" : "", cur->label);
 		if (cur->measure)
 			report(label, (int)cur->threads, now() - t0);
+		if (*cur->label)
+			phase_done(fin, name, cur->label);
 	}
 	finish_handshake(fin, go);
 	kill(srv, SIGTERM);

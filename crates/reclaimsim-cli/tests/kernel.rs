@@ -1,9 +1,10 @@
 //! `reclaimsim kernel` on a real kernel: scenarios/demo-small.toml booted under QEMU
 //! with Debian's 6.1 kernel (fetched with apt-get download on first use), once per
 //! policy, and its results checked for sanity; `compare` and `validate` with a kernel
-//! variant; page_fault3, dd and a trace replay in one guest; the host's memcached
-//! (skipped without it). Needs qemu-system-x86, busybox-static,
-//! e2fsprogs (which .ci/run installs), gcc and the package registry; about 2.5 minutes
+//! variant; page_fault3, dd and a trace replay in one guest; workloads waiting for and
+//! stopped at another's phase; the host's memcached and the host's fio (each skipped
+//! without it). Needs qemu-system-x86, busybox-static, e2fsprogs (which .ci/run
+//! installs with memcached and fio), gcc and the package registry; about 3 minutes
 //! under TCG on the project's 2-core machine (docs/guide/kernel.md).
 //! RECLAIMSIM_KERNEL_TESTS=0 skips it.
 
@@ -332,8 +333,10 @@ fn page_fault3_dd_and_a_trace_replay_in_one_boot() {
 
 /// The host's memcached in the guest with the memtier-like client (21 to 25 s wall on
 /// the project's 2-core VM under TCG, 2026-11-27): 2 server threads, 20,000 items of
-/// 512 bytes set by 2 P:P connections, then 4 connections GET 2,000 random keys each;
-/// the same requests as the model, the items in memcached's anonymous memory in /mc.
+/// 512 bytes set by 2 P:P connections (4 requests in flight each), then 4 connections
+/// GET 2,000 random keys each (8 in flight);
+/// the same requests as the model, the items in memcached's anonymous memory in /mc;
+/// an anon starts `after` the first run, when its phase file appears.
 /// Skipped when the host has no memcached (the plan's error says to install it).
 #[test]
 fn the_hosts_memcached_serves_the_memtier_like_client() {
@@ -343,22 +346,30 @@ fn the_hosts_memcached_serves_the_memtier_like_client() {
         return;
     }
     let d = dir("memcached");
-    let (scenario, json) = (d.join("mc.toml"), d.join("out.json"));
     let run = |name: &str, pattern: &str, ratio: &str, requests: &str, clients: u32| {
         format!(
             "[[workload.memcached.phase]]\nname = '{name}'\nkey-pattern = '{pattern}'\n\
              ratio = '{ratio}'\nrequests = {requests}\nkey-minimum = 1\nkey-maximum = 20000\n\
-             data-size = 512\nclients = {clients}\nthreads = 2\n"
+             data-size = 512\nclients = {clients}\nthreads = 2\npipeline = {}\n",
+            4 * clients
         )
     };
     let text = format!(
         "name = 'mc'\nseed = 1\n[machine]\nmemory = '128MiB'\ncpus = 2\n\
-         [[memcg]]\npath = '/mc'\n[[workload]]\nname = 'mc'\nmemcg = '/mc'\n\
+         [[memcg]]\npath = '/mc'\n\
+         [[workload]]\nname = 'after'\nafter = 'mc:load'\n[workload.anon]\nsize = '1MiB'\n\
+         [[workload]]\nname = 'mc'\nmemcg = '/mc'\n\
          [workload.memcached]\nthreads = 2\n{}{}",
         run("load", "P:P", "1:0", "'allkeys'", 1),
         run("get", "R:R", "0:1", "2000", 2)
     );
-    let r = kernel_json(&scenario, &text, &json);
+    let (r, console) = kernel_kept(&d, &text);
+    // `after` starts once every connection of mc's `load` has its replies
+    let load_end = uptime_of(&console, "phase", "mc:load");
+    assert!(
+        load_end <= uptime_of(&console, "start", "after"),
+        "{console}"
+    );
     let v = &r["variants"][0];
     assert!(v["guest"]["errors"].is_null(), "{}", v["guest"]["errors"]);
     assert_eq!(count(v, &["workloads", "mc:load", "ops"]), 20000);
@@ -414,5 +425,65 @@ fn the_hosts_fio_runs_io_uring_jobs_and_stops_with_until() {
         "{}",
         v["virtual_time_s"]
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `kernel_json` of `text` in `d`, with the guest's console log (`--keep`).
+fn kernel_kept(d: &std::path::Path, text: &str) -> (serde_json::Value, String) {
+    let (scenario, json, keep) = (d.join("s.toml"), d.join("out.json"), d.join("guest"));
+    std::fs::write(&scenario, text).unwrap();
+    let args = ["kernel", scenario.to_str().unwrap(), "--json"];
+    let rest = [json.to_str().unwrap(), "--keep", keep.to_str().unwrap()];
+    let out = reclaimsim(&[&args[..], &rest[..]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (
+        r,
+        std::fs::read_to_string(keep.join("console.log")).unwrap(),
+    )
+}
+
+/// The uptime of `@RS TAG NAME UPTIME ...` in a console log.
+fn uptime_of(console: &str, tag: &str, name: &str) -> f64 {
+    let line = (console.lines())
+        .find(|l| l.starts_with(&format!("@RS {tag} {name} ")))
+        .unwrap_or_else(|| panic!("no `@RS {tag} {name}` in\n{console}"));
+    line.split_whitespace().nth(3).unwrap().parse().unwrap()
+}
+
+/// Waits for a phase: `a` populates 8 MiB, reads it once (`run`), then its phase `again`
+/// sleeps until 4 s after its start; `b` starts `after = "a:run"`: after that phase's end
+/// (`@RS phase a:run`) and before `a` has finished; `c` touches 1 MiB for up to 60 s
+/// `until = "a:populate"`: it stops when a's populate ends. One boot.
+#[test]
+fn workloads_wait_for_and_stop_at_phases() {
+    if !enabled() {
+        return;
+    }
+    let d = dir("phases");
+    let text = "name = 'phases'\nseed = 1\n[machine]\nmemory = '128MiB'\ncpus = 2\n\
+        [kernel]\npolicy = 'classic'\n\
+        [[workload]]\nname = 'a'\n[workload.anon]\nsize = '8MiB'\npopulate = true\n\
+        passes = 1\nwrite = false\n[[workload.anon.phase]]\nname = 'again'\n\
+        sleep_until = '4s'\nwrite = false\n\
+        [[workload]]\nname = 'b'\nafter = 'a:run'\n[workload.anon]\nsize = '4MiB'\n\
+        passes = 1\n\
+        [[workload]]\nname = 'c'\nuntil = 'a:populate'\n[workload.anon]\nsize = '1MiB'\n\
+        pattern = 'random'\nruntime = '60s'\n";
+    let (r, console) = kernel_kept(&d, text);
+    let v = &r["variants"][0];
+    assert!(v["guest"]["errors"].is_null(), "{}", v["guest"]["errors"]);
+    let run_end = uptime_of(&console, "phase", "a:run");
+    let b_start = uptime_of(&console, "start", "b");
+    let again_end = uptime_of(&console, "phase", "a:again");
+    assert!(
+        run_end <= b_start && b_start < again_end,
+        "a:run ended {run_end}, b started {b_start}, a:again ended {again_end}"
+    );
+    assert_eq!(count(v, &["workloads", "a:again", "ops"]), 2048);
+    assert_eq!(count(v, &["workloads", "b", "ops"]), 1024);
+    let c_secs = v["workloads"]["c"]["measured_s"].as_f64().unwrap();
+    assert!(c_secs < 30.0, "c ran {c_secs} s past a:populate");
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -505,16 +505,17 @@ fn workload(
             "the guest takes workload names of letters, digits, '-', '_' and '.'",
         );
     }
-    placement(i, w)?;
+    let (after, until) = placement(s, i, w)?;
     let options = w.options().or_else(|e| fail(wl(i, ""), e))?;
     let mut command = program(s, i, w, &options, out, host)?;
     command.extend(["-x".into(), "/tmp/stop.all".into()]);
-    if let Some(u) = &w.until {
+    if let Some(u) = &until {
+        let workload = u.split(':').next().unwrap_or(u);
         command.extend([
             "-x".into(),
             format!("/tmp/fin.{u}"),
             "-x".into(),
-            format!("/tmp/exit.{u}"),
+            format!("/tmp/exit.{workload}"),
         ]);
     }
     command.extend([
@@ -527,7 +528,7 @@ fn workload(
         name: w.name.clone(),
         memcg: w.memcg.clone(),
         start_s: w.start.secs_f64(),
-        after: w.after.clone(),
+        after,
         command,
     })
 }
@@ -542,7 +543,7 @@ fn program(
     (host, fio_program): (HostLookup, FioProgram),
 ) -> Result<Vec<String>, PlanError> {
     let command = match options {
-        WorkloadOptions::Anon(o) => anon(i, w, o, s.seed)?,
+        WorkloadOptions::Anon(o) => anon(s, i, w, o)?,
         WorkloadOptions::Fio(o) => {
             let job = fiojob::fio(i, w, o, s.seed, host("fio"), fio_program)?;
             files.push(job.files);
@@ -582,8 +583,14 @@ fn program(
     Ok(command)
 }
 
-/// Where and when a workload runs: what the guest does not do yet is an error.
-fn placement(i: usize, w: &WorkloadConfig) -> Result<(), PlanError> {
+/// Where and when a workload runs: what the guest does not do yet is an error. Gives
+/// what its `after` and `until` wait for, as the guest's finish files name it
+/// (`finish_name`).
+fn placement(
+    s: &Scenario,
+    i: usize,
+    w: &WorkloadConfig,
+) -> Result<(Option<String>, Option<String>), PlanError> {
     let placement = [
         ("cpus", w.cpus.is_some()),
         ("client_cpus", w.client_cpus.is_some()),
@@ -597,15 +604,55 @@ fn placement(i: usize, w: &WorkloadConfig) -> Result<(), PlanError> {
             "the guest does not place or shape workloads this way yet",
         );
     }
-    for (field, v) in [("after", &w.after), ("until", &w.until)] {
-        if v.as_deref().is_some_and(|a| a.contains(':')) {
-            return fail(
-                wl(i, field),
-                "the guest waits for whole workloads, not phases",
-            );
-        }
+    let wait = |field: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|t| finish_name(s, t, wl(i, field)))
+            .transpose()
+    };
+    Ok((wait("after", &w.after)?, wait("until", &w.until)?))
+}
+
+/// What the guest's programs call `target` (a workload, or `workload:phase` as the
+/// model names its phases) in the file they create when it has finished:
+/// `/tmp/fin.NAME` when the workload has finished its work, `/tmp/fin.NAME:PHASE` when
+/// every worker has finished the phase (the model's barrier after it, where the engine
+/// triggers `NAME:PHASE`; `phase_done` in guest/common.h). The last phase ends when the
+/// workload does, as in the model (`thread_done` triggers both); only anon and the
+/// memtier-like client signal earlier phases. An error at `field` otherwise.
+fn finish_name(s: &Scenario, target: &str, field: Vec<Step>) -> Result<String, PlanError> {
+    let Some((name, phase)) = target.split_once(':') else {
+        return Ok(target.to_string());
+    };
+    let Some(w) = s.workloads.iter().find(|w| w.name == name) else {
+        return fail(field, format!("no [[workload]] named \"{name}\""));
+    };
+    let options = w.options().or_else(|e| fail(field.clone(), e))?;
+    let phases = (options.build(s.seed))
+        .map(|g| g.phases())
+        .or_else(|e| fail(field.clone(), e))?;
+    if phases.last().is_some_and(|p| p == phase) {
+        return Ok(name.to_string());
     }
-    Ok(())
+    let kind = match options {
+        WorkloadOptions::Anon(_) | WorkloadOptions::Memcached(_) => None,
+        WorkloadOptions::Fio(_) => Some("fio"),
+        WorkloadOptions::Dd(_) => Some("dd"),
+        WorkloadOptions::PageFault3(_) => Some("page_fault3"),
+        WorkloadOptions::Trace(_) => Some("trace"),
+    };
+    if let Some(kind) = kind {
+        return fail(
+            field,
+            format!("the guest's {kind} signals only its end, not its phase `{phase}`"),
+        );
+    }
+    if !phase.chars().all(|c| safe_char(c) && c != '/') {
+        return fail(
+            field,
+            "the guest waits for phases named with letters, digits, '-', '_' and '.'",
+        );
+    }
+    Ok(target.to_string())
 }
 
 /// The patterns the guest programs draw from: `seq`, `random`, `zipf[:θ]`.
@@ -620,11 +667,12 @@ pub(super) fn guest_pattern(p: &str) -> bool {
 
 /// An anon workload as `anon`'s arguments.
 fn anon(
+    s: &Scenario,
     i: usize,
     w: &WorkloadConfig,
     o: &AnonOptions,
-    seed: u64,
 ) -> Result<Vec<String>, PlanError> {
+    let seed = s.seed;
     if !o.mix.is_empty() {
         return fail(
             wl(i, "anon.mix"),
@@ -681,14 +729,15 @@ fn anon(
         }
     }
     for (n, phase) in o.phase.iter().enumerate() {
-        cmd.extend(["-H".into(), anon_phase(i, n, phase)?]);
+        cmd.extend(["-H".into(), anon_phase(s, i, n, phase)?]);
     }
     Ok(cmd)
 }
 
 /// A later anon phase (`[[workload.anon.phase]]`) as `anon -H`'s argument:
-/// `NAME,PATTERN,WRITE,PASSES,ACCESSES,SLEEP,WAIT` (0 and empty: not given).
-fn anon_phase(i: usize, n: usize, ph: &AnonPhase) -> Result<String, PlanError> {
+/// `NAME,PATTERN,WRITE,PASSES,ACCESSES,SLEEP,WAIT` (0 and empty: not given; WAIT as
+/// `finish_name` gives it).
+fn anon_phase(s: &Scenario, i: usize, n: usize, ph: &AnonPhase) -> Result<String, PlanError> {
     let field = |f: &str| {
         let mut p = wl(i, "anon.phase");
         p.push(Step::Index(n));
@@ -722,13 +771,10 @@ fn anon_phase(i: usize, n: usize, ph: &AnonPhase) -> Result<String, PlanError> {
     if let Some((f, _, what)) = unsupported.iter().find(|u| u.1) {
         return fail(field(f), format!("the guest's anon {what}"));
     }
-    let wait = ph.wait_for.clone().unwrap_or_default();
-    if wait.contains(':') {
-        return fail(
-            field("wait_for"),
-            "the guest waits for whole workloads, not phases",
-        );
-    }
+    let wait = (ph.wait_for.as_deref())
+        .map(|t| finish_name(s, t, field("wait_for")))
+        .transpose()?
+        .unwrap_or_default();
     Ok(format!(
         "{name},{},{},{},{},{},{wait}",
         ph.pattern.trim(),
@@ -966,18 +1012,6 @@ mod tests {
             e.starts_with("--set machine.nodes=2: machine.nodes: the guest has one NUMA node"),
             "{e}"
         );
-        let after = DEMO.replace(
-            "name = \"fio\"\nmemcg",
-            "name = \"fio\"\nafter = \"anon:run\"\nmemcg",
-        );
-        let e = error(&after, &[], None);
-        assert!(
-            e.starts_with(&format!(
-                "t.toml:{}: workload[1].after:",
-                line_of(&after, "anon:run")
-            )),
-            "{e}"
-        );
         let pin = DEMO.replace(
             "name = \"anon\"\nmemcg",
             "name = \"anon\"\npin = true\nmemcg",
@@ -1039,7 +1073,7 @@ mod tests {
         let p = plan_with(&load(&mc, &[]).base, &host).unwrap();
         let cmd = p.workloads[2].command.join(" ");
         let want = "/bin/memtier -n mc -m /bin/memcached -s 2 -M 384 -e 1 \
-                    -H ,R,R,1,10,32,0,10000000,memtier-,10,0,50,4,1,0,0 -x";
+                    -H ,R,R,1,10,32,0,10000000,memtier-,10,0,50,4,1,0,0,1 -x";
         assert!(cmd.starts_with(want), "{cmd}");
         let copy = HostCopy {
             host: "/usr/bin/memcached".into(),
@@ -1090,16 +1124,83 @@ mod tests {
             );
             assert!(e.starts_with(&want), "{e}");
         }
-        let text = DEMO.replace(
-            "passes = 2\n",
-            "passes = 2\n[[workload.anon.phase]]\nwait_for = \"fio:run\"\n",
+    }
+
+    /// `after`, `until` and a phase's `wait_for` naming a phase wait for the file the
+    /// guest's program creates when the phase ends (`/tmp/fin.NAME:PHASE`); the last
+    /// phase is the workload's end (`/tmp/fin.NAME`), as the model triggers both at once;
+    /// a phase of a program that signals only its end is a located error.
+    #[test]
+    fn waits_for_phases_name_the_files_their_programs_create() {
+        let fio = |extra: &str| {
+            DEMO.replace(
+                "name = \"fio\"\nmemcg",
+                &format!("name = \"fio\"\n{extra}\nmemcg"),
+            )
+        };
+        let text = fio("after = \"anon:populate\"\nuntil = \"anon:run\"");
+        let p = plan(&load(&text, &[]).base).unwrap();
+        assert_eq!(p.workloads[1].after.as_deref(), Some("anon:populate"));
+        let cmd = p.workloads[1].command.join(" ");
+        assert!(
+            cmd.contains(" -x /tmp/stop.all -x /tmp/fin.anon -x /tmp/exit.anon -f "),
+            "{cmd}"
         );
+        let text = fio("until = \"anon:populate\"");
+        let cmd = plan(&load(&text, &[]).base).unwrap().workloads[1]
+            .command
+            .join(" ");
+        assert!(
+            cmd.contains(" -x /tmp/fin.anon:populate -x /tmp/exit.anon -f "),
+            "{cmd}"
+        );
+        let waits = |target: &str| {
+            let text = DEMO.replace(
+                "passes = 2\n",
+                &format!("passes = 2\n[[workload.anon.phase]]\nwait_for = \"{target}\"\n"),
+            );
+            plan(&load(&text, &[]).base).map(|p| p.workloads[0].command.join(" "))
+        };
+        assert!(waits("fio:run")
+            .unwrap()
+            .contains(" -H phase1,seq,1,0,0,0,fio "));
+        // fio with a later phase: its `run` is not its end, and fileread signals no phase
+        let text = DEMO.replace(
+            "name = \"anon\"\nmemcg",
+            "name = \"anon\"\nafter = \"fio:run\"\nmemcg",
+        ) + "[[workload.fio.phase]]\nname = \"again\"\n";
         let e = error(&text, &[], None);
         let want = format!(
-            "t.toml:{}: workload[0].anon.phase[0].wait_for: the guest waits for whole",
+            "t.toml:{}: workload[0].after: the guest's fio signals only its end, not its phase `run`",
             line_of(&text, "fio:run")
         );
         assert!(e.starts_with(&want), "{e}");
+    }
+
+    /// The memtier-like client signals each named run; one run is the workload's end.
+    #[test]
+    fn waits_for_memcached_phases() {
+        let host = |_: &str| Some(std::path::PathBuf::from("/usr/bin/memcached"));
+        let mc = |after: &str, runs: &[&str]| {
+            let runs: String = (runs.iter())
+                .map(|r| format!("[[workload.memcached.phase]]\nname = \"{r}\"\nrequests = 10\n"))
+                .collect();
+            let text = DEMO.replace(
+                "name = \"fio\"\nmemcg",
+                &format!("name = \"fio\"\nafter = \"{after}\"\nmemcg"),
+            );
+            let text = format!(
+                "{text}\n[[workload]]\nname = \"mc\"\n[workload.memcached]\nthreads = 2\n{runs}"
+            );
+            plan_with(&load(&text, &[]).base, &host).map(|p| p.workloads[1].after.clone())
+        };
+        let after = mc("mc:load", &["load", "get"]).unwrap();
+        assert_eq!(after.as_deref(), Some("mc:load"));
+        assert_eq!(
+            mc("mc:get", &["load", "get"]).unwrap().as_deref(),
+            Some("mc")
+        );
+        assert_eq!(mc("mc:only", &["only"]).unwrap().as_deref(), Some("mc"));
     }
 
     /// A scenario with page_fault3, dd and a page trace of two tenants, the trace at

@@ -196,8 +196,9 @@ fn memtier_unsupported(i: usize, k: usize, r: &MemtierOptions) -> Result<(), Pla
         ),
         (
             "pipeline",
-            r.pipeline != 1,
-            "has one request in flight (pipeline 1)",
+            r.pipeline > MAX_PIPELINE || r.pipeline * one_request(r) > PIPELINE_BYTES,
+            "keeps at most 1024 requests of at most 64 KiB in all in flight a connection \
+             (pipeline × (data-size + 128 bytes))",
         ),
         ("run-count", r.run_count != 1, "runs each phase once"),
         (
@@ -227,11 +228,27 @@ fn memtier_unsupported(i: usize, k: usize, r: &MemtierOptions) -> Result<(), Pla
     Ok(())
 }
 
+/// The most requests a connection of the memtier-like client keeps in flight
+/// (`memtier.c`'s `MAXPIPE`).
+const MAX_PIPELINE: u64 = 1024;
+
+/// The most bytes of requests (or of replies) a connection keeps in flight: the client
+/// sends with a blocking `send`, which must not wait on memcached while memcached waits
+/// to send its replies; 64 KiB stays within loopback TCP's socket buffers (`tcp_rmem`'s
+/// default of 128 KiB on 6.1) in each direction.
+const PIPELINE_BYTES: u64 = 64 << 10;
+
+/// The bytes of one request or reply, at most: the value, the key and a line of protocol
+/// (`memtier.c`'s own bound).
+fn one_request(r: &MemtierOptions) -> u64 {
+    r.data_size.0 + r.key_prefix.len() as u64 + 128
+}
+
 /// Where the guest has the host's memcached.
 pub(crate) const MEMCACHED: &str = "/bin/memcached";
 
 /// One memtier run as `memtier -H`'s argument: LABEL,SETPAT,GETPAT,SETS,GETS,DATA,MIN,
-/// MAX,PREFIX,REQUESTS,SECONDS,CLIENTS,THREADS,MEASURE,STREAM,DISTINCT.
+/// MAX,PREFIX,REQUESTS,SECONDS,CLIENTS,THREADS,MEASURE,STREAM,DISTINCT,PIPELINE.
 fn memtier_run(
     i: usize,
     k: usize,
@@ -256,7 +273,7 @@ fn memtier_run(
     let mut b = pattern.bytes().map(char::from);
     let (sp, gp) = (b.next().unwrap_or('R'), b.next().unwrap_or('R'));
     Ok(format!(
-        "{label},{sp},{gp},{},{},{},{min},{max},{},{requests},{seconds},{},{},{},{stream},{}",
+        "{label},{sp},{gp},{},{},{},{min},{max},{},{requests},{seconds},{},{},{},{stream},{},{}",
         sets.trim(),
         gets.trim(),
         r.data_size.0,
@@ -265,6 +282,7 @@ fn memtier_run(
         r.threads,
         u8::from(r.measure),
         u8::from(r.distinct_client_seed),
+        r.pipeline,
     ))
 }
 
@@ -437,14 +455,28 @@ mod tests {
             "threads": 2, "data-size": 512, "measure": false }));
         assert_eq!(
             memtier_run(0, 0, &load, "load", 7).unwrap(),
-            "load,P,P,1,0,512,1,20000,memtier-,10000,0,1,2,0,0,0"
+            "load,P,P,1,0,512,1,20000,memtier-,10000,0,1,2,0,0,0,1"
         );
         let timed = run(serde_json::json!({ "test-time": "2s", "randomize": true,
             "distinct-client-seed": true }));
         assert_eq!(
             memtier_run(0, 1, &timed, "", 6).unwrap(),
-            ",R,R,1,10,32,0,10000000,memtier-,0,2,50,4,1,7,1"
+            ",R,R,1,10,32,0,10000000,memtier-,0,2,50,4,1,7,1,1"
         );
+        // the seed's populate: 8 requests of 2,000 bytes in flight a connection
+        let seed = run(serde_json::json!({ "key-pattern": "P:P", "ratio": "1:0",
+            "data-size": 2000, "pipeline": 8, "requests": 100 }));
+        let spec = memtier_run(0, 0, &seed, "populate", 1).unwrap();
+        assert!(spec.ends_with(",1,0,0,8"), "{spec}");
+        let mut field = wl(0, "memcached.phase");
+        field.extend([Step::Index(0), key("pipeline")]);
+        // 32 x (2,000 + 8 + 128) bytes: past 64 KiB; 2,048 requests: past 1,024
+        for (data, pipeline) in [(2000, 32), (32, 2048)] {
+            let deep = run(serde_json::json!({ "data-size": data, "pipeline": pipeline }));
+            assert_eq!(memtier_run(0, 0, &deep, "", 1).unwrap_err().field, field);
+        }
+        let ok = run(serde_json::json!({ "data-size": 2000, "pipeline": 30 }));
+        assert!(memtier_run(0, 0, &ok, "", 1).is_ok());
         let g = run(serde_json::json!({ "key-pattern": "G:G" }));
         let e = memtier_run(3, 1, &g, "", 0).unwrap_err();
         let mut field = wl(3, "memcached.phase");
