@@ -93,6 +93,17 @@ done
 sync
 echo 3 > /proc/sys/vm/drop_caches
 
+# ballast: lock what the guest has free beyond the scenario's memory, so the workloads
+# start with the model's free memory (its machine starts with all of `memory` free)
+free=$(awk '/^MemFree:/ { print $2 * 1024 }' /proc/meminfo)
+extra=$((free - RS_MEMORY))
+if [ $extra -gt 0 ]; then
+	/bin/ballast $extra /tmp/ballast.ready > /tmp/ballast.out 2>&1 &
+	while [ ! -f /tmp/ballast.ready ] && kill -0 $! 2>/dev/null; do sleep 0.1; done
+	[ -f /tmp/ballast.ready ] || err "ballast of $extra bytes failed: $(cat /tmp/ballast.out)"
+fi
+echo "@RS ballast $extra"
+
 snap() {
 	echo "@RS snap $1 $(now)"
 	sed 's/^/@RS vm /' /proc/vmstat

@@ -138,6 +138,10 @@ pub struct GuestRun {
     /// MemTotal and MemFree (bytes) after setup, before the workloads start.
     pub mem_total: u64,
     pub mem_free_after_setup: u64,
+    /// Bytes the guest locked after setup (its `ballast`), so that what it had free
+    /// beyond the scenario's machine memory took no part in the run.
+    #[serde(default)]
+    pub ballast: u64,
     /// Guest seconds from power-on to the end of setup.
     pub setup_s: f64,
     /// /sys/kernel/mm/lru_gen/enabled as read back after setup (`0x0000`: classic).

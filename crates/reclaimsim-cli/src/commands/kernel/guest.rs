@@ -21,15 +21,17 @@ const DDREAD_C: &str = include_str!("../../../guest/ddread.c");
 const TRACE_C: &str = include_str!("../../../guest/trace.c");
 const MEMTIER_C: &str = include_str!("../../../guest/memtier.c");
 const FIORUN: &str = include_str!("../../../guest/fiorun.sh");
+const BALLAST_C: &str = include_str!("../../../guest/ballast.c");
 
 /// The workload programs: their names in the guest's /bin and their sources.
-const PROGRAMS: [(&str, &str); 6] = [
+const PROGRAMS: [(&str, &str); 7] = [
     ("anon", ANON_C),
     ("fileread", FILEREAD_C),
     ("pagefault", PAGEFAULT_C),
     ("ddread", DDREAD_C),
     ("trace", TRACE_C),
     ("memtier", MEMTIER_C),
+    ("ballast", BALLAST_C),
 ];
 
 /// A kernel to boot: its image and where its modules are (none: built in).

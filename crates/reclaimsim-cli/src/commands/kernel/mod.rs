@@ -318,8 +318,11 @@ fn boot_and_read(
     let (brd_nr, brd_mib) = plan.brd();
     // no_timer_check: under TCG on a loaded host the IO-APIC timer check can fail and
     // panic the boot ("IO-APIC + timer doesn't work!"); QEMU's timer works.
+    // rootfstype=ramfs: the initramfs's files (the programs, a host program's
+    // libraries) stay in RAM as unevictable pages; on the default tmpfs reclaim would
+    // swap them out, and they would stand as memory the scenario does not have.
     let append = format!(
-        "console=ttyS0 panic=-1 loglevel=2 no_timer_check transparent_hugepage=never brd.rd_nr={brd_nr} brd.rd_size={}",
+        "console=ttyS0 panic=-1 loglevel=2 no_timer_check transparent_hugepage=never rootfstype=ramfs brd.rd_nr={brd_nr} brd.rd_size={}",
         brd_mib * 1024
     );
     let boot = guest::Boot {
@@ -383,9 +386,11 @@ pub(crate) fn table(v: &VariantResult, verbose: bool) -> String {
         );
     }
     out.push_str(&format!(
-        "guest memory after setup: MemTotal {} MiB, MemFree {} MiB\n",
+        "guest memory after setup: MemTotal {} MiB, MemFree {} MiB (after locking {} MiB \
+         the scenario's machine does not have)\n",
         g.mem_total >> 20,
-        g.mem_free_after_setup >> 20
+        g.mem_free_after_setup >> 20,
+        g.ballast >> 20
     ));
     out.push_str(&format!(
         "\n{:<24} {:>12} {:>10} {:>10} {:>10} {:>10}\n",

@@ -50,6 +50,8 @@ pub(crate) struct Console {
     pub(crate) uname: Option<String>,
     /// lru_gen/enabled as init read it back.
     pub(crate) lru_gen: String,
+    /// What init locked after setup (its `ballast`; 0 or less: nothing).
+    pub(crate) ballast: i64,
     pub(crate) snapshots: Vec<Snapshot>,
     pub(crate) workloads: Vec<WorkloadLine>,
     /// Workload name, exit status, guest uptime at exit.
@@ -204,6 +206,7 @@ fn other_line(c: &mut Console, tag: &str, rest: &str) {
     match tag {
         "uname" => c.uname = Some(rest.trim().to_string()),
         "lru_gen" => c.lru_gen = rest.trim().to_string(),
+        "ballast" => c.ballast = rest.trim().parse().unwrap_or(0),
         "error" => c.errors.push(rest.trim().to_string()),
         "done" => c.done = true,
         "log" => {
@@ -361,6 +364,7 @@ pub(crate) fn results(c: &Console, name: &str, guest: GuestRun) -> VariantResult
             mem_free_after_setup: setup.meminfo.get("MemFree").copied().unwrap_or(0),
             setup_s: setup.uptime,
             lru_gen_enabled: c.lru_gen.clone(),
+            ballast: c.ballast.max(0) as u64,
             ..guest
         }),
         ..Default::default()
@@ -528,6 +532,7 @@ mod tests {
     const LOG: &str = "SeaBIOS (version 1.16)\r
 \x1b[?7l\x1b[2J@RS uname 6.1.0-48-amd64\r
 @RS lru_gen 0x0000
+@RS ballast 1048576
 @RS snap setup 10.00
 @RS vm nr_free_pages 90000
 @RS vm pgscan_anon 5
@@ -616,6 +621,7 @@ mod tests {
         );
         assert_eq!(g.errors, ["sysctl vm.x=1 failed"]);
         assert_eq!(g.lru_gen_enabled, "0x0000");
+        assert_eq!(g.ballast, 1 << 20);
         assert_eq!(g.snapshots[0].label, "end:anon");
         assert_eq!(g.snapshots[0].vmstat["pgscan_anon"], 700);
         assert!(!g.snapshots[0].vmstat.contains_key("nr_free_pages"));

@@ -807,6 +807,7 @@ pub(crate) fn render(p: &Plan, modules: &[String]) -> String {
         "MODULES",
         join(modules.iter().filter(|m| *m != "brd").cloned().collect()),
     );
+    var("MEMORY", p.memory.to_string());
     var("BRD_NR", brd_nr.to_string());
     var("BRD_MB", brd_mib.to_string());
     var("SWAP", swap.into());
@@ -941,7 +942,7 @@ mod tests {
         let text = render(&p, &["jbd2".into(), "ext4".into(), "brd".into()]);
         for want in [
             "RS_MODULES='jbd2 ext4'\n",
-            "RS_BRD_NR=2\nRS_BRD_MB=256\n",
+            "RS_MEMORY=402653184\nRS_BRD_NR=2\nRS_BRD_MB=256\n",
             "RS_SWAP=brd\n",
             "RS_FS_DEV='ram1'\n",
             "RS_MEMCG_FILES='/app:memory.max:167772160'\n",
@@ -1180,7 +1181,12 @@ mod tests {
     /// The memtier-like client signals each named run; one run is the workload's end.
     #[test]
     fn waits_for_memcached_phases() {
-        let host = |_: &str| Some(std::path::PathBuf::from("/usr/bin/memcached"));
+        let host = |_: &str| {
+            Some(HostProgram {
+                path: "/usr/bin/memcached".into(),
+                bytes: 9 * MIB,
+            })
+        };
         let mc = |after: &str, runs: &[&str]| {
             let runs: String = (runs.iter())
                 .map(|r| format!("[[workload.memcached.phase]]\nname = \"{r}\"\nrequests = 10\n"))
