@@ -107,6 +107,7 @@ echo "@RS ballast $extra"
 snap() {
 	echo "@RS snap $1 $(now)"
 	sed 's/^/@RS vm /' /proc/vmstat
+	[ "$RS_LRU_GEN" != 0 ] && [ -r /sys/kernel/debug/lru_gen ] && sed 's/^/@RS lrugen /' /sys/kernel/debug/lru_gen
 	for g in / $RS_MEMCGS; do
 		d=$C${g%/}
 		for f in stat events events.local swap.events; do

@@ -4,7 +4,8 @@
 
 use indexmap::IndexMap;
 use reclaimsim::results::{
-    GuestRun, GuestSnapshot, Latency, MemcgResult, OomKill, Pressure, VariantResult, WorkloadResult,
+    GuestRun, GuestSnapshot, Latency, LruGenGen, LruGenState, MemcgResult, OomKill, Pressure,
+    VariantResult, WorkloadResult,
 };
 use std::collections::BTreeMap;
 
@@ -28,6 +29,8 @@ pub(crate) struct Snapshot {
     pub(crate) memcgs: BTreeMap<String, Cgroup>,
     pub(crate) psi: Pressure,
     pub(crate) meminfo: BTreeMap<String, u64>,
+    /// /sys/kernel/debug/lru_gen, line by line (MGLRU only).
+    pub(crate) lru_gen: Vec<String>,
     pub(crate) complete: bool,
 }
 
@@ -118,6 +121,7 @@ pub(crate) fn parse(log: &str) -> Console {
             ("vm", Some(s)) => s.vmstat.extend(kv(rest)),
             ("cg", Some(s)) => cgroup_line(s, rest),
             ("psi", Some(s)) => psi_line(&mut s.psi, rest),
+            ("lrugen", Some(s)) => s.lru_gen.push(rest.to_string()),
             ("meminfo", Some(s)) => {
                 let mut w = rest.split_whitespace();
                 if let (Some(k), Some(Ok(v))) = (w.next(), w.next().map(str::parse::<u64>)) {
@@ -355,6 +359,7 @@ pub(crate) fn results(c: &Console, name: &str, guest: GuestRun) -> VariantResult
         memcgs,
         workloads,
         oom_kills: oom_kills(c, end, setup.uptime),
+        lru_gen: lru_gen_view(&held.lru_gen),
         pressure,
         backend: Some("kernel".into()),
         guest: Some(GuestRun {
@@ -369,6 +374,47 @@ pub(crate) fn results(c: &Console, name: &str, guest: GuestRun) -> VariantResult
         }),
         ..Default::default()
     }
+}
+
+/// /sys/kernel/debug/lru_gen (6.1's lru_gen_seq_show, not verbose) as the model's view:
+/// `memcg ID PATH`, then ` node NID` and a line `SEQ AGE_MS ANON FILE` for each
+/// generation from the anon min_seq to max_seq. The file min_seq is taken as the first
+/// generation with file pages (the plain view does not print it).
+fn lru_gen_view(lines: &[String]) -> BTreeMap<String, Vec<LruGenState>> {
+    let mut out: BTreeMap<String, Vec<LruGenState>> = BTreeMap::new();
+    let mut path = String::new();
+    for line in lines {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["memcg", _, p] => path = p.to_string(),
+            ["memcg", _] => path = "/".into(),
+            ["node", n] => out.entry(path.clone()).or_default().push(LruGenState {
+                node: n.parse().unwrap_or(0),
+                ..Default::default()
+            }),
+            [seq, age, anon, file] => {
+                let Some(s) = out.get_mut(&path).and_then(|v| v.last_mut()) else {
+                    continue;
+                };
+                let n = |w: &str| w.parse::<u64>().unwrap_or(0);
+                s.gens.push(LruGenGen {
+                    seq: n(seq),
+                    age_ms: n(age),
+                    anon: n(anon),
+                    file: n(file),
+                });
+            }
+            _ => {}
+        }
+    }
+    for s in out.values_mut().flatten() {
+        s.max_seq = s.gens.last().map_or(0, |g| g.seq);
+        let first = |pages: fn(&LruGenGen) -> u64| {
+            (s.gens.iter().find(|g| pages(g) > 0)).map_or(s.max_seq, |g| g.seq)
+        };
+        s.min_seq = [s.gens.first().map_or(0, |g| g.seq), first(|g| g.file)];
+    }
+    out
 }
 
 fn workload(w: &WorkloadLine) -> WorkloadResult {
@@ -557,6 +603,15 @@ mod tests {
 @RS cg /app stat anon 134217728
 @RS cg /app stat pgscan 902
 @RS cg /app current 160000000
+@RS lrugen memcg     1 /
+@RS lrugen  node     0
+@RS lrugen           2       5000          0         10 
+@RS lrugen           3        100          0          0 
+@RS lrugen memcg     2 /app
+@RS lrugen  node     0
+@RS lrugen           7       3000         40          0 
+@RS lrugen           8       2000          0        300 
+@RS lrugen           9         10      32000          5 
 @RS endsnap end:anon
 @RS snap end 15.5
 @RS vm nr_free_pages 80000
@@ -588,6 +643,12 @@ mod tests {
         assert_eq!(labels, ["setup", "end:anon", "end"]);
         let v = results(&c, "classic", GuestRun::default());
         assert_eq!(v.backend.as_deref(), Some("kernel"));
+        // lru_gen's view while the workload held its memory, in the model's shape
+        let app = &v.lru_gen["/app"][0];
+        assert_eq!((app.max_seq, app.min_seq), (9, [7, 8]));
+        let last = &app.gens[2];
+        assert_eq!((last.seq, last.age_ms, last.anon, last.file), (9, 10, 32000, 5));
+        assert_eq!(v.lru_gen["/"][0].gens.len(), 2);
         assert_eq!(v.virtual_time_s, 5.5);
         // counters since setup at the end; levels while the workload held its memory
         assert_eq!(v.vmstat["pgscan_anon"], 900);
