@@ -333,7 +333,8 @@ fn page_fault3_dd_and_a_trace_replay_in_one_boot() {
 /// The host's memcached in the guest with the memtier-like client (21 to 25 s wall on
 /// the project's 2-core VM under TCG, 2026-11-27): 2 server threads, 20,000 items of
 /// 512 bytes set by 2 P:P connections (4 requests in flight each), then 4 connections
-/// GET 2,000 random keys each (8 in flight);
+/// GET 2,000 random keys each (8 in flight), then 2 connections SET keys drawn G and GET
+/// keys drawn Z, 500 requests each;
 /// the same requests as the model, the items in memcached's anonymous memory in /mc;
 /// an anon starts `after` the first run, when its phase file appears.
 /// Skipped when the host has no memcached (the plan's error says to install it).
@@ -358,9 +359,10 @@ fn the_hosts_memcached_serves_the_memtier_like_client() {
          [[memcg]]\npath = '/mc'\n\
          [[workload]]\nname = 'after'\nafter = 'mc:load'\n[workload.anon]\nsize = '1MiB'\n\
          [[workload]]\nname = 'mc'\nmemcg = '/mc'\n\
-         [workload.memcached]\nthreads = 2\n{}{}",
+         [workload.memcached]\nthreads = 2\n{}{}{}",
         run("load", "P:P", "1:0", "'allkeys'", 1),
-        run("get", "R:R", "0:1", "2000", 2)
+        run("get", "R:R", "0:1", "2000", 2),
+        run("gz", "G:Z", "1:1", "500", 1)
     );
     let (r, console) = kernel_kept(&d, &text);
     // `after` starts once every connection of mc's `load` has its replies
@@ -373,6 +375,7 @@ fn the_hosts_memcached_serves_the_memtier_like_client() {
     assert!(v["guest"]["errors"].is_null(), "{}", v["guest"]["errors"]);
     assert_eq!(count(v, &["workloads", "mc:load", "ops"]), 20000);
     assert_eq!(count(v, &["workloads", "mc:get", "ops"]), 8000);
+    assert_eq!(count(v, &["workloads", "mc:gz", "ops"]), 1000);
     let anon = count(v, &["memcgs", "/mc", "memory.stat", "inactive_anon"])
         + count(v, &["memcgs", "/mc", "memory.stat", "active_anon"]);
     assert!(anon >= 20000 * 512, "{anon}");
