@@ -3,7 +3,8 @@
  * lists) started with -t THREADS on 127.0.0.1 in the workload's memcg, then (from the
  * root cgroup: the model charges the server only) memtier_benchmark-like runs against
  * it in order, each a -H spec; between runs every client has finished (the model's
- * barrier). A run: T threads, each with C connections, as memtier_benchmark drives them
+ * barrier), and a run starts DELAY seconds after that (the benchmark script's sleep:
+ * the model's `delay`; its SECONDS and its time count from then). A run: T threads, each with C connections, as memtier_benchmark drives them
  * (shard_connection.cpp, 2.x): every connection keeps up to PIPELINE requests in flight,
  * sent back to back (fill_pipeline), and the thread waits on all its connections at
  * once (poll, where memtier uses libevent); when replies arrive it reads them in order
@@ -26,7 +27,8 @@
  *
  *   memtier -n NAME -m MEMCACHED -s SERVER_THREADS -M MEM_MB [-e SEED]
  *           -H LABEL,SETPAT,GETPAT,SETS,GETS,DATA,MIN,MAX,PREFIX,REQUESTS,SECONDS,
- *              CLIENTS,THREADS,MEASURE,STREAM,DISTINCT,PIPELINE,STDDEV,MEDIAN,ZIPFEXP ...
+ *              CLIENTS,THREADS,MEASURE,STREAM,DISTINCT,PIPELINE,STDDEV,MEDIAN,ZIPFEXP,
+ *              DELAY ...
  *           [-x STOPFILE]...
  *           [-f FIN -g GO]
  */
@@ -50,7 +52,7 @@ struct run {
 	char *label, *prefix;
 	char setpat, getpat;
 	uint64_t sets, gets, data, min, max, requests, clients, threads, stream, pipeline;
-	double seconds, stddev, median, zexp;
+	double seconds, stddev, median, zexp, delay;
 	int measure, distinct;
 };
 
@@ -354,16 +356,16 @@ static void *client_thread(void *arg)
 
 static int parse_run(char *s, struct run *r)
 {
-	char *f[20];
+	char *f[21];
 	int k = 0;
-	for (char *q = s; k < 20; k++) {
+	for (char *q = s; k < 21; k++) {
 		f[k] = q;
 		q = strchr(q, ',');
 		if (!q)
 			break;
 		*q++ = 0;
 	}
-	if (k != 19)
+	if (k != 20)
 		return -1;
 	*r = (struct run){ .label = f[0], .setpat = f[1][0], .getpat = f[2][0],
 			   .sets = strtoull(f[3], 0, 0), .gets = strtoull(f[4], 0, 0),
@@ -374,7 +376,7 @@ static int parse_run(char *s, struct run *r)
 			   .measure = atoi(f[13]), .stream = strtoull(f[14], 0, 0),
 			   .distinct = atoi(f[15]), .pipeline = strtoull(f[16], 0, 0),
 			   .stddev = strtod(f[17], 0), .median = strtod(f[18], 0),
-			   .zexp = strtod(f[19], 0) };
+			   .zexp = strtod(f[19], 0), .delay = strtod(f[20], 0) };
 	return r->clients < 1 || r->clients > MAXCONN || r->threads < 1 ||
 	       r->threads > MAXW || r->max < r->min || r->sets + r->gets == 0 ||
 	       r->pipeline < 1 || r->pipeline > MAXPIPE;
@@ -443,6 +445,9 @@ int main(int argc, char **argv)
 		size_t one = cur->data + strlen(cur->prefix) + 128;
 		outcap = cur->pipeline * one;
 		incap = (cur->pipeline < 8 ? cur->pipeline : 8) * one + 4096;
+		/* the benchmark script's sleep before the run (the model's `delay`) */
+		for (double d0 = now(); now() - d0 < cur->delay && !stop_file_seen();)
+			usleep(10000);
 		reset_stats((int)cur->threads);
 		deadline = cur->seconds;
 		pthread_t tid[MAXW];

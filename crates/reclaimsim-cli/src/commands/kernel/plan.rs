@@ -1125,7 +1125,7 @@ mod tests {
         let cmd = p.workloads[2].command.join(" ");
         let want = "/bin/memtier -n mc -m /bin/memcached -s 2 -M 384 -e 1 \
                     -H ,R,R,1,10,32,0,10000000,memtier-,10,0,50,4,1,0,0,1,\
-                    1666666.6666666667,5000000.5,1 -x";
+                    1666666.6666666667,5000000.5,1,0 -x";
         assert!(cmd.starts_with(want), "{cmd}");
         let copy = (host("").unwrap(), "/bin/memcached".to_string());
         assert_eq!(p.host_copies, [copy]);
