@@ -1,7 +1,8 @@
 //! The guest plans of the workloads beyond anon and fio: page_fault3 (`guest/pagefault.c`),
 //! dd (`guest/ddread.c`), trace replay (`guest/trace.c`, with the model's own replay of
-//! the trace written into the initramfs), and memcached, which the guest cannot run yet.
-//! What a program cannot do is a located error (`PlanError`).
+//! the trace written into the initramfs), and memcached (the host's, with the guest's
+//! memtier-like client, `guest/memtier.c`). What a program cannot do is a located error
+//! (`PlanError`).
 
 use super::locate::Step;
 use super::plan::{fail, key, wl, Files, PlanError};
