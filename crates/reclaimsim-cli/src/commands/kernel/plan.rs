@@ -538,9 +538,21 @@ fn placement(
     i: usize,
     w: &WorkloadConfig,
 ) -> Result<(Option<String>, Option<String>), PlanError> {
+    // A CPU list naming every CPU of the machine places nothing: the guest's programs
+    // (memtier's client threads too) run on all its vCPUs.
+    let every_cpu = |c: &Option<Vec<u32>>| {
+        c.as_ref()
+            .is_none_or(|v| (0..s.machine.cpus).all(|k| v.contains(&k)))
+    };
+    for (field, cpus) in [("cpus", &w.cpus), ("client_cpus", &w.client_cpus)] {
+        if !every_cpu(cpus) {
+            return fail(
+                wl(i, field),
+                "the guest runs every workload on all its vCPUs: list every CPU or none",
+            );
+        }
+    }
     let placement = [
-        ("cpus", w.cpus.is_some()),
-        ("client_cpus", w.client_cpus.is_some()),
         ("node", w.node.is_some()),
         ("pin", w.pin),
         ("page_content", w.page_content.is_some()),
@@ -1221,6 +1233,32 @@ mod tests {
         let want = format!(
             "t.toml:{}: workload[0].after: the guest's fio signals only its end, not its phase `run`",
             line_of(&text, "fio:run")
+        );
+        assert!(e.starts_with(&want), "{e}");
+    }
+
+    /// A workload's `cpus` or `client_cpus` naming every CPU of the machine is no
+    /// placement; naming fewer is a located error.
+    #[test]
+    fn cpu_lists_of_every_cpu_place_nothing() {
+        let anon = |cpus: &str| {
+            let text = DEMO.replace(
+                "name = \"anon\"\nmemcg",
+                &format!("name = \"anon\"\ncpus = {cpus}\nmemcg"),
+            );
+            (plan_with(&load(&text, &[]).base, &|_| None), text)
+        };
+        let (every, _) = anon("\"0-1\"");
+        let (repeated, _) = anon("[1, 0, 1]");
+        assert_eq!(every.unwrap(), plan(&load(DEMO, &[]).base).unwrap());
+        assert!(repeated.is_ok());
+        let (one, text) = anon("[1]");
+        let e = one.unwrap_err();
+        assert_eq!(e.field, wl(0, "cpus"), "{}", e.message);
+        let e = error(&text, &[], None);
+        let want = format!(
+            "t.toml:{}: workload[0].cpus: the guest runs",
+            line_of(&text, "[1]")
         );
         assert!(e.starts_with(&want), "{e}");
     }
