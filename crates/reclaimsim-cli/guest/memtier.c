@@ -4,7 +4,10 @@
  * root cgroup: the model charges the server only) memtier_benchmark-like runs against
  * it in order, each a -H spec; between runs every client has finished (the model's
  * barrier), and a run starts DELAY seconds after that (the benchmark script's sleep:
- * the model's `delay`; its SECONDS and its time count from then). A run: T threads, each with C connections, as memtier_benchmark drives them
+ * the model's `delay`; its SECONDS and its time count from then). A spec runs COUNT
+ * times in a row (memtier's --run-count, the model's `run-count`: each run with new
+ * connections drawing the same keys, after its DELAY), reported as one: its requests,
+ * from the first run's start to the last run's end. A run: T threads, each with C connections, as memtier_benchmark drives them
  * (shard_connection.cpp, 2.x): every connection keeps up to PIPELINE requests in flight,
  * sent back to back (fill_pipeline), and the thread waits on all its connections at
  * once (poll, where memtier uses libevent); when replies arrive it reads them in order
@@ -28,7 +31,7 @@
  *   memtier -n NAME -m MEMCACHED -s SERVER_THREADS -M MEM_MB [-e SEED]
  *           -H LABEL,SETPAT,GETPAT,SETS,GETS,DATA,MIN,MAX,PREFIX,REQUESTS,SECONDS,
  *              CLIENTS,THREADS,MEASURE,STREAM,DISTINCT,PIPELINE,STDDEV,MEDIAN,ZIPFEXP,
- *              DELAY ...
+ *              DELAY,COUNT ...
  *           [-x STOPFILE]...
  *           [-f FIN -g GO]
  */
@@ -53,6 +56,7 @@ struct run {
 	char setpat, getpat;
 	uint64_t sets, gets, data, min, max, requests, clients, threads, stream, pipeline;
 	double seconds, stddev, median, zexp, delay;
+	uint64_t count;
 	int measure, distinct;
 };
 
@@ -306,7 +310,7 @@ static void *client_thread(void *arg)
 	struct wstat *w = &sh->w[t];
 	struct conn cs[MAXCONN];
 	struct pollfd pf[MAXCONN];
-	uint64_t nc = cur->clients, ops = 0;
+	uint64_t nc = cur->clients, ops = w->ops;
 	char *out = malloc(outcap);
 	for (uint64_t i = 0; i < nc; i++) {
 		struct conn *c = &cs[i];
@@ -354,18 +358,35 @@ static void *client_thread(void *arg)
 	return NULL;
 }
 
+/* One run of the current spec: its threads, until each has finished (or the run's test
+ * time is up, or a stop file appears). Counts add to those of the spec's runs before. */
+static void run_threads(void)
+{
+	pthread_t tid[MAXW];
+	for (uint64_t t = 0; t < cur->threads; t++)
+		sh->w[t].done = 0;
+	sh->stop = 0;
+	deadline = cur->seconds;
+	double t0 = now();
+	for (long t = 0; t < (long)cur->threads; t++)
+		pthread_create(&tid[t], NULL, client_thread, (void *)t);
+	supervise((int)cur->threads, t0);
+	for (long t = 0; t < (long)cur->threads; t++)
+		pthread_join(tid[t], NULL);
+}
+
 static int parse_run(char *s, struct run *r)
 {
-	char *f[21];
+	char *f[22];
 	int k = 0;
-	for (char *q = s; k < 21; k++) {
+	for (char *q = s; k < 22; k++) {
 		f[k] = q;
 		q = strchr(q, ',');
 		if (!q)
 			break;
 		*q++ = 0;
 	}
-	if (k != 20)
+	if (k != 21)
 		return -1;
 	*r = (struct run){ .label = f[0], .setpat = f[1][0], .getpat = f[2][0],
 			   .sets = strtoull(f[3], 0, 0), .gets = strtoull(f[4], 0, 0),
@@ -376,10 +397,11 @@ static int parse_run(char *s, struct run *r)
 			   .measure = atoi(f[13]), .stream = strtoull(f[14], 0, 0),
 			   .distinct = atoi(f[15]), .pipeline = strtoull(f[16], 0, 0),
 			   .stddev = strtod(f[17], 0), .median = strtod(f[18], 0),
-			   .zexp = strtod(f[19], 0), .delay = strtod(f[20], 0) };
+			   .zexp = strtod(f[19], 0), .delay = strtod(f[20], 0),
+			   .count = strtoull(f[21], 0, 0) };
 	return r->clients < 1 || r->clients > MAXCONN || r->threads < 1 ||
 	       r->threads > MAXW || r->max < r->min || r->sets + r->gets == 0 ||
-	       r->pipeline < 1 || r->pipeline > MAXPIPE;
+	       r->pipeline < 1 || r->pipeline > MAXPIPE || r->count < 1;
 }
 
 static pid_t start_server(const char *path, const char *threads, const char *mb)
@@ -445,18 +467,16 @@ int main(int argc, char **argv)
 		size_t one = cur->data + strlen(cur->prefix) + 128;
 		outcap = cur->pipeline * one;
 		incap = (cur->pipeline < 8 ? cur->pipeline : 8) * one + 4096;
-		/* the benchmark script's sleep before the run (the model's `delay`) */
-		for (double d0 = now(); now() - d0 < cur->delay && !stop_file_seen();)
-			usleep(10000);
 		reset_stats((int)cur->threads);
-		deadline = cur->seconds;
-		pthread_t tid[MAXW];
 		double t0 = now();
-		for (long t = 0; t < (long)cur->threads; t++)
-			pthread_create(&tid[t], NULL, client_thread, (void *)t);
-		supervise((int)cur->threads, t0);
-		for (long t = 0; t < (long)cur->threads; t++)
-			pthread_join(tid[t], NULL);
+		for (uint64_t r = 0; r < cur->count && !stop_file_seen(); r++) {
+			/* the benchmark script's sleep before the run (the model's `delay`) */
+			for (double d0 = now(); now() - d0 < cur->delay && !stop_file_seen();)
+				usleep(10000);
+			if (r == 0)
+				t0 = now();
+			run_threads();
+		}
 		char label[256];
 		snprintf(label, sizeof label, "%s%s%s", name, *cur->label ? ":" : "", cur->label);
 		if (cur->measure)

@@ -1128,16 +1128,16 @@ mod tests {
         assert!(e.starts_with(&want), "{e}");
         // with the host's memcached: a run the guest's client cannot make
         let host = |_: &str| Some(std::path::PathBuf::from("/usr/bin/memcached"));
-        let twice = format!("{mc}\nrun-count = 2");
-        let e = plan_with(&load(&twice, &[]).base, &host).unwrap_err();
+        let many = format!("{mc}\nclients = 300");
+        let e = plan_with(&load(&many, &[]).base, &host).unwrap_err();
         let mut field = wl(2, "memcached.phase");
-        field.extend([Step::Index(0), key("run-count")]);
+        field.extend([Step::Index(0), key("clients")]);
         assert_eq!(e.field, field, "{}", e.message);
         let p = plan_with(&load(&mc, &[]).base, &host).unwrap();
         let cmd = p.workloads[2].command.join(" ");
         let want = "/bin/memtier -n mc -m /bin/memcached -s 2 -M 384 -e 1 \
                     -H ,R,R,1,10,32,0,10000000,memtier-,10,0,50,4,1,0,0,1,\
-                    1666666.6666666667,5000000.5,1,0 -x";
+                    1666666.6666666667,5000000.5,1,0,1 -x";
         assert!(cmd.starts_with(want), "{cmd}");
         let copy = (host("").unwrap(), "/bin/memcached".to_string());
         assert_eq!(p.host_copies, [copy]);
