@@ -3,15 +3,17 @@
  * lists) started with -t THREADS on 127.0.0.1 in the workload's memcg, then (from the
  * root cgroup: the model charges the server only) memtier_benchmark-like runs against
  * it in order, each a -H spec; between runs every client has finished (the model's
- * barrier), and a run starts DELAY seconds after that (the benchmark script's sleep:
- * the model's `delay`; its SECONDS and its time count from then). A spec runs COUNT
- * times in a row (memtier's --run-count, the model's `run-count`: each run with new
- * connections drawing the same keys, after its DELAY), reported as one: its requests,
- * from the first run's start to the last run's end. A run: T threads, each with C connections, as memtier_benchmark drives them
- * (shard_connection.cpp, 2.x): every connection keeps up to PIPELINE requests in flight,
- * sent back to back (fill_pipeline), and the thread waits on all its connections at
- * once (poll, where memtier uses libevent); when replies arrive it reads them in order
- * (process_response) and fills that connection's pipeline again. A connection sends
+ * barrier) and what the spec waits for has (WAIT, the model's `wait-for`), and a run
+ * starts DELAY seconds after that (the benchmark script's sleep: the model's `delay`;
+ * its SECONDS and its time count from then). A spec runs COUNT times in a row
+ * (memtier's --run-count, the model's `run-count`: each run with new connections
+ * drawing the same keys, after its DELAY), reported as one: its requests, from the
+ * first run's start to the last run's end. A run: T threads, each with C connections,
+ * as memtier_benchmark drives them (shard_connection.cpp, 2.x): every connection keeps
+ * up to PIPELINE requests in flight, sent back to back (fill_pipeline), and the thread
+ * waits on all its connections at once (poll, where memtier uses libevent); when
+ * replies arrive it reads them in order (process_response) and fills that connection's
+ * pipeline again. A connection sends
  * REQUESTS requests (0: until the run's test time), SET or GET by its place in the
  * SET:GET cycle, keys PREFIX<n> drawn S (each connection in order over [MIN, MAX],
  * wrapping), P (in order over its own subrange, as memtier's parallel pattern), R
@@ -20,9 +22,8 @@
  * inversion), as the model draws them (crates/reclaimsim/src/workload/memtier.rs: the
  * same methods, from the guest's own generator: not the same keys), the random ones from
  * the run's STREAM, one stream per connection when DISTINCT, else one for all, as
- * memtier's seeds do; SETs store DATA bytes. The
- * memcached text protocol (the model's memtier uses the binary one; the item's bytes
- * are the same, flags 0). An operation is a request, timed as memtier times it: from
+ * memtier's seeds do; SETs store DATA bytes. The memcached text protocol (the model's
+ * memtier uses the binary one; the item's bytes are the same, flags 0). An operation is a request, timed as memtier times it: from
  * the clock read when its pipeline was filled to the clock read when the read that
  * completed its reply began. Runs that are not measured are not reported. When every
  * connection of a labelled run has finished, the program creates FIN:LABEL (phase_done
@@ -31,7 +32,7 @@
  *   memtier -n NAME -m MEMCACHED -s SERVER_THREADS -M MEM_MB [-e SEED]
  *           -H LABEL,SETPAT,GETPAT,SETS,GETS,DATA,MIN,MAX,PREFIX,REQUESTS,SECONDS,
  *              CLIENTS,THREADS,MEASURE,STREAM,DISTINCT,PIPELINE,STDDEV,MEDIAN,ZIPFEXP,
- *              DELAY,COUNT ...
+ *              DELAY,COUNT,WAIT ...
  *           [-x STOPFILE]...
  *           [-f FIN -g GO]
  */
@@ -57,6 +58,7 @@ struct run {
 	uint64_t sets, gets, data, min, max, requests, clients, threads, stream, pipeline;
 	double seconds, stddev, median, zexp, delay;
 	uint64_t count;
+	char *wait;
 	int measure, distinct;
 };
 
@@ -358,6 +360,21 @@ static void *client_thread(void *arg)
 	return NULL;
 }
 
+/* Before a spec's runs: until WHAT (a workload, or WORKLOAD:PHASE; empty: nothing) has
+ * finished, which its program signals with /tmp/fin.WHAT, or the workload has finished
+ * its work or exited (every phase of it has then ended), or a stop file appears. */
+static void wait_for(const char *what)
+{
+	char fin[300], whole[300], ex[300];
+	int n = (int)strcspn(what, ":");
+	snprintf(fin, sizeof fin, "/tmp/fin.%s", what);
+	snprintf(whole, sizeof whole, "/tmp/fin.%.*s", n, what);
+	exit_file(ex, sizeof ex, what);
+	while (*what && !stop_file_seen() && access(fin, F_OK) && access(whole, F_OK) &&
+	       access(ex, F_OK))
+		usleep(50000);
+}
+
 /* One run of the current spec: its threads, until each has finished (or the run's test
  * time is up, or a stop file appears). Counts add to those of the spec's runs before. */
 static void run_threads(void)
@@ -377,16 +394,16 @@ static void run_threads(void)
 
 static int parse_run(char *s, struct run *r)
 {
-	char *f[22];
+	char *f[23];
 	int k = 0;
-	for (char *q = s; k < 22; k++) {
+	for (char *q = s; k < 23; k++) {
 		f[k] = q;
 		q = strchr(q, ',');
 		if (!q)
 			break;
 		*q++ = 0;
 	}
-	if (k != 21)
+	if (k != 22)
 		return -1;
 	*r = (struct run){ .label = f[0], .setpat = f[1][0], .getpat = f[2][0],
 			   .sets = strtoull(f[3], 0, 0), .gets = strtoull(f[4], 0, 0),
@@ -398,7 +415,7 @@ static int parse_run(char *s, struct run *r)
 			   .distinct = atoi(f[15]), .pipeline = strtoull(f[16], 0, 0),
 			   .stddev = strtod(f[17], 0), .median = strtod(f[18], 0),
 			   .zexp = strtod(f[19], 0), .delay = strtod(f[20], 0),
-			   .count = strtoull(f[21], 0, 0) };
+			   .count = strtoull(f[21], 0, 0), .wait = f[22] };
 	return r->clients < 1 || r->clients > MAXCONN || r->threads < 1 ||
 	       r->threads > MAXW || r->max < r->min || r->sets + r->gets == 0 ||
 	       r->pipeline < 1 || r->pipeline > MAXPIPE || r->count < 1;
@@ -467,6 +484,7 @@ int main(int argc, char **argv)
 		size_t one = cur->data + strlen(cur->prefix) + 128;
 		outcap = cur->pipeline * one;
 		incap = (cur->pipeline < 8 ? cur->pipeline : 8) * one + 4096;
+		wait_for(cur->wait);
 		reset_stats((int)cur->threads);
 		double t0 = now();
 		for (uint64_t r = 0; r < cur->count && !stop_file_seen(); r++) {

@@ -196,11 +196,6 @@ fn memtier_unsupported(i: usize, k: usize, r: &MemtierOptions) -> Result<(), Pla
              (pipeline × (data-size + 128 bytes))",
         ),
         (
-            "wait-for",
-            r.wait_for.is_some(),
-            "waits for nothing between runs",
-        ),
-        (
             "key-prefix",
             !prefix_ok,
             "takes key prefixes of printable characters but ','",
@@ -238,9 +233,11 @@ pub(crate) const MEMCACHED: &str = "/bin/memcached";
 
 /// One memtier run as `memtier -H`'s argument: LABEL,SETPAT,GETPAT,SETS,GETS,DATA,MIN,
 /// MAX,PREFIX,REQUESTS,SECONDS,CLIENTS,THREADS,MEASURE,STREAM,DISTINCT,PIPELINE,STDDEV,
-/// MEDIAN,ZIPFEXP,DELAY,COUNT: G's standard deviation and median as the model resolves
-/// them (`Run::parse`: 0 is a sixth of the key range and its middle), Z's exponent, the
-/// seconds the run waits after the one before (`delay`) and its `run-count`.
+/// MEDIAN,ZIPFEXP,DELAY,COUNT,WAIT: G's standard deviation and median as the model
+/// resolves them (`Run::parse`: 0 is a sixth of the key range and its middle), Z's
+/// exponent, the seconds the run waits after the one before (`delay`), its `run-count`,
+/// and the workload or phase it waits for first (`wait-for`, checked by the plan's
+/// `memtier_waits`; empty: none).
 fn memtier_run(
     i: usize,
     k: usize,
@@ -275,7 +272,7 @@ fn memtier_run(
     };
     Ok(format!(
         "{label},{sp},{gp},{},{},{},{min},{max},{},{requests},{seconds},{},{},{},{stream},{},{},\
-         {stddev},{median},{},{},{}",
+         {stddev},{median},{},{},{},{}",
         sets.trim(),
         gets.trim(),
         r.data_size.0,
@@ -288,6 +285,7 @@ fn memtier_run(
         r.key_zipf_exp,
         r.delay.secs_f64(),
         r.run_count,
+        r.wait_for.as_deref().unwrap_or(""),
     ))
 }
 
@@ -460,13 +458,13 @@ mod tests {
             "threads": 2, "data-size": 512, "measure": false }));
         assert_eq!(
             memtier_run(0, 0, &load, "load", 7).unwrap(),
-            "load,P,P,1,0,512,1,20000,memtier-,10000,0,1,2,0,0,0,1,3333.1666666666665,10001,1,0,1"
+            "load,P,P,1,0,512,1,20000,memtier-,10000,0,1,2,0,0,0,1,3333.1666666666665,10001,1,0,1,"
         );
         let timed = run(serde_json::json!({ "test-time": "2s", "randomize": true,
             "distinct-client-seed": true }));
         assert_eq!(
             memtier_run(0, 1, &timed, "", 6).unwrap(),
-            ",R,R,1,10,32,0,10000000,memtier-,0,2,50,4,1,7,1,1,1666666.6666666667,5000000.5,1,0,1"
+            ",R,R,1,10,32,0,10000000,memtier-,0,2,50,4,1,7,1,1,1666666.6666666667,5000000.5,1,0,1,"
         );
         // the seed's populate: 8 requests of 2,000 bytes in flight a connection
         let seed = run(serde_json::json!({ "key-pattern": "P:P", "ratio": "1:0",
@@ -489,18 +487,18 @@ mod tests {
         );
         let spec = memtier_run(3, 1, &g, "", 0).unwrap();
         assert!(spec.starts_with(",G,Z,"), "{spec}");
-        assert!(spec.ends_with(",1,100,400.5,0.8,0,1"), "{spec}");
+        assert!(spec.ends_with(",1,100,400.5,0.8,0,1,"), "{spec}");
         let g = run(
             serde_json::json!({ "key-pattern": "G:G", "key-stddev": 12.5,
             "key-median": 300.25, "key-minimum": 100, "key-maximum": 700 }),
         );
         let spec = memtier_run(3, 1, &g, "", 0).unwrap();
-        assert!(spec.ends_with(",1,12.5,300.25,1,0,1"), "{spec}");
+        assert!(spec.ends_with(",1,12.5,300.25,1,0,1,"), "{spec}");
         // the script's sleep before each run, in seconds, and the runs of a phase
         let late = run(serde_json::json!({ "delay": "300ms", "run-count": 3 }));
         assert!(memtier_run(0, 1, &late, "run", 1)
             .unwrap()
-            .ends_with(",1,0.3,3"));
+            .ends_with(",1,0.3,3,"));
     }
 
     #[test]
