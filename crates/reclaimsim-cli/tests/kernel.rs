@@ -334,9 +334,12 @@ fn page_fault3_dd_and_a_trace_replay_in_one_boot() {
 /// The host's memcached in the guest with the memtier-like client (21 to 25 s wall on
 /// the project's 2-core VM under TCG, 2026-11-27): 2 server threads, 20,000 items of
 /// 512 bytes set by 2 P:P connections (4 requests in flight each), then 4 connections
-/// GET 2,000 random keys each (8 in flight);
+/// GET 2,000 random keys each (8 in flight), then 2 connections SET keys drawn G and GET
+/// keys drawn Z, 500 requests each, twice (`run-count`), once an anon started after the
+/// first run has finished (`wait-for`), a second after that and again;
 /// the same requests as the model, the items in memcached's anonymous memory in /mc;
-/// an anon starts `after` the first run, when its phase file appears.
+/// the anon starts `after` the first run, when its phase file appears, and sleeps in a
+/// phase until 5 s after its start.
 /// Skipped when the host has no memcached (the plan's error says to install it).
 #[test]
 fn the_hosts_memcached_serves_the_memtier_like_client() {
@@ -358,10 +361,12 @@ fn the_hosts_memcached_serves_the_memtier_like_client() {
         "name = 'mc'\nseed = 1\n[machine]\nmemory = '128MiB'\ncpus = 2\n\
          [[memcg]]\npath = '/mc'\n\
          [[workload]]\nname = 'after'\nafter = 'mc:load'\n[workload.anon]\nsize = '1MiB'\n\
+         [[workload.anon.phase]]\nname = 'again'\nsleep_until = '5s'\n\
          [[workload]]\nname = 'mc'\nmemcg = '/mc'\n\
-         [workload.memcached]\nthreads = 2\n{}{}",
+         [workload.memcached]\nthreads = 2\n{}{}{}",
         run("load", "P:P", "1:0", "'allkeys'", 1),
-        run("get", "R:R", "0:1", "2000", 2)
+        run("get", "R:R", "0:1", "2000", 2),
+        run("gz", "G:Z", "1:1", "500", 1) + "delay = '1s'\nrun-count = 2\nwait-for = 'after'\n"
     );
     let (r, console) = kernel_kept(&d, &text);
     // `after` starts once every connection of mc's `load` has its replies
@@ -370,10 +375,22 @@ fn the_hosts_memcached_serves_the_memtier_like_client() {
         load_end <= uptime_of(&console, "start", "after"),
         "{console}"
     );
+    // `gz` waits for `after` (5 s after its start), then sleeps its second, and again
+    // before its second run
+    let gz_end = uptime_of(&console, "phase", "mc:gz");
+    assert!(
+        gz_end - uptime_of(&console, "phase", "mc:get") >= 2.0,
+        "{console}"
+    );
+    assert!(
+        gz_end - uptime_of(&console, "phase", "after:again") >= 2.0,
+        "{console}"
+    );
     let v = &r["variants"][0];
     assert!(v["guest"]["errors"].is_null(), "{}", v["guest"]["errors"]);
     assert_eq!(count(v, &["workloads", "mc:load", "ops"]), 20000);
     assert_eq!(count(v, &["workloads", "mc:get", "ops"]), 8000);
+    assert_eq!(count(v, &["workloads", "mc:gz", "ops"]), 2000);
     let anon = count(v, &["memcgs", "/mc", "memory.stat", "inactive_anon"])
         + count(v, &["memcgs", "/mc", "memory.stat", "active_anon"]);
     assert!(anon >= 20000 * 512, "{anon}");

@@ -296,6 +296,20 @@ fn wanted_modules(p: &plan::Plan) -> Vec<&'static str> {
     m
 }
 
+/// The guest kernel's command line for `plan`.
+fn command_line(plan: &plan::Plan) -> String {
+    let (brd_nr, brd_mib) = plan.brd();
+    // no_timer_check: under TCG on a loaded host the IO-APIC timer check can fail and
+    // panic the boot ("IO-APIC + timer doesn't work!"); QEMU's timer works.
+    // rootfstype=ramfs: the initramfs's files (the programs, a host program's
+    // libraries) stay in RAM as unevictable pages; on the default tmpfs reclaim would
+    // swap them out, and they would stand as memory the scenario does not have.
+    format!(
+        "console=ttyS0 panic=-1 loglevel=2 no_timer_check transparent_hugepage=never rootfstype=ramfs brd.rd_nr={brd_nr} brd.rd_size={}",
+        brd_mib * 1024
+    )
+}
+
 /// Builds the guest, boots it and reads its console into a variant's results.
 fn boot_and_read(
     g: &GuestArgs,
@@ -315,16 +329,7 @@ fn boot_and_read(
     let programs = guest::programs().map_err(Failure::Run)?;
     let initramfs =
         guest::initramfs(dir, &modules, &programs, &text, plan).map_err(Failure::Run)?;
-    let (brd_nr, brd_mib) = plan.brd();
-    // no_timer_check: under TCG on a loaded host the IO-APIC timer check can fail and
-    // panic the boot ("IO-APIC + timer doesn't work!"); QEMU's timer works.
-    // rootfstype=ramfs: the initramfs's files (the programs, a host program's
-    // libraries) stay in RAM as unevictable pages; on the default tmpfs reclaim would
-    // swap them out, and they would stand as memory the scenario does not have.
-    let append = format!(
-        "console=ttyS0 panic=-1 loglevel=2 no_timer_check transparent_hugepage=never rootfstype=ramfs brd.rd_nr={brd_nr} brd.rd_size={}",
-        brd_mib * 1024
-    );
+    let append = command_line(plan);
     let boot = guest::Boot {
         kernel,
         initramfs: &initramfs,

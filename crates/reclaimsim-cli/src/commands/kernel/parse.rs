@@ -647,7 +647,10 @@ mod tests {
         let app = &v.lru_gen["/app"][0];
         assert_eq!((app.max_seq, app.min_seq), (9, [7, 8]));
         let last = &app.gens[2];
-        assert_eq!((last.seq, last.age_ms, last.anon, last.file), (9, 10, 32000, 5));
+        assert_eq!(
+            (last.seq, last.age_ms, last.anon, last.file),
+            (9, 10, 32000, 5)
+        );
         assert_eq!(v.lru_gen["/"][0].gens.len(), 2);
         assert_eq!(v.virtual_time_s, 5.5);
         // counters since setup at the end; levels while the workload held its memory

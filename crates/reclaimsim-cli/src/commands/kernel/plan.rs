@@ -591,9 +591,21 @@ fn placement(
     i: usize,
     w: &WorkloadConfig,
 ) -> Result<(Option<String>, Option<String>), PlanError> {
+    // A CPU list naming every CPU of the machine places nothing: the guest's programs
+    // (memtier's client threads too) run on all its vCPUs.
+    let every_cpu = |c: &Option<Vec<u32>>| {
+        c.as_ref()
+            .is_none_or(|v| (0..s.machine.cpus).all(|k| v.contains(&k)))
+    };
+    for (field, cpus) in [("cpus", &w.cpus), ("client_cpus", &w.client_cpus)] {
+        if !every_cpu(cpus) {
+            return fail(
+                wl(i, field),
+                "the guest runs every workload on all its vCPUs: list every CPU or none",
+            );
+        }
+    }
     let placement = [
-        ("cpus", w.cpus.is_some()),
-        ("client_cpus", w.client_cpus.is_some()),
         ("node", w.node.is_some()),
         ("pin", w.pin),
         ("page_content", w.page_content.is_some()),
@@ -604,12 +616,42 @@ fn placement(
             "the guest does not place or shape workloads this way yet",
         );
     }
+    memtier_waits(s, i, w)?;
     let wait = |field: &str, v: &Option<String>| {
         v.as_deref()
             .map(|t| finish_name(s, t, wl(i, field)))
             .transpose()
     };
     Ok((wait("after", &w.after)?, wait("until", &w.until)?))
+}
+
+/// A memtier run's `wait-for`: the guest's client waits for `/tmp/fin.TARGET` or the
+/// target workload's end (`guest/memtier.c`), which is right where `finish_name` finds
+/// the target's program signals the phase; an error at the field otherwise, or for a
+/// target the client's `-H` list cannot carry.
+fn memtier_waits(s: &Scenario, i: usize, w: &WorkloadConfig) -> Result<(), PlanError> {
+    let Ok(WorkloadOptions::Memcached(o)) = w.options() else {
+        return Ok(());
+    };
+    for (k, run) in o.phase.iter().enumerate() {
+        let Some(target) = &run.wait_for else {
+            continue;
+        };
+        let mut field = wl(i, "memcached.phase");
+        field.extend([Step::Index(k), key("wait-for")]);
+        if !target
+            .chars()
+            .all(|c| c == ':' || (safe_char(c) && c != '/'))
+        {
+            return fail(
+                field,
+                "the guest waits for workloads and phases named with letters, digits, \
+                 '-', '_' and '.'",
+            );
+        }
+        finish_name(s, target, field)?;
+    }
+    Ok(())
 }
 
 /// What the guest's programs call `target` (a workload, or `workload:phase` as the
@@ -1066,15 +1108,16 @@ mod tests {
                 bytes: 9 * MIB + 1,
             })
         };
-        let zipf = format!("{mc}\nkey-pattern = \"Z:Z\"");
-        let e = plan_with(&load(&zipf, &[]).base, &host).unwrap_err();
+        let many = format!("{mc}\nclients = 300");
+        let e = plan_with(&load(&many, &[]).base, &host).unwrap_err();
         let mut field = wl(2, "memcached.phase");
-        field.extend([Step::Index(0), key("key-pattern")]);
+        field.extend([Step::Index(0), key("clients")]);
         assert_eq!(e.field, field, "{}", e.message);
         let p = plan_with(&load(&mc, &[]).base, &host).unwrap();
         let cmd = p.workloads[2].command.join(" ");
         let want = "/bin/memtier -n mc -m /bin/memcached -s 2 -M 384 -e 1 \
-                    -H ,R,R,1,10,32,0,10000000,memtier-,10,0,50,4,1,0,0,1 -x";
+                    -H ,R,R,1,10,32,0,10000000,memtier-,10,0,50,4,1,0,0,1,\
+                    1666666.6666666667,5000000.5,1,0,1, -x";
         assert!(cmd.starts_with(want), "{cmd}");
         let copy = HostCopy {
             host: "/usr/bin/memcached".into(),
@@ -1178,6 +1221,32 @@ mod tests {
         assert!(e.starts_with(&want), "{e}");
     }
 
+    /// A workload's `cpus` or `client_cpus` naming every CPU of the machine is no
+    /// placement; naming fewer is a located error.
+    #[test]
+    fn cpu_lists_of_every_cpu_place_nothing() {
+        let anon = |cpus: &str| {
+            let text = DEMO.replace(
+                "name = \"anon\"\nmemcg",
+                &format!("name = \"anon\"\ncpus = {cpus}\nmemcg"),
+            );
+            (plan_with(&load(&text, &[]).base, &|_| None), text)
+        };
+        let (every, _) = anon("\"0-1\"");
+        let (repeated, _) = anon("[1, 0, 1]");
+        assert_eq!(every.unwrap(), plan(&load(DEMO, &[]).base).unwrap());
+        assert!(repeated.is_ok());
+        let (one, text) = anon("[1]");
+        let e = one.unwrap_err();
+        assert_eq!(e.field, wl(0, "cpus"), "{}", e.message);
+        let e = error(&text, &[], None);
+        let want = format!(
+            "t.toml:{}: workload[0].cpus: the guest runs",
+            line_of(&text, "[1]")
+        );
+        assert!(e.starts_with(&want), "{e}");
+    }
+
     /// The memtier-like client signals each named run; one run is the workload's end.
     #[test]
     fn waits_for_memcached_phases() {
@@ -1201,6 +1270,33 @@ mod tests {
             plan_with(&load(&text, &[]).base, &host).map(|p| p.workloads[1].after.clone())
         };
         let after = mc("mc:load", &["load", "get"]).unwrap();
+        // a memtier run waiting for another's phase: checked as `after` is
+        let text = DEMO.replace(
+            "passes = 2\n",
+            "passes = 2\n[[workload.anon.phase]]\nname = \"again\"\n",
+        );
+        let waits = |target: &str| {
+            let text = format!(
+                "{text}\n[[workload]]\nname = \"mc\"\n[workload.memcached]\nthreads = 2\n\
+                 [[workload.memcached.phase]]\nrequests = 10\n\
+                 [[workload.memcached.phase]]\nrequests = 10\nwait-for = \"{target}\"\n"
+            );
+            let p = plan_with(&load(&text, &[]).base, &host);
+            (p.map(|p| p.workloads[2].command.join(" ")), text)
+        };
+        let (cmd, _) = waits("anon:run");
+        assert!(cmd.unwrap().contains(",1,anon:run -x "));
+        let (cmd, _) = waits("fio");
+        assert!(cmd.unwrap().contains(",1,fio -x "));
+        let (e, text) = waits("fio:run");
+        assert!(e.is_ok(), "fio's only phase is its end");
+        let fio_phase = text.replace("loops = 2\n", "loops = 2\n[[workload.fio.phase]]\n");
+        // (planned in order, fio's own phase would be the first error)
+        let l = load(&fio_phase, &[]);
+        let e = memtier_waits(&l.base, 2, &l.base.workloads[2]).unwrap_err();
+        let mut field = wl(2, "memcached.phase");
+        field.extend([Step::Index(1), key("wait-for")]);
+        assert_eq!(e.field, field, "{}", e.message);
         assert_eq!(after.as_deref(), Some("mc:load"));
         assert_eq!(
             mc("mc:get", &["load", "get"]).unwrap().as_deref(),

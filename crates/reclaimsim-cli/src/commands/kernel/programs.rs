@@ -1,7 +1,8 @@
 //! The guest plans of the workloads beyond anon and fio: page_fault3 (`guest/pagefault.c`),
 //! dd (`guest/ddread.c`), trace replay (`guest/trace.c`, with the model's own replay of
-//! the trace written into the initramfs), and memcached, which the guest cannot run yet.
-//! What a program cannot do is a located error (`PlanError`).
+//! the trace written into the initramfs), and memcached (the host's, with the guest's
+//! memtier-like client, `guest/memtier.c`). What a program cannot do is a located error
+//! (`PlanError`).
 
 use super::locate::Step;
 use super::plan::{fail, key, wl, Files, PlanError};
@@ -183,33 +184,16 @@ fn memtier_unsupported(i: usize, k: usize, r: &MemtierOptions) -> Result<(), Pla
         p.push(key(f));
         p
     };
-    let pattern = r.key_pattern.replace(':', "");
     let prefix_ok = r
         .key_prefix
         .chars()
         .all(|c| c.is_ascii_graphic() && c != ',');
     let unsupported = [
         (
-            "key-pattern",
-            !pattern.chars().all(|c| "SRP".contains(c)),
-            "draws keys S, R or P (no G or Z yet)",
-        ),
-        (
             "pipeline",
             r.pipeline > MAX_PIPELINE || r.pipeline * one_request(r) > PIPELINE_BYTES,
             "keeps at most 1024 requests of at most 64 KiB in all in flight a connection \
              (pipeline × (data-size + 128 bytes))",
-        ),
-        ("run-count", r.run_count != 1, "runs each phase once"),
-        (
-            "delay",
-            r.delay.0 != 0,
-            "starts each run after the one before (no delay)",
-        ),
-        (
-            "wait-for",
-            r.wait_for.is_some(),
-            "waits for nothing between runs",
         ),
         (
             "key-prefix",
@@ -248,7 +232,12 @@ fn one_request(r: &MemtierOptions) -> u64 {
 pub(crate) const MEMCACHED: &str = "/bin/memcached";
 
 /// One memtier run as `memtier -H`'s argument: LABEL,SETPAT,GETPAT,SETS,GETS,DATA,MIN,
-/// MAX,PREFIX,REQUESTS,SECONDS,CLIENTS,THREADS,MEASURE,STREAM,DISTINCT,PIPELINE.
+/// MAX,PREFIX,REQUESTS,SECONDS,CLIENTS,THREADS,MEASURE,STREAM,DISTINCT,PIPELINE,STDDEV,
+/// MEDIAN,ZIPFEXP,DELAY,COUNT,WAIT: G's standard deviation and median as the model
+/// resolves them (`Run::parse`: 0 is a sixth of the key range and its middle), Z's
+/// exponent, the seconds the run waits after the one before (`delay`), its `run-count`,
+/// and the workload or phase it waits for first (`wait-for`, checked by the plan's
+/// `memtier_waits`; empty: none).
 fn memtier_run(
     i: usize,
     k: usize,
@@ -272,8 +261,18 @@ fn memtier_run(
     let stream = if r.randomize { seed ^ k as u64 } else { 0 };
     let mut b = pattern.bytes().map(char::from);
     let (sp, gp) = (b.next().unwrap_or('R'), b.next().unwrap_or('R'));
+    let len = (max - min) as f64;
+    let stddev = match r.key_stddev {
+        0.0 => len / 6.0,
+        s => s,
+    };
+    let median = match r.key_median {
+        0.0 => len / 2.0 + min as f64 + 0.5,
+        m => m,
+    };
     Ok(format!(
-        "{label},{sp},{gp},{},{},{},{min},{max},{},{requests},{seconds},{},{},{},{stream},{},{}",
+        "{label},{sp},{gp},{},{},{},{min},{max},{},{requests},{seconds},{},{},{},{stream},{},{},\
+         {stddev},{median},{},{},{},{}",
         sets.trim(),
         gets.trim(),
         r.data_size.0,
@@ -283,6 +282,10 @@ fn memtier_run(
         u8::from(r.measure),
         u8::from(r.distinct_client_seed),
         r.pipeline,
+        r.key_zipf_exp,
+        r.delay.secs_f64(),
+        r.run_count,
+        r.wait_for.as_deref().unwrap_or(""),
     ))
 }
 
@@ -455,19 +458,19 @@ mod tests {
             "threads": 2, "data-size": 512, "measure": false }));
         assert_eq!(
             memtier_run(0, 0, &load, "load", 7).unwrap(),
-            "load,P,P,1,0,512,1,20000,memtier-,10000,0,1,2,0,0,0,1"
+            "load,P,P,1,0,512,1,20000,memtier-,10000,0,1,2,0,0,0,1,3333.1666666666665,10001,1,0,1,"
         );
         let timed = run(serde_json::json!({ "test-time": "2s", "randomize": true,
             "distinct-client-seed": true }));
         assert_eq!(
             memtier_run(0, 1, &timed, "", 6).unwrap(),
-            ",R,R,1,10,32,0,10000000,memtier-,0,2,50,4,1,7,1,1"
+            ",R,R,1,10,32,0,10000000,memtier-,0,2,50,4,1,7,1,1,1666666.6666666667,5000000.5,1,0,1,"
         );
         // the seed's populate: 8 requests of 2,000 bytes in flight a connection
         let seed = run(serde_json::json!({ "key-pattern": "P:P", "ratio": "1:0",
             "data-size": 2000, "pipeline": 8, "requests": 100 }));
         let spec = memtier_run(0, 0, &seed, "populate", 1).unwrap();
-        assert!(spec.ends_with(",1,0,0,8"), "{spec}");
+        assert!(spec.contains(",1,0,0,8,"), "{spec}");
         let mut field = wl(0, "memcached.phase");
         field.extend([Step::Index(0), key("pipeline")]);
         // 32 x (2,000 + 8 + 128) bytes: past 64 KiB; 2,048 requests: past 1,024
@@ -477,11 +480,25 @@ mod tests {
         }
         let ok = run(serde_json::json!({ "data-size": 2000, "pipeline": 30 }));
         assert!(memtier_run(0, 0, &ok, "", 1).is_ok());
-        let g = run(serde_json::json!({ "key-pattern": "G:G" }));
-        let e = memtier_run(3, 1, &g, "", 0).unwrap_err();
-        let mut field = wl(3, "memcached.phase");
-        field.extend([Step::Index(1), key("key-pattern")]);
-        assert_eq!(e.field, field);
+        // G's and Z's parameters as given, or G's as the model resolves them
+        let g = run(
+            serde_json::json!({ "key-pattern": "G:Z", "key-minimum": 100,
+            "key-maximum": 700, "key-zipf-exp": 0.8 }),
+        );
+        let spec = memtier_run(3, 1, &g, "", 0).unwrap();
+        assert!(spec.starts_with(",G,Z,"), "{spec}");
+        assert!(spec.ends_with(",1,100,400.5,0.8,0,1,"), "{spec}");
+        let g = run(
+            serde_json::json!({ "key-pattern": "G:G", "key-stddev": 12.5,
+            "key-median": 300.25, "key-minimum": 100, "key-maximum": 700 }),
+        );
+        let spec = memtier_run(3, 1, &g, "", 0).unwrap();
+        assert!(spec.ends_with(",1,12.5,300.25,1,0,1,"), "{spec}");
+        // the script's sleep before each run, in seconds, and the runs of a phase
+        let late = run(serde_json::json!({ "delay": "300ms", "run-count": 3 }));
+        assert!(memtier_run(0, 1, &late, "run", 1)
+            .unwrap()
+            .ends_with(",1,0.3,3,"));
     }
 
     #[test]
