@@ -124,6 +124,7 @@ snap() {
 
 snap setup
 T0=$(now)
+next_sample=$RS_SAMPLE
 i=0
 while [ $i -lt $RS_NWL ]; do
 	eval "n=\$RS_WL_${i}_NAME g=\$RS_WL_${i}_MEMCG st=\$RS_WL_${i}_START af=\$RS_WL_${i}_AFTER cmd=\$RS_WL_${i}_CMD"
@@ -166,6 +167,11 @@ while :; do
 		done
 	fi
 	[ $left = 0 ] && break
+	# sample_interval: a `sample` snapshot every RS_SAMPLE seconds of guest time
+	if [ "$RS_SAMPLE" != 0 ] && awk -v t="$(now)" -v t0="$T0" -v n="$next_sample" 'BEGIN { exit !(t - t0 >= n) }'; then
+		snap sample
+		next_sample=$(awk -v n="$next_sample" -v s="$RS_SAMPLE" 'BEGIN { print n + s }')
+	fi
 	if [ "$RS_DURATION" != 0 ] && [ ! -f /tmp/stop.all ]; then
 		awk -v t="$(now)" -v t0="$T0" -v d="$RS_DURATION" 'BEGIN { exit !(t - t0 >= d) }' && touch /tmp/stop.all
 	fi

@@ -112,6 +112,8 @@ pub(crate) struct Plan {
     pub(crate) host_copies: Vec<HostCopy>,
     /// Stop every workload after this long (0: no limit).
     pub(crate) duration_s: f64,
+    /// Take a `sample` snapshot this often, in guest seconds (0: never).
+    pub(crate) sample_s: f64,
     /// What maps with a difference the user should know of.
     pub(crate) notes: Vec<String>,
 }
@@ -212,7 +214,7 @@ pub(crate) fn plan_full(
         );
     }
     if s.sample_interval.is_some() {
-        notes.push("sample_interval: the guest takes counters when each workload finishes and at the end, not at intervals".into());
+        notes.push("sample_interval: the guest samples its counters at that interval of guest time, which under TCG runs many times slower than the model's virtual time".into());
     }
     let (memcgs, memcg_files) = memcgs(s)?;
     let mut files = Vec::new();
@@ -241,6 +243,7 @@ pub(crate) fn plan_full(
         extra,
         host_copies,
         duration_s: s.duration.map_or(0.0, |d| d.secs_f64()),
+        sample_s: s.sample_interval.map_or(0.0, |d| d.secs_f64()),
         notes,
     })
 }
@@ -895,6 +898,7 @@ pub(crate) fn render(p: &Plan, modules: &[String]) -> String {
         var(&format!("WL_{i}_CMD"), q(&w.command.join(" ")));
     }
     var("DURATION", p.duration_s.to_string());
+    var("SAMPLE", p.sample_s.to_string());
     out
 }
 
@@ -977,6 +981,9 @@ mod tests {
 
     #[test]
     fn the_plan_file_has_what_init_reads() {
+        let sampled = load(DEMO, &["sample_interval=\"2500ms\""]);
+        let p = plan(&sampled.base).unwrap();
+        assert!(render(&p, &[]).contains("RS_SAMPLE=2.5\n"));
         let l = load(DEMO, &["machine.swap.device=\"ramdisk\"", "machine.cpus=8"]);
         let p = plan(&l.base).unwrap();
         assert_eq!(p.cpus, MAX_CPUS);
@@ -991,7 +998,7 @@ mod tests {
             "RS_FILES='fio:/app:2:33554432:0'\n",
             "RS_NWL=2\n",
             "RS_WL_1_NAME='fio'\n",
-            "RS_DURATION=0\n",
+            "RS_DURATION=0\nRS_SAMPLE=0\n",
         ] {
             assert!(text.contains(want), "{want} not in\n{text}");
         }
