@@ -1,6 +1,7 @@
 //! `reclaimsim kernel` on a real kernel: scenarios/demo-small.toml booted under QEMU
 //! with Debian's 6.1 kernel (fetched with apt-get download on first use), once per
-//! policy, and its results checked for sanity; `compare` and `validate` with a kernel
+//! policy (the second as a user's own build: `--kernel` and `--modules` on the package's
+//! image and module tree), and its results checked for sanity; `compare` and `validate` with a kernel
 //! variant; page_fault3, dd and a trace replay in one guest; workloads waiting for and
 //! stopped at another's phase; the host's memcached and the host's fio (each skipped
 //! without it). Needs qemu-system-x86, busybox-static, e2fsprogs (which .ci/run
@@ -20,24 +21,19 @@ fn enabled() -> bool {
     !off
 }
 
-/// Boots demo-small's `variant` and returns its results JSON.
-fn boot(variant: &str) -> serde_json::Value {
+/// Boots demo-small's `variant` with `extra` options and returns its results JSON.
+fn boot(variant: &str, extra: &[String]) -> serde_json::Value {
     let d = dir(variant);
     let json = d.join("out.json");
     let scenario = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/demo-small.toml"
     );
-    let out = reclaimsim(&[
-        "kernel",
-        scenario,
-        "--variant",
-        variant,
-        "--json",
-        json.to_str().unwrap(),
-        "--keep",
-        d.join("guest").to_str().unwrap(),
-    ]);
+    let keep = d.join("guest");
+    let mut args = vec!["kernel", scenario, "--variant", variant, "--json"];
+    args.extend([json.to_str().unwrap(), "--keep", keep.to_str().unwrap()]);
+    args.extend(extra.iter().map(String::as_str));
+    let out = reclaimsim(&args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{variant}: {stderr}");
     let table = String::from_utf8_lossy(&out.stdout);
@@ -45,6 +41,12 @@ fn boot(variant: &str) -> serde_json::Value {
         table.contains("under QEMU") && table.contains("anon:run"),
         "{table}"
     );
+    if let Some(image) = extra.get(1) {
+        assert!(
+            stderr.contains(&format!("booting {image} under QEMU")),
+            "{stderr}"
+        );
+    }
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let _ = std::fs::remove_dir_all(&d);
     r["variants"][0].clone()
@@ -74,13 +76,58 @@ fn count(v: &serde_json::Value, path: &[&str]) -> u64 {
         .unwrap_or_else(|| panic!("{path:?} is not a count: {x}"))
 }
 
+/// `--kernel IMAGE --modules DIR` for the default package as `reclaimsim kernel`
+/// unpacked it into its cache (a bzImage and a lib/modules/VERSION tree, as a kernel
+/// build's `make modules_install` writes).
+fn own_build() -> Vec<String> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache")
+        });
+    let kernels = cache.join("reclaimsim/kernels");
+    let mut unpacked: Vec<_> = std::fs::read_dir(&kernels)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("unpacked"))
+        .filter(|p| p.is_dir())
+        .collect();
+    unpacked.sort();
+    let root = unpacked.pop().expect("a kernel package in the cache");
+    let image = (std::fs::read_dir(root.join("boot")).unwrap())
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("vmlinuz")
+        })
+        .expect("a vmlinuz in the package");
+    let modules = (std::fs::read_dir(root.join("lib/modules")).unwrap())
+        .map(|e| e.unwrap().path())
+        .next()
+        .expect("a module tree in the package");
+    vec![
+        "--kernel".into(),
+        image.display().to_string(),
+        "--modules".into(),
+        modules.display().to_string(),
+    ]
+}
+
 #[test]
 fn demo_small_boots_under_both_policies() {
     if !enabled() {
         return;
     }
     for (variant, lru_gen) in [("classic", "0x0000"), ("mglru", "0x0007")] {
-        let v = boot(variant);
+        // the second boot takes the first's package as a user's own build: --kernel
+        // with its image and --modules with its module tree
+        let extra = if variant == "mglru" {
+            own_build()
+        } else {
+            Vec::new()
+        };
+        let v = boot(variant, &extra);
         assert_eq!(v["backend"], "kernel");
         let g = &v["guest"];
         assert!(g["kernel"].as_str().unwrap().starts_with("6.1."), "{g}");
