@@ -519,6 +519,8 @@ pub(crate) struct Boot<'a> {
     pub(crate) initramfs: &'a Path,
     pub(crate) cpus: u32,
     pub(crate) memory_mib: u64,
+    /// NUMA nodes and the MiB of each (their sum is `memory_mib`); one node: no `-numa`.
+    pub(crate) nodes: Vec<u64>,
     pub(crate) accel: &'a str,
     pub(crate) append: String,
     pub(crate) timeout: Duration,
@@ -540,6 +542,7 @@ fn qemu_command(b: &Boot, qemu: &Path) -> Command {
         "-no-reboot",
     ]);
     cmd.args(["-smp", &b.cpus.to_string(), "-m", &b.memory_mib.to_string()]);
+    cmd.args(numa_args(b.cpus, &b.nodes));
     cmd.arg("-kernel")
         .arg(&b.kernel.image)
         .arg("-initrd")
@@ -549,6 +552,27 @@ fn qemu_command(b: &Boot, qemu: &Path) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
+}
+
+/// QEMU's NUMA nodes: node i with `mib[i]` MiB of RAM of its own and an even share of
+/// the `cpus` vCPUs in order (CPU c on node c x nodes / cpus, as the model places them);
+/// nothing for one node.
+pub(crate) fn numa_args(cpus: u32, mib: &[u64]) -> Vec<String> {
+    if mib.len() < 2 {
+        return Vec::new();
+    }
+    let per = cpus / mib.len() as u32;
+    let mut args = Vec::new();
+    for (i, m) in mib.iter().enumerate() {
+        let first = i as u32 * per;
+        args.extend([
+            "-object".to_string(),
+            format!("memory-backend-ram,id=ram{i},size={m}M"),
+            "-numa".to_string(),
+            format!("node,nodeid={i},cpus={first}-{},memdev=ram{i}", first + per - 1),
+        ]);
+    }
+    args
 }
 
 /// Ends this run's QEMU (process `pid`, which `nice` became) after `timeout`; the

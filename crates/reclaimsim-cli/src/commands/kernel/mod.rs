@@ -335,6 +335,7 @@ fn boot_and_read(
         initramfs: &initramfs,
         cpus: plan.cpus,
         memory_mib: plan.guest_mib(),
+        nodes: plan.node_mib(),
         accel,
         append,
         timeout: Duration::from_secs(g.timeout),

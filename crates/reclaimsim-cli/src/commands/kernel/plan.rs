@@ -90,6 +90,9 @@ pub(crate) struct Plan {
     /// `GUEST_OVERHEAD_MIB` (`guest_mib`).
     pub(crate) memory: u64,
     pub(crate) cpus: u32,
+    /// NUMA nodes: the machine's memory and CPUs split evenly over them, as the model
+    /// splits them.
+    pub(crate) nodes: u32,
     pub(crate) swap: Option<(Swap, u64)>,
     /// Bytes of the ext4 file system on brd (0: none).
     pub(crate) fs_bytes: u64,
@@ -154,6 +157,17 @@ impl Plan {
         (self.memory + brd + self.fs_bytes + extra).div_ceil(MIB) + GUEST_OVERHEAD_MIB
     }
 
+    /// Each NUMA node's MiB for QEMU's `-numa`: the scenario's memory split evenly, and
+    /// the rest of `-m` (ramdisks, host programs, the guest's own) on node 0, where the
+    /// guest sets them up.
+    pub(crate) fn node_mib(&self) -> Vec<u64> {
+        let n = u64::from(self.nodes.max(1));
+        let share = self.memory / n / MIB;
+        let mut v = vec![share; n as usize];
+        v[0] = self.guest_mib() - share * (n - 1);
+        v
+    }
+
     /// The brd ramdisks: how many, and their one size in MiB (swap on ram0 when on brd,
     /// the file system on the next).
     pub(crate) fn brd(&self) -> (u32, u64) {
@@ -198,7 +212,7 @@ pub(crate) fn plan_full(
     fio: FioProgram,
 ) -> Result<Plan, PlanError> {
     let mut notes = Vec::new();
-    let cpus = machine(s, &mut notes)?;
+    let (cpus, nodes) = machine(s, &mut notes)?;
     check_costs(s)?;
     let (lru_gen, sysctls) = kernel(&s.kernel, s)?;
     if !s.events.is_empty() {
@@ -231,6 +245,7 @@ pub(crate) fn plan_full(
     Ok(Plan {
         memory: s.machine.memory.0,
         cpus,
+        nodes,
         swap: swap_device(s)?,
         fs_bytes,
         lru_gen,
@@ -261,11 +276,15 @@ fn fs_size(files: &[Files]) -> u64 {
 }
 
 /// `[machine]`: memory and swap map as they are; CPUs become `-smp` (at most
-/// `MAX_CPUS`, noted); what QEMU here cannot give is an error.
-fn machine(s: &Scenario, notes: &mut Vec<String>) -> Result<u32, PlanError> {
+/// `MAX_CPUS`, noted), nodes QEMU's `-numa` nodes (each needs a vCPU); what QEMU here
+/// cannot give is an error.
+fn machine(s: &Scenario, notes: &mut Vec<String>) -> Result<(u32, u32), PlanError> {
     let m = &s.machine;
-    if m.nodes != 1 {
-        return fail(at("machine.nodes"), "the guest has one NUMA node");
+    if m.nodes > MAX_CPUS {
+        return fail(
+            at("machine.nodes"),
+            format!("the guest has at most {MAX_CPUS} NUMA nodes (one vCPU each)"),
+        );
     }
     if m.has_topology_keys() {
         return fail(
@@ -303,7 +322,7 @@ fn machine(s: &Scenario, notes: &mut Vec<String>) -> Result<u32, PlanError> {
             m.cpus
         ));
     }
-    Ok(cpus)
+    Ok((cpus, m.nodes.max(1)))
 }
 
 /// `[costs]`: the model's virtual-time costs have no meaning in the guest; any value
@@ -853,6 +872,7 @@ pub(crate) fn render(p: &Plan, modules: &[String]) -> String {
         join(modules.iter().filter(|m| *m != "brd").cloned().collect()),
     );
     var("MEMORY", p.memory.to_string());
+    var("NODES", p.nodes.to_string());
     var("BRD_NR", brd_nr.to_string());
     var("BRD_MB", brd_mib.to_string());
     var("SWAP", swap.into());
