@@ -289,33 +289,61 @@ fn add_module(
 /// The workload programs, compiled statically with the host's gcc into the cache
 /// (keyed by their sources), as (name, path).
 pub(crate) fn programs() -> Result<Vec<(String, PathBuf)>, String> {
+    programs_in(&cache_dir("guest"))
+}
+
+/// The workload programs compiled into `base/HASH/` (HASH of their sources), each once:
+/// a program already there is complete (`compile` renames it into place).
+fn programs_in(base: &Path) -> Result<Vec<(String, PathBuf)>, String> {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (COMMON_H, PROGRAMS).hash(&mut h);
-    let dir = cache_dir("guest").join(format!("{:016x}", h.finish()));
+    let dir = base.join(format!("{:016x}", h.finish()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut out = Vec::new();
     for (name, src) in PROGRAMS {
         let bin = dir.join(name);
         if !bin.is_file() {
-            std::fs::write(dir.join("common.h"), COMMON_H).map_err(|e| e.to_string())?;
-            let c = dir.join(format!("{name}.c"));
-            std::fs::write(&c, src).map_err(|e| e.to_string())?;
-            let tmp = dir.join(format!("{name}.tmp"));
-            run(
-                Command::new("gcc")
-                    .args(["-static", "-O2", "-pthread", "-o"])
-                    .arg(&tmp)
-                    .arg(&c)
-                    .arg("-lm"),
-                &format!("gcc (static) {name}.c"),
-            )?;
-            std::fs::rename(&tmp, &bin).map_err(|e| e.to_string())?;
+            compile(&dir, name, src)?;
         }
         out.push((name.to_string(), bin));
     }
     Ok(out)
 }
+
+/// Compiles one program into `dir/NAME`: its sources and gcc's output in a directory of
+/// this compile's own (the process id and a counter), the binary then renamed into place,
+/// so that two `reclaimsim kernel`s compiling into one cache at once never write the
+/// same file and a program in `dir` is always whole.
+fn compile(dir: &Path, name: &str, src: &str) -> Result<(), String> {
+    let n = COMPILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let own = dir.join(format!(".{name}.{}.{n}", std::process::id()));
+    let result = compile_in(&own, name, src)
+        .and_then(|bin| std::fs::rename(&bin, dir.join(name)).map_err(|e| e.to_string()));
+    let _ = std::fs::remove_dir_all(&own);
+    result
+}
+
+/// Compiles into `own` (created): `own/NAME` from `own/NAME.c` and `own/common.h`.
+fn compile_in(own: &Path, name: &str, src: &str) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(own).map_err(|e| format!("{}: {e}", own.display()))?;
+    std::fs::write(own.join("common.h"), COMMON_H).map_err(|e| e.to_string())?;
+    let c = own.join(format!("{name}.c"));
+    std::fs::write(&c, src).map_err(|e| e.to_string())?;
+    let bin = own.join(name);
+    run(
+        Command::new("gcc")
+            .args(["-static", "-O2", "-pthread", "-o"])
+            .arg(&bin)
+            .arg(&c)
+            .arg("-lm"),
+        &format!("gcc (static) {name}.c"),
+    )?;
+    Ok(bin)
+}
+
+/// Programs this process has compiled, so that each compile has its own directory.
+static COMPILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// A host program by name on PATH or in the sbin directories.
 pub(crate) fn which(name: &str) -> Option<PathBuf> {
@@ -646,6 +674,62 @@ mod tests {
             ]
         );
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// An ELF file whose section headers (which GNU ld writes last) end where the file
+    /// ends: written to its end.
+    fn complete_elf(path: &Path) -> bool {
+        let b = std::fs::read(path).unwrap_or_default();
+        if b.len() < 64 || &b[..4] != b"\x7fELF" {
+            return false;
+        }
+        let u16_at = |at: usize| u16::from_le_bytes([b[at], b[at + 1]]) as u64;
+        let shoff = u64::from_le_bytes(b[0x28..0x30].try_into().unwrap());
+        shoff + u16_at(0x3a) * u16_at(0x3c) == b.len() as u64
+    }
+
+    /// Two `reclaimsim kernel`s compiling the programs into one fresh cache at once
+    /// (here two threads): both succeed, and every program is a complete binary.
+    #[test]
+    fn two_compiles_into_one_cache_at_once_both_succeed() {
+        if which("gcc").is_none() {
+            eprintln!("skipped: no gcc on the host");
+            return;
+        }
+        let base = std::env::temp_dir().join(format!("reclaimsim-programs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let compiles: Vec<_> = (0..2)
+            .map(|_| {
+                let (base, barrier) = (base.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    programs_in(&base)
+                })
+            })
+            .collect();
+        for c in compiles {
+            let got = c.join().unwrap().unwrap();
+            assert_eq!(got.len(), PROGRAMS.len());
+            for (name, path) in got {
+                assert!(complete_elf(&path), "{name}: {} incomplete", path.display());
+            }
+        }
+        // nothing of either compile left beside the programs
+        let dir = std::fs::read_dir(&base)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let mut left: Vec<String> = (std::fs::read_dir(&dir).unwrap().flatten())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut want: Vec<String> = PROGRAMS.iter().map(|(n, _)| n.to_string()).collect();
+        want.sort();
+        assert_eq!(left, want);
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]
