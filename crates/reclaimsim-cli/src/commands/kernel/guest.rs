@@ -378,7 +378,8 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
 /// Builds `dir/initramfs.cpio.gz` from `dir/root`: busybox-static, mke2fs with its
 /// shared libraries, the modules, the programs, init, the plan (`text`), the plan's
 /// `extra` files (by absolute path in the guest: a trace's replay) and its host programs
-/// with their shared libraries (the host's memcached).
+/// with their shared libraries (the host's memcached). `dir` may be relative (`--keep
+/// keep`): it is made absolute first, as the archive is written from inside `root`.
 pub(crate) fn initramfs(
     dir: &Path,
     modules: &[(String, Vec<u8>)],
@@ -386,6 +387,7 @@ pub(crate) fn initramfs(
     text: &str,
     plan: &super::plan::Plan,
 ) -> Result<PathBuf, String> {
+    let dir = &std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let root = dir.join("root");
     let _ = std::fs::remove_dir_all(&root);
     for d in [
@@ -637,9 +639,69 @@ pub(crate) fn boot(b: &Boot, log: &Path, progress: &dyn Fn(&str)) -> Result<(Str
     Ok((console, wall))
 }
 
+/// `abs` (an absolute path) as a path relative to the current directory, by `..` up to
+/// `/`: a relative path to a temporary directory, without changing directory.
+#[cfg(test)]
+pub(super) fn relative_from_here(abs: &Path) -> PathBuf {
+    let here = std::env::current_dir().unwrap();
+    let ups = here.components().count() - 1;
+    let up: PathBuf = std::iter::repeat_n("..", ups).collect();
+    up.join(abs.strip_prefix("/").unwrap())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--keep keep`: the initramfs is built in a relative directory, though the archive
+    /// is written from inside its root (needs busybox-static and mke2fs, as a boot does).
+    #[test]
+    fn the_initramfs_builds_in_a_relative_directory() {
+        let static_busybox = which("busybox").is_some_and(|b| {
+            !(Command::new("ldd").arg(b).output()).is_ok_and(|o| o.status.success())
+        });
+        if !static_busybox || which("mke2fs").is_none() {
+            eprintln!("skipped: no busybox-static or no mke2fs on the host");
+            return;
+        }
+        let abs = std::env::temp_dir().join(format!("reclaimsim-keep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&abs);
+        // deeper than the `..`s climb, so that inside `root` they do not lead back
+        let depth = std::env::current_dir().unwrap().components().count();
+        let keep: PathBuf = (abs.iter())
+            .chain(std::iter::repeat_n("d".as_ref(), depth))
+            .chain(["keep".as_ref()])
+            .collect();
+        let rel = relative_from_here(&keep);
+        assert!(rel.is_relative());
+        std::fs::create_dir_all(&rel).unwrap();
+        let plan = super::super::plan::Plan {
+            memory: 64 << 20,
+            cpus: 1,
+            swap: None,
+            fs_bytes: 0,
+            lru_gen: "0".into(),
+            min_ttl_ms: 0,
+            sysctls: Vec::new(),
+            memcgs: Vec::new(),
+            memcg_files: Vec::new(),
+            files: Vec::new(),
+            workloads: Vec::new(),
+            extra: Vec::new(),
+            host_copies: Vec::new(),
+            duration_s: 0.0,
+            notes: Vec::new(),
+        };
+        let out = initramfs(&rel, &[], &[], "plan\n", &plan).unwrap();
+        assert!(out.is_absolute(), "{}", out.display());
+        let gz = std::fs::read(keep.join("initramfs.cpio.gz")).unwrap();
+        assert!(
+            gz.len() > 1000 && gz[..2] == [0x1f, 0x8b],
+            "{} bytes",
+            gz.len()
+        );
+        let _ = std::fs::remove_dir_all(&abs);
+    }
 
     #[test]
     fn modules_come_with_their_dependencies_first() {
