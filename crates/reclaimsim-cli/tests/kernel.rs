@@ -519,7 +519,8 @@ fn uptime_of(console: &str, tag: &str, name: &str) -> f64 {
 /// Waits for a phase: `a` populates 8 MiB, reads it once (`run`), then its phase `again`
 /// sleeps until 4 s after its start; `b` starts `after = "a:run"`: after that phase's end
 /// (`@RS phase a:run`) and before `a` has finished; `c` touches 1 MiB for up to 60 s
-/// `until = "a:populate"`: it stops when a's populate ends. One boot.
+/// `until = "a:populate"`: it stops when a's populate ends; the results' `phase_ends`
+/// hold the phases' ends as the console printed them. One boot.
 #[test]
 fn workloads_wait_for_and_stop_at_phases() {
     if !enabled() {
@@ -545,6 +546,15 @@ fn workloads_wait_for_and_stop_at_phases() {
         run_end <= b_start && b_start < again_end,
         "a:run ended {run_end}, b started {b_start}, a:again ended {again_end}"
     );
+    // the results keep each phase's end, in seconds since setup
+    let setup = v["guest"]["setup_s"].as_f64().unwrap();
+    for (phase, at) in [("a:run", run_end), ("a:again", again_end)] {
+        let got = v["guest"]["phase_ends"][phase].as_f64().unwrap_or(f64::NAN);
+        assert!(
+            (got - (at - setup)).abs() < 1e-9,
+            "{phase}: {got}, console {at} - {setup}"
+        );
+    }
     assert_eq!(count(v, &["workloads", "a:again", "ops"]), 2048);
     assert_eq!(count(v, &["workloads", "b", "ops"]), 1024);
     let c_secs = v["workloads"]["c"]["measured_s"].as_f64().unwrap();

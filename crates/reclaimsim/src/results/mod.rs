@@ -150,6 +150,11 @@ pub struct GuestRun {
     /// The snapshots in order: `end:NAME` when workload NAME finished its work (its
     /// memory still held), `end` after every workload exited.
     pub snapshots: Vec<GuestSnapshot>,
+    /// When each phase of a workload with several ended (`NAME:PHASE`, as in
+    /// `workloads`; the guest's `@RS phase` line, printed when every worker has done the
+    /// phase's work): guest seconds since the end of setup, as a snapshot's `time_s`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub phase_ends: BTreeMap<String, f64>,
     /// What the guest reported as going wrong (a module, a sysctl that failed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
