@@ -106,6 +106,7 @@ total=0
 if [ "$RS_NODES" -gt 1 ]; then
 	n=0
 	while [ $n -lt $RS_NODES ]; do
+		grep -E 'Mem(Total|Free|Used):|FilePages:|AnonPages:|Unevictable:|Slab:' /sys/devices/system/node/node$n/meminfo | sed 's/^/@RS nodemem /'
 		free=$(awk '/MemFree:/ { print $4 * 1024 }' /sys/devices/system/node/node$n/meminfo)
 		extra=$((free - RS_MEMORY / RS_NODES))
 		[ $extra -gt 0 ] && ballast $extra /tmp/ballast.$n $n && total=$((total + extra))

@@ -561,3 +561,38 @@ fn workloads_wait_for_and_stop_at_phases() {
     assert!(c_secs < 30.0, "c ran {c_secs} s past a:populate");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `machine.nodes = 2`: QEMU gives the guest two NUMA nodes of a vCPU each, and init
+/// locks on each node what it has beyond its half of the scenario's 128 MiB, so the
+/// guest starts with the memory the model's two nodes have free. One small boot.
+#[test]
+fn two_nodes_boot_with_their_share_free() {
+    if !enabled() {
+        return;
+    }
+    let d = dir("nodes");
+    let text = "name = 'nodes'\nseed = 1\n[machine]\nmemory = '128MiB'\ncpus = 2\nnodes = 2\n\
+        [[workload]]\nname = 'a'\n[workload.anon]\nsize = '16MiB'\nthreads = 2\npasses = 1\n";
+    let (r, console) = kernel_kept(&d, text);
+    let v = &r["variants"][0];
+    assert!(v["guest"]["errors"].is_null(), "{}", v["guest"]["errors"]);
+    assert_eq!(v["guest"]["nodes"], 2);
+    for n in 0..2 {
+        let line = (console.lines())
+            .find(|l| l.contains(&format!("@RS ballast_node {n} ")))
+            .unwrap_or_else(|| panic!("no ballast line for node {n}"));
+        let extra: i64 = line
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(extra > 0, "{line}");
+    }
+    // MemFree after the ballast: the scenario's 128 MiB, less what init holds since
+    let free = v["guest"]["mem_free_after_setup"].as_u64().unwrap() >> 20;
+    assert!((112..=130).contains(&free), "MemFree {free} MiB");
+    assert_eq!(count(v, &["workloads", "a", "ops"]), 8192);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -142,6 +142,9 @@ pub struct GuestRun {
     /// beyond the scenario's machine memory took no part in the run.
     #[serde(default)]
     pub ballast: u64,
+    /// NUMA nodes the guest's kernel found (`-numa`; 1 without).
+    #[serde(default)]
+    pub nodes: u32,
     /// Guest seconds from power-on to the end of setup.
     pub setup_s: f64,
     /// /sys/kernel/mm/lru_gen/enabled as read back after setup (`0x0000`: classic).

@@ -599,7 +599,10 @@ pub(crate) fn numa_args(cpus: u32, mib: &[u64]) -> Vec<String> {
             "-object".to_string(),
             format!("memory-backend-ram,id=ram{i},size={m}M"),
             "-numa".to_string(),
-            format!("node,nodeid={i},cpus={first}-{},memdev=ram{i}", first + per - 1),
+            format!(
+                "node,nodeid={i},cpus={first}-{},memdev=ram{i}",
+                first + per - 1
+            ),
         ]);
     }
     args
@@ -702,6 +705,7 @@ mod tests {
         let plan = super::super::plan::Plan {
             memory: 64 << 20,
             cpus: 1,
+            nodes: 1,
             swap: None,
             fs_bytes: 0,
             lru_gen: "0".into(),
@@ -714,6 +718,7 @@ mod tests {
             extra: Vec::new(),
             host_copies: Vec::new(),
             duration_s: 0.0,
+            sample_s: 0.0,
             notes: Vec::new(),
         };
         let out = initramfs(&rel, &[], &[], "plan\n", &plan).unwrap();

@@ -55,6 +55,8 @@ pub(crate) struct Console {
     pub(crate) lru_gen: String,
     /// What init locked after setup (its `ballast`; 0 or less: nothing).
     pub(crate) ballast: i64,
+    /// The NUMA nodes the guest found.
+    pub(crate) nodes: u32,
     pub(crate) snapshots: Vec<Snapshot>,
     pub(crate) workloads: Vec<WorkloadLine>,
     /// Workload name, exit status, guest uptime at exit.
@@ -213,6 +215,7 @@ fn other_line(c: &mut Console, tag: &str, rest: &str) {
         "uname" => c.uname = Some(rest.trim().to_string()),
         "lru_gen" => c.lru_gen = rest.trim().to_string(),
         "ballast" => c.ballast = rest.trim().parse().unwrap_or(0),
+        "nodes" => c.nodes = rest.trim().parse().unwrap_or(0),
         "error" => c.errors.push(rest.trim().to_string()),
         "done" => c.done = true,
         "log" => {
@@ -381,6 +384,7 @@ pub(crate) fn results(c: &Console, name: &str, guest: GuestRun) -> VariantResult
             setup_s: setup.uptime,
             lru_gen_enabled: c.lru_gen.clone(),
             ballast: c.ballast.max(0) as u64,
+            nodes: c.nodes,
             ..guest
         }),
         ..Default::default()
@@ -590,6 +594,7 @@ mod tests {
 \x1b[?7l\x1b[2J@RS uname 6.1.0-48-amd64\r
 @RS lru_gen 0x0000
 @RS ballast 1048576
+@RS nodes 2
 @RS snap setup 10.00
 @RS vm nr_free_pages 90000
 @RS vm pgscan_anon 5
@@ -700,6 +705,7 @@ mod tests {
         assert_eq!(g.errors, ["sysctl vm.x=1 failed"]);
         assert_eq!(g.lru_gen_enabled, "0x0000");
         assert_eq!(g.ballast, 1 << 20);
+        assert_eq!(g.nodes, 2);
         // phase ends in seconds since setup, as the snapshots' times
         let ends: Vec<(&str, f64)> = (g.phase_ends.iter())
             .map(|(n, t)| (n.as_str(), *t))
