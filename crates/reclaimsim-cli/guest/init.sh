@@ -170,6 +170,15 @@ while :; do
 			snap end:$n
 			touch /tmp/snapped.$n
 		fi
+		# a phase's end (anon and memtier create /tmp/fin.NAME:PHASE): its counters
+		for f in /tmp/fin.$n:*; do
+			[ -f "$f" ] || continue
+			p=${f#/tmp/fin.}
+			if [ ! -f "/tmp/snapped.$p" ]; then
+				snap "phase:$p"
+				touch "/tmp/snapped.$p"
+			fi
+		done
 		[ -f /tmp/fin.$n ] || [ -f /tmp/exit.$n ] || busy=$((busy + 1))
 		[ -f /tmp/exit.$n ] || left=$((left + 1))
 		i=$((i + 1))

@@ -555,6 +555,18 @@ fn workloads_wait_for_and_stop_at_phases() {
             "{phase}: {got}, console {at} - {setup}"
         );
     }
+    // init snapshots the counters at a phase's end, after it
+    let labels: Vec<&str> = (v["guest"]["snapshots"].as_array().unwrap().iter())
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert!(labels.contains(&"phase:a:run"), "{labels:?}");
+    let snap = (v["guest"]["snapshots"].as_array().unwrap().iter())
+        .find(|s| s["label"] == "phase:a:run")
+        .unwrap();
+    assert!(
+        snap["time_s"].as_f64().unwrap() >= run_end - setup,
+        "{snap}"
+    );
     assert_eq!(count(v, &["workloads", "a:again", "ops"]), 2048);
     assert_eq!(count(v, &["workloads", "b", "ops"]), 1024);
     let c_secs = v["workloads"]["c"]["measured_s"].as_f64().unwrap();

@@ -151,7 +151,9 @@ pub struct GuestRun {
     #[serde(default)]
     pub lru_gen_enabled: String,
     /// The snapshots in order: `end:NAME` when workload NAME finished its work (its
-    /// memory still held), `end` after every workload exited.
+    /// memory still held), `phase:NAME:PHASE` when init saw a phase's end (within its
+    /// 0.2 s poll, the workloads going on), `sample` every `sample_interval`, `end` after
+    /// every workload exited.
     pub snapshots: Vec<GuestSnapshot>,
     /// When each phase of a workload with several ended (`NAME:PHASE`, as in
     /// `workloads`; the guest's `@RS phase` line, printed when every worker has done the
