@@ -317,12 +317,15 @@ fn page_trace(n: u64) -> (String, usize, usize) {
 }
 
 /// page_fault3, dd and a trace replay in one boot (17 s wall on the project's 2-core VM
-/// under TCG, 2026-11-27): page_fault3's 2 tasks write their 4 MiB holes for 2 s of
-/// guest time, each page a fault (the first pass's are major: the holes' pages are
-/// not cached); 4 dd readers, 2 of each of 2 written 8 MiB files, read 8192 pages and
-/// the device 16 MiB; the trace's two tenants replay their 6000 requests in their own
-/// memcgs. The kernel's pgpgin is the model's: dd's files once and the trace file's
-/// pages.
+/// under TCG, 2026-11-27, before the phases): page_fault3's 2 tasks write their 4 MiB
+/// holes for 2 s of guest time, each page a fault (the first pass's are major: the holes'
+/// pages are not cached), then, holding their mappings, sleep to 4 s after their start
+/// and loop on for 1 s (phase `again`); 4 dd readers, 2 of each of 2 written 8 MiB
+/// files, read 8192 pages and the device 16 MiB, then wait for page_fault3 to finish and
+/// read the files again from the start (`phase1`, from the page cache); the trace's two
+/// tenants replay their 6000 requests in their own memcgs. The kernel's pgpgin is the
+/// model's: dd's files once and the trace file's pages. The phases' ends
+/// (guest.phase_ends) show the sleep and the wait.
 #[test]
 fn page_fault3_dd_and_a_trace_replay_in_one_boot() {
     if !enabled() {
@@ -336,9 +339,10 @@ fn page_fault3_dd_and_a_trace_replay_in_one_boot() {
         [kernel]\npolicy = 'classic'\n\
         [[memcg]]\npath = '/a'\n[[memcg]]\npath = '/b'\n\
         [[workload]]\nname = 'pf'\nmemcg = '/a'\n[workload.page_fault3]\ntasks = 2\n\
-        size = '4MiB'\nruntime = '2s'\n\
+        size = '4MiB'\nruntime = '2s'\n[[workload.page_fault3.phase]]\nname = 'again'\n\
+        sleep_until = '4s'\nruntime = '1s'\n\
         [[workload]]\nname = 'dd'\nmemcg = '/b'\n[workload.dd]\nfiles = 2\nsize = '8MiB'\n\
-        readers = 2\nsparse = false\n\
+        readers = 2\nsparse = false\n[[workload.dd.phase]]\nwait_for = 'pf'\n\
         [[workload]]\nname = 'tr'\nmemcg = '/a'\n[workload.trace]\npath = 't.pagetrace'\n\
         tenants = { a = '/a', b = '/b' }\n";
     let r = kernel_json(&scenario, &text, &json);
@@ -346,9 +350,10 @@ fn page_fault3_dd_and_a_trace_replay_in_one_boot() {
     assert!(v["guest"]["errors"].is_null(), "{}", v["guest"]["errors"]);
     let ops = |w: &str| count(v, &["workloads", w, "ops"]);
     let stat = |m: &str, k: &str| count(v, &["memcgs", m, "memory.stat", k]);
-    // page_fault3: a fault a page written; 2 x 1024 major ones in the first pass
-    let pf = ops("pf");
-    assert!(pf >= 2048, "{pf}");
+    // page_fault3: a fault a page written; 2 x 1024 major ones in the first pass; its
+    // phase `again` loops on
+    let pf = ops("pf:run") + ops("pf:again");
+    assert!(ops("pf:run") >= 2048 && ops("pf:again") > 0, "{pf}");
     let majors = count(v, &["vmstat", "pgmajfault"]);
     assert!((2048..2048 + 64).contains(&majors), "{majors}");
     let faults = stat("/a", "pgfault");
@@ -356,15 +361,23 @@ fn page_fault3_dd_and_a_trace_replay_in_one_boot() {
         (pf..pf + 8192).contains(&faults),
         "pf {pf}, /a pgfault {faults}"
     );
-    // dd: every page of the two files read by both readers, each file read from the
-    // device once; the trace's file (512 pages, 511 of them drawn) read once
-    assert_eq!(ops("dd"), 8192);
+    // dd: every page of the two files read by both readers in each phase, each file
+    // read from the device once; the trace's file (512 pages, 511 of them drawn) read once
+    assert_eq!((ops("dd:run"), ops("dd:phase1")), (8192, 8192));
     assert_eq!(
-        v["workloads"]["dd"]["mib_per_sec"]
+        v["workloads"]["dd:run"]["mib_per_sec"]
             .as_f64()
             .map(|x| x > 0.0),
         Some(true)
     );
+    // the phases' ends: pf's `again` sleeps to 4 s after its start and runs 1 s, about
+    // 3 s after its `run` ended (2 s); dd's second phase waits for pf to finish
+    let end = |p: &str| {
+        (v["guest"]["phase_ends"][p].as_f64()).unwrap_or_else(|| panic!("{p}: {}", v["guest"]))
+    };
+    let slept = end("pf:again") - end("pf:run");
+    assert!((2.5..4.0).contains(&slept), "pf slept {slept}");
+    assert!(end("dd:phase1") >= end("pf:again"), "{}", v["guest"]);
     let pgpgin = count(v, &["vmstat", "pgpgin"]);
     assert!(
         (16384 + 2000..16384 + 2048 + 512).contains(&pgpgin),

@@ -508,7 +508,7 @@ fn memcgs(s: &Scenario) -> Result<(Vec<String>, Vec<(String, String, String)>), 
     Ok((paths, files))
 }
 
-fn safe_char(c: char) -> bool {
+pub(super) fn safe_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')
 }
 
@@ -593,12 +593,12 @@ fn program(
             cmd
         }
         WorkloadOptions::Dd(o) => {
-            let (cmd, f) = programs::dd(i, w, o)?;
+            let (cmd, f) = programs::dd(s, i, w, o)?;
             files.push(f);
             cmd
         }
         WorkloadOptions::PageFault3(o) => {
-            let (cmd, f) = programs::page_fault3(i, w, o)?;
+            let (cmd, f) = programs::page_fault3(s, i, w, o)?;
             files.push(f);
             cmd
         }
@@ -689,8 +689,13 @@ fn memtier_waits(s: &Scenario, i: usize, w: &WorkloadConfig) -> Result<(), PlanE
 /// every worker has finished the phase (the model's barrier after it, where the engine
 /// triggers `NAME:PHASE`; `phase_done` in guest/common.h). The last phase ends when the
 /// workload does, as in the model (`thread_done` triggers both); only anon and the
-/// memtier-like client signal earlier phases. An error at `field` otherwise.
-fn finish_name(s: &Scenario, target: &str, field: Vec<Step>) -> Result<String, PlanError> {
+/// memtier-like client, dd and page_fault3 signal earlier phases. An error at `field`
+/// otherwise.
+pub(super) fn finish_name(
+    s: &Scenario,
+    target: &str,
+    field: Vec<Step>,
+) -> Result<String, PlanError> {
     let Some((name, phase)) = target.split_once(':') else {
         return Ok(target.to_string());
     };
@@ -705,10 +710,11 @@ fn finish_name(s: &Scenario, target: &str, field: Vec<Step>) -> Result<String, P
         return Ok(name.to_string());
     }
     let kind = match options {
-        WorkloadOptions::Anon(_) | WorkloadOptions::Memcached(_) => None,
+        WorkloadOptions::Anon(_)
+        | WorkloadOptions::Memcached(_)
+        | WorkloadOptions::Dd(_)
+        | WorkloadOptions::PageFault3(_) => None,
         WorkloadOptions::Fio(_) => Some("fio"),
-        WorkloadOptions::Dd(_) => Some("dd"),
-        WorkloadOptions::PageFault3(_) => Some("page_fault3"),
         WorkloadOptions::Trace(_) => Some("trace"),
     };
     if let Some(kind) = kind {
@@ -1121,17 +1127,30 @@ mod tests {
         );
     }
 
-    /// page_fault3's and dd's later phases, dd's readers past the programs' 64, and
-    /// memcached (whether the host has it or not) are located errors.
+    /// More later phases of page_fault3 than the program runs, a dd phase name the guest
+    /// cannot carry, dd's readers past the programs' 64, and memcached (whether the host
+    /// has it or not) are located errors.
     #[test]
     fn page_fault3_dd_and_memcached_errors_are_located() {
         let with = |extra: &str| format!("{DEMO}\n{extra}\n");
-        let pf = with("[[workload]]\nname = \"pf\"\n[workload.page_fault3]\ntasks = 2\nsize = \"1MiB\"\nruntime = \"1s\"\n[[workload.page_fault3.phase]]\nsleep_until = \"2s\"");
+        let pf = with(&format!(
+            "[[workload]]\nname = \"pf\"\n[workload.page_fault3]\ntasks = 2\nsize = \"1MiB\"\nruntime = \"1s\"\n{}",
+            "[[workload.page_fault3.phase]]\nsleep_until = \"2s\"\n".repeat(16)
+        ));
         let e = error(&pf, &[], None);
         assert!(
             e.starts_with(&format!(
-                "t.toml:{}: workload[2].page_fault3.phase: the guest's page_fault3 runs one phase",
+                "t.toml:{}: workload[2].page_fault3.phase: the guest's page_fault3 runs at most 15 later phases",
                 line_of(&pf, "[[workload.page_fault3.phase]]")
+            )),
+            "{e}"
+        );
+        let dd = with("[[workload]]\nname = \"dd\"\n[workload.dd]\nsize = \"1MiB\"\n[[workload.dd.phase]]\nname = \"re read\"");
+        let e = error(&dd, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[2].dd.phase[0].name: the guest takes phase names",
+                line_of(&dd, "re read")
             )),
             "{e}"
         );
@@ -1444,6 +1463,56 @@ mod tests {
         assert!(
             text.contains("RS_FILES='pf:/a:2:8388608:1 dd:/a:2:4194304:1 tr+0:/a:1:8192:0'\n"),
             "{text}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `[[workload.dd.phase]]` and `[[workload.page_fault3.phase]]` go to their programs
+    /// as `-H NAME,SLEEP,WAIT,RUNTIME`: the model's default names, page_fault3's runtime
+    /// for a phase that gives none (dd's: none, 0), and `wait_for` as `finish_name` names
+    /// the file: a whole workload, a phase, or a last phase as the workload's end; an
+    /// anon phase may wait for a dd phase.
+    #[test]
+    fn dd_and_page_fault3_phases_map_to_their_programs() {
+        let dir = std::env::temp_dir().join(format!("reclaimsim-plan-ph-{}", std::process::id()));
+        let text = three_programs(&dir, "0,a,anon,0,w\n")
+            .replace(
+                "mode = 'thread'\n",
+                "mode = 'thread'\n\
+                 [[workload.page_fault3.phase]]\nname = 'again'\nsleep_until = '4s'\n\
+                 [[workload.page_fault3.phase]]\nruntime = '500ms'\nwait_for = 'dd:run'\n",
+            )
+            .replace(
+                "readers = 2\n",
+                "readers = 2\n\
+                 [[workload.dd.phase]]\nwait_for = 'pf'\nruntime = '1s'\n\
+                 [[workload.dd.phase]]\nname = 'last'\nwait_for = 'pf:again'\n\
+                 [[workload.dd.phase]]\nwait_for = 'pf:phase2'\nsleep_until = '2.5s'\n",
+            )
+            + "[[workload]]\nname = 'an'\n[workload.anon]\nsize = '1MiB'\n\
+               [[workload.anon.phase]]\nwait_for = 'dd:last'\n";
+        let p = plan(&load(&text, &[]).base).unwrap();
+        let cmd = |i: usize| p.workloads[i].command.join(" ");
+        assert!(
+            cmd(0).starts_with(
+                "/bin/pagefault -n pf -d /mnt -t 2 -s 8388608 -M thread -T 2 \
+                 -H again,4,,2 -H phase2,0,dd:run,0.5 -x"
+            ),
+            "{}",
+            cmd(0)
+        );
+        assert!(
+            cmd(1).starts_with(
+                "/bin/ddread -n dd -d /mnt -F 2 -r 2 -b 4096 \
+                 -H phase1,0,pf,1 -H last,0,pf:again,0 -H phase3,2.5,pf,0 -x"
+            ),
+            "{}",
+            cmd(1)
+        );
+        assert!(
+            cmd(3).contains(" -H phase1,seq,1,0,0,0,dd:last "),
+            "{}",
+            cmd(3)
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
