@@ -352,10 +352,13 @@ fn page_fault3_dd_and_a_trace_replay_in_one_boot() {
     let stat = |m: &str, k: &str| count(v, &["memcgs", m, "memory.stat", k]);
     // page_fault3: a fault a page written; 2 x 1024 major ones in the first pass; its
     // phase `again` loops on
+    // (on a loaded host the guest's 2 s may end before the first pass does: TCG's
+    // guest clock is the host's, so the pass is then finished in `again`)
     let pf = ops("pf:run") + ops("pf:again");
-    assert!(ops("pf:run") >= 2048 && ops("pf:again") > 0, "{pf}");
+    assert!(ops("pf:run") > 0 && ops("pf:again") > 0, "{pf}");
     let majors = count(v, &["vmstat", "pgmajfault"]);
-    assert!((2048..2048 + 64).contains(&majors), "{majors}");
+    let first = pf.min(2048);
+    assert!((first..2048 + 64).contains(&majors), "{majors}, pf {pf}");
     let faults = stat("/a", "pgfault");
     assert!(
         (pf..pf + 8192).contains(&faults),
