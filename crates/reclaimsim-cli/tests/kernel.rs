@@ -463,7 +463,10 @@ fn the_hosts_memcached_serves_the_memtier_like_client() {
 /// The host's fio in the guest (`--fio-program auto` takes it for io_uring): `fixed`
 /// reads its two 16 MiB files twice at iodepth 16 through a 24 MiB memcg, so it misses
 /// and reclaims; `timed`, time based for a minute, is stopped by `until` when `anon`
-/// finishes, and still reports what it did. Skipped when the host has no fio.
+/// finishes, and still reports what it did. `anon` starts 8 s in so that `timed` has
+/// laid out its files and is reading when it is stopped (with a 1 s start, CI's loaded
+/// host stopped it while it was still laying out, with no I/O to report). Skipped when
+/// the host has no fio.
 #[test]
 fn the_hosts_fio_runs_io_uring_jobs_and_stops_with_until() {
     let host = ["/usr/bin/fio", "/usr/local/bin/fio"];
@@ -484,7 +487,7 @@ fn the_hosts_fio_runs_io_uring_jobs_and_stops_with_until() {
         "name = 'hostfio'\nseed = 1\n[machine]\nmemory = '256MiB'\ncpus = 2\n\
          [[memcg]]\npath = '/fixed'\nmax = '24MiB'\n[[memcg]]\npath = '/timed'\n\
          [[memcg]]\npath = '/a'\n\
-         [[workload]]\nname = 'anon'\nmemcg = '/a'\nstart = '1s'\n\
+         [[workload]]\nname = 'anon'\nmemcg = '/a'\nstart = '8s'\n\
          [workload.anon]\nsize = '8MiB'\npasses = 2\n{}loops = 2\n{}\
          time_based = true\nruntime = '60s'\n",
         job("fixed", ""),
