@@ -19,8 +19,6 @@
  */
 #include "common.h"
 
-#define MAXPH 16
-
 /* One phase: the populate pass, the run, or a later -H phase. */
 struct phase {
 	const char *name, *pattern, *wait;
@@ -103,15 +101,7 @@ static int build_phases(void)
 	for (int i = 0; i < nlater; i++) {
 		struct phase *f = &ph[nph++];
 		char *fld[7];
-		int k = 0;
-		for (char *q = later[i]; k < 7; k++) {
-			fld[k] = q;
-			q = strchr(q, ',');
-			if (!q)
-				break;
-			*q++ = 0;
-		}
-		if (k != 6)
+		if (split_fields(later[i], fld, 7) != 7)
 			return -1;
 		*f = (struct phase){ .name = fld[0], .pattern = fld[1], .write = atoi(fld[2]),
 				     .passes = strtoull(fld[3], 0, 0),
@@ -122,23 +112,6 @@ static int build_phases(void)
 			f->passes = 1;
 	}
 	return 0;
-}
-
-/* Before a later phase: sleep until its time and until what it waits for has finished
- * (or a stop file appears). */
-static void wait_phase(const struct phase *f, double start)
-{
-	char fin[300], ex[300];
-	snprintf(fin, sizeof fin, "/tmp/fin.%s", f->wait ? f->wait : "");
-	exit_file(ex, sizeof ex, f->wait ? f->wait : "");
-	while (!stop_file_seen() && !(deadline > 0 && now() - start >= deadline)) {
-		int slept = now() - start >= f->sleep_until;
-		int waited = !f->wait || !*f->wait || access(fin, F_OK) == 0 ||
-			     access(ex, F_OK) == 0;
-		if (slept && waited)
-			return;
-		usleep(50000);
-	}
 }
 
 static void *thread_main(void *arg)
@@ -212,19 +185,12 @@ int main(int argc, char **argv)
 	double start = now();
 	for (int p = 0; p < nph; p++) {
 		if (ph[p].wait || ph[p].sleep_until > 0)
-			wait_phase(&ph[p], start);
+			wait_phase(ph[p].sleep_until, ph[p].wait, start);
 		reset_stats(threads);
 		double t0 = now();
 		*phase_ptr = p;
 		supervise(threads, start);
-		char label[256];
-		if (nph > 1)
-			snprintf(label, sizeof label, "%s:%s", name, ph[p].name);
-		else
-			snprintf(label, sizeof label, "%s", name);
-		report(label, threads, now() - t0);
-		if (nph > 1)
-			phase_done(fin, name, ph[p].name);
+		phase_result(fin, name, ph[p].name, nph, threads, now() - t0, 0);
 	}
 	finish_handshake(fin, go);
 	*phase_ptr = -2;

@@ -295,6 +295,83 @@ static __attribute__((unused)) void exit_file(char *out, size_t cap, const char 
 	snprintf(out, cap, "/tmp/exit.%.*s", (int)strcspn(what, ":"), what);
 }
 
+/* The most phases a program runs (the plan refuses more). */
+#define MAXPH 16
+
+/* Splits S at commas into at most MAX fields; gives how many there were. */
+static __attribute__((unused)) int split_fields(char *s, char **fld, int max)
+{
+	int k = 0;
+	for (char *q = s; k < max; q++) {
+		fld[k++] = q;
+		q = strchr(q, ',');
+		if (!q)
+			return k;
+		*q = 0;
+	}
+	return k + 1; /* more than MAX */
+}
+
+/* Before a later phase: sleeps until SLEEP_UNTIL seconds after START and until WAIT (a
+ * workload, or NAME:PHASE; empty or NULL: none) has finished: /tmp/fin.WAIT or the
+ * workload's exit file exists (the model's barrier, then its wait_for and sleep_until).
+ * Returns early when a stop file appears or the program's deadline passes. */
+static __attribute__((unused)) void wait_phase(double sleep_until, const char *wait,
+					       double start)
+{
+	char fin[300], ex[300];
+	snprintf(fin, sizeof fin, "/tmp/fin.%s", wait ? wait : "");
+	exit_file(ex, sizeof ex, wait ? wait : "");
+	while (!stop_file_seen() && !(deadline > 0 && now() - start >= deadline)) {
+		int slept = now() - start >= sleep_until;
+		int waited = !wait || !*wait || access(fin, F_OK) == 0 || access(ex, F_OK) == 0;
+		if (slept && waited)
+			return;
+		usleep(50000);
+	}
+}
+
+/* Phase PHASE of NPH has ended: its result line (NAME, or NAME:PHASE when there are
+ * several phases, as the model names them) with BYTES moved when not 0, and with several
+ * phases its `@RS phase` line and finish file (phase_done). */
+static __attribute__((unused)) void phase_result(const char *fin, const char *name,
+						 const char *phase, int nph, int n,
+						 double secs, uint64_t bytes)
+{
+	char label[256];
+	if (nph > 1)
+		snprintf(label, sizeof label, "%s:%s", name, phase);
+	else
+		snprintf(label, sizeof label, "%s", name);
+	report_bytes(label, n, secs, bytes);
+	if (nph > 1)
+		phase_done(fin, name, phase);
+}
+
+/* A phase of a program that does its work again (the model's RepeatPhase,
+ * crates/reclaimsim/src/workload/phase.rs): `run` from the start, then each -H
+ * NAME,SLEEP,WAIT,RUNTIME (RUNTIME 0: none, to the work's end). */
+struct rphase {
+	const char *name, *wait;
+	double sleep_until, runtime;
+};
+
+/* Fills PH with `run` (RUNTIME seconds, 0: none) and the N later SPECS; gives the number
+ * of phases, or -1 for a bad spec. */
+static __attribute__((unused)) int repeat_phases(struct rphase *ph, double runtime,
+						 char **specs, int n)
+{
+	ph[0] = (struct rphase){ .name = "run", .runtime = runtime };
+	for (int i = 0; i < n; i++) {
+		char *fld[4];
+		if (split_fields(specs[i], fld, 4) != 4)
+			return -1;
+		ph[i + 1] = (struct rphase){ .name = fld[0], .sleep_until = atof(fld[1]),
+					     .wait = fld[2], .runtime = atof(fld[3]) };
+	}
+	return n + 1;
+}
+
 /* Tells init the work is finished (FIN file) and holds the memory until init's GO file
  * (every workload has finished and been snapshotted) or /tmp/stop.all. */
 static void finish_handshake(const char *fin, const char *go)

@@ -94,15 +94,31 @@ sync
 echo 3 > /proc/sys/vm/drop_caches
 
 # ballast: lock what the guest has free beyond the scenario's memory, so the workloads
-# start with the model's free memory (its machine starts with all of `memory` free)
-free=$(awk '/^MemFree:/ { print $2 * 1024 }' /proc/meminfo)
-extra=$((free - RS_MEMORY))
-if [ $extra -gt 0 ]; then
-	/bin/ballast $extra /tmp/ballast.ready > /tmp/ballast.out 2>&1 &
-	while [ ! -f /tmp/ballast.ready ] && kill -0 $! 2>/dev/null; do sleep 0.1; done
-	[ -f /tmp/ballast.ready ] || err "ballast of $extra bytes failed: $(cat /tmp/ballast.out)"
+# start with the model's free memory (its machine starts with all of `memory` free);
+# with NUMA nodes, on each node what it has beyond its share
+echo "@RS nodes $(ls -d /sys/devices/system/node/node[0-9]* | wc -l)"
+ballast() { # BYTES READY NODE
+	/bin/ballast $1 $2 $3 > $2.out 2>&1 &
+	while [ ! -f $2 ] && kill -0 $! 2>/dev/null; do sleep 0.1; done
+	[ -f $2 ] || err "ballast of $1 bytes failed: $(cat $2.out)"
+}
+total=0
+if [ "$RS_NODES" -gt 1 ]; then
+	n=0
+	while [ $n -lt $RS_NODES ]; do
+		grep -E 'Mem(Total|Free|Used):|FilePages:|AnonPages:|Unevictable:|Slab:' /sys/devices/system/node/node$n/meminfo | sed 's/^/@RS nodemem /'
+		free=$(awk '/MemFree:/ { print $4 * 1024 }' /sys/devices/system/node/node$n/meminfo)
+		extra=$((free - RS_MEMORY / RS_NODES))
+		[ $extra -gt 0 ] && ballast $extra /tmp/ballast.$n $n && total=$((total + extra))
+		echo "@RS ballast_node $n $extra"
+		n=$((n + 1))
+	done
+else
+	free=$(awk '/^MemFree:/ { print $2 * 1024 }' /proc/meminfo)
+	total=$((free - RS_MEMORY))
+	[ $total -gt 0 ] && ballast $total /tmp/ballast.0 -1
 fi
-echo "@RS ballast $extra"
+echo "@RS ballast $total"
 
 snap() {
 	echo "@RS snap $1 $(now)"
@@ -154,6 +170,15 @@ while :; do
 			snap end:$n
 			touch /tmp/snapped.$n
 		fi
+		# a phase's end (anon and memtier create /tmp/fin.NAME:PHASE): its counters
+		for f in /tmp/fin.$n:*; do
+			[ -f "$f" ] || continue
+			p=${f#/tmp/fin.}
+			if [ ! -f "/tmp/snapped.$p" ]; then
+				snap "phase:$p"
+				touch "/tmp/snapped.$p"
+			fi
+		done
 		[ -f /tmp/fin.$n ] || [ -f /tmp/exit.$n ] || busy=$((busy + 1))
 		[ -f /tmp/exit.$n ] || left=$((left + 1))
 		i=$((i + 1))

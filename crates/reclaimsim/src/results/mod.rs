@@ -142,14 +142,24 @@ pub struct GuestRun {
     /// beyond the scenario's machine memory took no part in the run.
     #[serde(default)]
     pub ballast: u64,
+    /// NUMA nodes the guest's kernel found (`-numa`; 1 without).
+    #[serde(default)]
+    pub nodes: u32,
     /// Guest seconds from power-on to the end of setup.
     pub setup_s: f64,
     /// /sys/kernel/mm/lru_gen/enabled as read back after setup (`0x0000`: classic).
     #[serde(default)]
     pub lru_gen_enabled: String,
     /// The snapshots in order: `end:NAME` when workload NAME finished its work (its
-    /// memory still held), `end` after every workload exited.
+    /// memory still held), `phase:NAME:PHASE` when init saw a phase's end (within its
+    /// 0.2 s poll, the workloads going on), `sample` every `sample_interval`, `end` after
+    /// every workload exited.
     pub snapshots: Vec<GuestSnapshot>,
+    /// When each phase of a workload with several ended (`NAME:PHASE`, as in
+    /// `workloads`; the guest's `@RS phase` line, printed when every worker has done the
+    /// phase's work): guest seconds since the end of setup, as a snapshot's `time_s`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub phase_ends: BTreeMap<String, f64>,
     /// What the guest reported as going wrong (a module, a sysctl that failed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,

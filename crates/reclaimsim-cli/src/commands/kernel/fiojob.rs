@@ -80,17 +80,20 @@ fn host_fio(
     seed: u64,
     host: HostProgram,
 ) -> Result<FioJob, PlanError> {
-    if !o.phase.is_empty() {
-        return fail(
-            wl(i, "fio.phase"),
+    let refused = [
+        (
+            "fio.phase",
+            !o.phase.is_empty(),
             "the host's fio runs the job's own I/O only (no later phases)",
-        );
-    }
-    if o.nrfiles != 1 {
-        return fail(
-            wl(i, "fio.nrfiles"),
+        ),
+        (
+            "fio.nrfiles",
+            o.nrfiles != 1,
             "the guest lays out one file a clone for the host's fio",
-        );
+        ),
+    ];
+    if let Some((field, _, why)) = refused.iter().find(|r| r.1) {
+        return fail(wl(i, field), *why);
     }
     let model = (WorkloadOptions::Fio(o.clone()).build(seed)).or_else(|e| fail(wl(i, "fio"), e))?;
     let pages = model.layout().files.first().map_or(0, |f| f.pages);

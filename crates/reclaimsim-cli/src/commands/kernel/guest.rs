@@ -289,33 +289,61 @@ fn add_module(
 /// The workload programs, compiled statically with the host's gcc into the cache
 /// (keyed by their sources), as (name, path).
 pub(crate) fn programs() -> Result<Vec<(String, PathBuf)>, String> {
+    programs_in(&cache_dir("guest"))
+}
+
+/// The workload programs compiled into `base/HASH/` (HASH of their sources), each once:
+/// a program already there is complete (`compile` renames it into place).
+fn programs_in(base: &Path) -> Result<Vec<(String, PathBuf)>, String> {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (COMMON_H, PROGRAMS).hash(&mut h);
-    let dir = cache_dir("guest").join(format!("{:016x}", h.finish()));
+    let dir = base.join(format!("{:016x}", h.finish()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut out = Vec::new();
     for (name, src) in PROGRAMS {
         let bin = dir.join(name);
         if !bin.is_file() {
-            std::fs::write(dir.join("common.h"), COMMON_H).map_err(|e| e.to_string())?;
-            let c = dir.join(format!("{name}.c"));
-            std::fs::write(&c, src).map_err(|e| e.to_string())?;
-            let tmp = dir.join(format!("{name}.tmp"));
-            run(
-                Command::new("gcc")
-                    .args(["-static", "-O2", "-pthread", "-o"])
-                    .arg(&tmp)
-                    .arg(&c)
-                    .arg("-lm"),
-                &format!("gcc (static) {name}.c"),
-            )?;
-            std::fs::rename(&tmp, &bin).map_err(|e| e.to_string())?;
+            compile(&dir, name, src)?;
         }
         out.push((name.to_string(), bin));
     }
     Ok(out)
 }
+
+/// Compiles one program into `dir/NAME`: its sources and gcc's output in a directory of
+/// this compile's own (the process id and a counter), the binary then renamed into place,
+/// so that two `reclaimsim kernel`s compiling into one cache at once never write the
+/// same file and a program in `dir` is always whole.
+fn compile(dir: &Path, name: &str, src: &str) -> Result<(), String> {
+    let n = COMPILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let own = dir.join(format!(".{name}.{}.{n}", std::process::id()));
+    let result = compile_in(&own, name, src)
+        .and_then(|bin| std::fs::rename(&bin, dir.join(name)).map_err(|e| e.to_string()));
+    let _ = std::fs::remove_dir_all(&own);
+    result
+}
+
+/// Compiles into `own` (created): `own/NAME` from `own/NAME.c` and `own/common.h`.
+fn compile_in(own: &Path, name: &str, src: &str) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(own).map_err(|e| format!("{}: {e}", own.display()))?;
+    std::fs::write(own.join("common.h"), COMMON_H).map_err(|e| e.to_string())?;
+    let c = own.join(format!("{name}.c"));
+    std::fs::write(&c, src).map_err(|e| e.to_string())?;
+    let bin = own.join(name);
+    run(
+        Command::new("gcc")
+            .args(["-static", "-O2", "-pthread", "-o"])
+            .arg(&bin)
+            .arg(&c)
+            .arg("-lm"),
+        &format!("gcc (static) {name}.c"),
+    )?;
+    Ok(bin)
+}
+
+/// Programs this process has compiled, so that each compile has its own directory.
+static COMPILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// A host program by name on PATH or in the sbin directories.
 pub(crate) fn which(name: &str) -> Option<PathBuf> {
@@ -350,7 +378,8 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
 /// Builds `dir/initramfs.cpio.gz` from `dir/root`: busybox-static, mke2fs with its
 /// shared libraries, the modules, the programs, init, the plan (`text`), the plan's
 /// `extra` files (by absolute path in the guest: a trace's replay) and its host programs
-/// with their shared libraries (the host's memcached).
+/// with their shared libraries (the host's memcached). `dir` may be relative (`--keep
+/// keep`): it is made absolute first, as the archive is written from inside `root`.
 pub(crate) fn initramfs(
     dir: &Path,
     modules: &[(String, Vec<u8>)],
@@ -358,6 +387,7 @@ pub(crate) fn initramfs(
     text: &str,
     plan: &super::plan::Plan,
 ) -> Result<PathBuf, String> {
+    let dir = &std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let root = dir.join("root");
     let _ = std::fs::remove_dir_all(&root);
     for d in [
@@ -519,6 +549,8 @@ pub(crate) struct Boot<'a> {
     pub(crate) initramfs: &'a Path,
     pub(crate) cpus: u32,
     pub(crate) memory_mib: u64,
+    /// NUMA nodes and the MiB of each (their sum is `memory_mib`); one node: no `-numa`.
+    pub(crate) nodes: Vec<u64>,
     pub(crate) accel: &'a str,
     pub(crate) append: String,
     pub(crate) timeout: Duration,
@@ -540,6 +572,7 @@ fn qemu_command(b: &Boot, qemu: &Path) -> Command {
         "-no-reboot",
     ]);
     cmd.args(["-smp", &b.cpus.to_string(), "-m", &b.memory_mib.to_string()]);
+    cmd.args(numa_args(b.cpus, &b.nodes));
     cmd.arg("-kernel")
         .arg(&b.kernel.image)
         .arg("-initrd")
@@ -549,6 +582,30 @@ fn qemu_command(b: &Boot, qemu: &Path) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
+}
+
+/// QEMU's NUMA nodes: node i with `mib[i]` MiB of RAM of its own and an even share of
+/// the `cpus` vCPUs in order (CPU c on node c x nodes / cpus, as the model places them);
+/// nothing for one node.
+pub(crate) fn numa_args(cpus: u32, mib: &[u64]) -> Vec<String> {
+    if mib.len() < 2 {
+        return Vec::new();
+    }
+    let per = cpus / mib.len() as u32;
+    let mut args = Vec::new();
+    for (i, m) in mib.iter().enumerate() {
+        let first = i as u32 * per;
+        args.extend([
+            "-object".to_string(),
+            format!("memory-backend-ram,id=ram{i},size={m}M"),
+            "-numa".to_string(),
+            format!(
+                "node,nodeid={i},cpus={first}-{},memdev=ram{i}",
+                first + per - 1
+            ),
+        ]);
+    }
+    args
 }
 
 /// Ends this run's QEMU (process `pid`, which `nice` became) after `timeout`; the
@@ -609,9 +666,71 @@ pub(crate) fn boot(b: &Boot, log: &Path, progress: &dyn Fn(&str)) -> Result<(Str
     Ok((console, wall))
 }
 
+/// `abs` (an absolute path) as a path relative to the current directory, by `..` up to
+/// `/`: a relative path to a temporary directory, without changing directory.
+#[cfg(test)]
+pub(super) fn relative_from_here(abs: &Path) -> PathBuf {
+    let here = std::env::current_dir().unwrap();
+    let ups = here.components().count() - 1;
+    let up: PathBuf = std::iter::repeat_n("..", ups).collect();
+    up.join(abs.strip_prefix("/").unwrap())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--keep keep`: the initramfs is built in a relative directory, though the archive
+    /// is written from inside its root (needs busybox-static and mke2fs, as a boot does).
+    #[test]
+    fn the_initramfs_builds_in_a_relative_directory() {
+        let static_busybox = which("busybox").is_some_and(|b| {
+            !(Command::new("ldd").arg(b).output()).is_ok_and(|o| o.status.success())
+        });
+        if !static_busybox || which("mke2fs").is_none() {
+            eprintln!("skipped: no busybox-static or no mke2fs on the host");
+            return;
+        }
+        let abs = std::env::temp_dir().join(format!("reclaimsim-keep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&abs);
+        // deeper than the `..`s climb, so that inside `root` they do not lead back
+        let depth = std::env::current_dir().unwrap().components().count();
+        let keep: PathBuf = (abs.iter())
+            .chain(std::iter::repeat_n("d".as_ref(), depth))
+            .chain(["keep".as_ref()])
+            .collect();
+        let rel = relative_from_here(&keep);
+        assert!(rel.is_relative());
+        std::fs::create_dir_all(&rel).unwrap();
+        let plan = super::super::plan::Plan {
+            memory: 64 << 20,
+            cpus: 1,
+            nodes: 1,
+            swap: None,
+            fs_bytes: 0,
+            lru_gen: "0".into(),
+            min_ttl_ms: 0,
+            sysctls: Vec::new(),
+            memcgs: Vec::new(),
+            memcg_files: Vec::new(),
+            files: Vec::new(),
+            workloads: Vec::new(),
+            extra: Vec::new(),
+            host_copies: Vec::new(),
+            duration_s: 0.0,
+            sample_s: 0.0,
+            notes: Vec::new(),
+        };
+        let out = initramfs(&rel, &[], &[], "plan\n", &plan).unwrap();
+        assert!(out.is_absolute(), "{}", out.display());
+        let gz = std::fs::read(keep.join("initramfs.cpio.gz")).unwrap();
+        assert!(
+            gz.len() > 1000 && gz[..2] == [0x1f, 0x8b],
+            "{} bytes",
+            gz.len()
+        );
+        let _ = std::fs::remove_dir_all(&abs);
+    }
 
     #[test]
     fn modules_come_with_their_dependencies_first() {
@@ -646,6 +765,62 @@ mod tests {
             ]
         );
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// An ELF file whose section headers (which GNU ld writes last) end where the file
+    /// ends: written to its end.
+    fn complete_elf(path: &Path) -> bool {
+        let b = std::fs::read(path).unwrap_or_default();
+        if b.len() < 64 || &b[..4] != b"\x7fELF" {
+            return false;
+        }
+        let u16_at = |at: usize| u16::from_le_bytes([b[at], b[at + 1]]) as u64;
+        let shoff = u64::from_le_bytes(b[0x28..0x30].try_into().unwrap());
+        shoff + u16_at(0x3a) * u16_at(0x3c) == b.len() as u64
+    }
+
+    /// Two `reclaimsim kernel`s compiling the programs into one fresh cache at once
+    /// (here two threads): both succeed, and every program is a complete binary.
+    #[test]
+    fn two_compiles_into_one_cache_at_once_both_succeed() {
+        if which("gcc").is_none() {
+            eprintln!("skipped: no gcc on the host");
+            return;
+        }
+        let base = std::env::temp_dir().join(format!("reclaimsim-programs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let compiles: Vec<_> = (0..2)
+            .map(|_| {
+                let (base, barrier) = (base.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    programs_in(&base)
+                })
+            })
+            .collect();
+        for c in compiles {
+            let got = c.join().unwrap().unwrap();
+            assert_eq!(got.len(), PROGRAMS.len());
+            for (name, path) in got {
+                assert!(complete_elf(&path), "{name}: {} incomplete", path.display());
+            }
+        }
+        // nothing of either compile left beside the programs
+        let dir = std::fs::read_dir(&base)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let mut left: Vec<String> = (std::fs::read_dir(&dir).unwrap().flatten())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut want: Vec<String> = PROGRAMS.iter().map(|(n, _)| n.to_string()).collect();
+        want.sort();
+        assert_eq!(left, want);
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]

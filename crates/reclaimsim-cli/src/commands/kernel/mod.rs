@@ -210,6 +210,7 @@ pub(crate) fn pick_kernel(g: &GuestArgs, shown: Shown) -> Result<guest::Kernel, 
     }
 }
 
+/// The directory of a guest's files: `keep` (made absolute), or a new temporary one.
 fn work_dir(keep: Option<&Path>) -> Result<PathBuf, Failure> {
     let dir = match keep {
         Some(d) => d.to_path_buf(),
@@ -221,7 +222,8 @@ fn work_dir(keep: Option<&Path>) -> Result<PathBuf, Failure> {
     };
     std::fs::create_dir_all(&dir)
         .map_err(|e| Failure::Input(format!("--keep {}: {e}", dir.display())))?;
-    Ok(dir)
+    // a relative --keep, absolute: the guest's files are written from other directories
+    std::path::absolute(&dir).map_err(|e| Failure::Input(format!("--keep {}: {e}", dir.display())))
 }
 
 /// Guests built by this process, so that each gets its own temporary directory.
@@ -335,6 +337,7 @@ fn boot_and_read(
         initramfs: &initramfs,
         cpus: plan.cpus,
         memory_mib: plan.guest_mib(),
+        nodes: plan.node_mib(),
         accel,
         append,
         timeout: Duration::from_secs(g.timeout),
@@ -424,4 +427,18 @@ pub(crate) fn table(v: &VariantResult, verbose: bool) -> String {
     let t = report::table(&rest, verbose);
     out.push_str(t.split_once('\n').map_or("", |(_, r)| r));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// `--keep keep` gives the guest's files an absolute directory.
+    #[test]
+    fn a_relative_keep_becomes_absolute() {
+        let abs = std::env::temp_dir().join(format!("reclaimsim-keep-rel-{}", std::process::id()));
+        let rel = super::guest::relative_from_here(&abs);
+        let dir = super::work_dir(Some(&rel)).ok().unwrap();
+        assert!(dir.is_absolute() && dir.is_dir(), "{}", dir.display());
+        assert_eq!(dir.canonicalize().unwrap(), abs.canonicalize().unwrap());
+        let _ = std::fs::remove_dir_all(&abs);
+    }
 }

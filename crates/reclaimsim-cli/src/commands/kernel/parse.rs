@@ -55,6 +55,8 @@ pub(crate) struct Console {
     pub(crate) lru_gen: String,
     /// What init locked after setup (its `ballast`; 0 or less: nothing).
     pub(crate) ballast: i64,
+    /// The NUMA nodes the guest found.
+    pub(crate) nodes: u32,
     pub(crate) snapshots: Vec<Snapshot>,
     pub(crate) workloads: Vec<WorkloadLine>,
     /// Workload name, exit status, guest uptime at exit.
@@ -66,6 +68,8 @@ pub(crate) struct Console {
     pub(crate) logs: Vec<(String, String)>,
     /// Workload name and the memcg it started in.
     pub(crate) starts: Vec<(String, String)>,
+    /// `NAME:PHASE` and the guest uptime when the phase ended (`@RS phase`).
+    pub(crate) phase_ends: Vec<(String, f64)>,
     pub(crate) done: bool,
 }
 
@@ -211,6 +215,7 @@ fn other_line(c: &mut Console, tag: &str, rest: &str) {
         "uname" => c.uname = Some(rest.trim().to_string()),
         "lru_gen" => c.lru_gen = rest.trim().to_string(),
         "ballast" => c.ballast = rest.trim().parse().unwrap_or(0),
+        "nodes" => c.nodes = rest.trim().parse().unwrap_or(0),
         "error" => c.errors.push(rest.trim().to_string()),
         "done" => c.done = true,
         "log" => {
@@ -226,6 +231,12 @@ fn other_line(c: &mut Console, tag: &str, rest: &str) {
             }
         }
         "wl" => c.workloads.extend(workload_line(rest)),
+        "phase" => {
+            let (name, at) = rest.split_once(' ').unwrap_or((rest, ""));
+            if let Ok(at) = at.trim().parse() {
+                c.phase_ends.push((name.to_string(), at));
+            }
+        }
         "fio" => {
             let (name, text) = rest.split_once(' ').unwrap_or((rest, ""));
             c.fio.push((name.to_string(), text.to_string()));
@@ -364,12 +375,16 @@ pub(crate) fn results(c: &Console, name: &str, guest: GuestRun) -> VariantResult
         backend: Some("kernel".into()),
         guest: Some(GuestRun {
             snapshots: snapshots(c, setup),
+            phase_ends: (c.phase_ends.iter())
+                .map(|(name, at)| (name.clone(), at - setup.uptime))
+                .collect(),
             errors: c.errors.clone(),
             mem_total: setup.meminfo.get("MemTotal").copied().unwrap_or(0),
             mem_free_after_setup: setup.meminfo.get("MemFree").copied().unwrap_or(0),
             setup_s: setup.uptime,
             lru_gen_enabled: c.lru_gen.clone(),
             ballast: c.ballast.max(0) as u64,
+            nodes: c.nodes,
             ..guest
         }),
         ..Default::default()
@@ -579,6 +594,7 @@ mod tests {
 \x1b[?7l\x1b[2J@RS uname 6.1.0-48-amd64\r
 @RS lru_gen 0x0000
 @RS ballast 1048576
+@RS nodes 2
 @RS snap setup 10.00
 @RS vm nr_free_pages 90000
 @RS vm pgscan_anon 5
@@ -626,6 +642,9 @@ mod tests {
 @RS psi some avg10=2.00 avg60=0.40 avg300=0.08 total=1050
 @RS psi full avg10=1.00 avg60=0.20 avg300=0.04 total=540
 @RS endsnap end
+@RS phase anon:populate 12.25
+@RS phase anon:run 13.50\r
+@RS phase broken
 @RS wl anon:populate ops=32768 secs=2.500 p50=1024 p99=65536 max=900000
 @RS wl anon:run ops=65536 secs=1.000 p50=512 p99=4096 max=100000
 @RS wl dd ops=512 secs=2.000 p50=512 p99=4096 max=100000 bytes=2097152
@@ -686,6 +705,12 @@ mod tests {
         assert_eq!(g.errors, ["sysctl vm.x=1 failed"]);
         assert_eq!(g.lru_gen_enabled, "0x0000");
         assert_eq!(g.ballast, 1 << 20);
+        assert_eq!(g.nodes, 2);
+        // phase ends in seconds since setup, as the snapshots' times
+        let ends: Vec<(&str, f64)> = (g.phase_ends.iter())
+            .map(|(n, t)| (n.as_str(), *t))
+            .collect();
+        assert_eq!(ends, [("anon:populate", 2.25), ("anon:run", 3.5)]);
         assert_eq!(g.snapshots[0].label, "end:anon");
         assert_eq!(g.snapshots[0].vmstat["pgscan_anon"], 700);
         assert!(!g.snapshots[0].vmstat.contains_key("nr_free_pages"));

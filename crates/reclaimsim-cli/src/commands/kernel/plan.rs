@@ -90,6 +90,9 @@ pub(crate) struct Plan {
     /// `GUEST_OVERHEAD_MIB` (`guest_mib`).
     pub(crate) memory: u64,
     pub(crate) cpus: u32,
+    /// NUMA nodes: the machine's memory and CPUs split evenly over them, as the model
+    /// splits them.
+    pub(crate) nodes: u32,
     pub(crate) swap: Option<(Swap, u64)>,
     /// Bytes of the ext4 file system on brd (0: none).
     pub(crate) fs_bytes: u64,
@@ -143,8 +146,14 @@ pub(super) fn fail<T>(field: Vec<Step>, message: impl Into<String>) -> Result<T,
 impl Plan {
     /// QEMU's `-m`, in MiB: the machine's memory, the ramdisks (brd keeps every written
     /// sector in RAM), what the initramfs carries besides the programs (it stays in RAM),
-    /// and the guest kernel's own.
+    /// and the guest kernel's own; with NUMA nodes, each node gets its share of the
+    /// machine's memory and all of the rest (`node_mib`).
     pub(crate) fn guest_mib(&self) -> u64 {
+        self.node_mib().iter().sum()
+    }
+
+    /// `-m` for one node.
+    fn one_node_mib(&self) -> u64 {
         let brd = match self.swap {
             Some((Swap::Brd, b)) => b,
             _ => 0,
@@ -152,6 +161,18 @@ impl Plan {
         let extra: u64 = self.extra.iter().map(|(_, b)| b.len() as u64).sum::<u64>()
             + self.host_copies.iter().map(|c| c.bytes).sum::<u64>();
         (self.memory + brd + self.fs_bytes + extra).div_ceil(MIB) + GUEST_OVERHEAD_MIB
+    }
+
+    /// Each NUMA node's MiB for QEMU's `-numa`: its share of the scenario's memory, and
+    /// on every node all of the rest of one node's `-m` (ramdisks, host programs, the
+    /// guest's own), since the guest kernel may place any of it on any node (a second
+    /// node of 64 MiB had 12 to 30 MiB of the initramfs and slab after setup, Debian's
+    /// 6.1.0-56, 2026-11-28); the ballast then locks what each has beyond its share.
+    pub(crate) fn node_mib(&self) -> Vec<u64> {
+        let n = u64::from(self.nodes.max(1));
+        let share = self.memory / n / MIB;
+        let rest = self.one_node_mib() - self.memory / MIB;
+        vec![share + rest; n as usize]
     }
 
     /// The brd ramdisks: how many, and their one size in MiB (swap on ram0 when on brd,
@@ -198,7 +219,7 @@ pub(crate) fn plan_full(
     fio: FioProgram,
 ) -> Result<Plan, PlanError> {
     let mut notes = Vec::new();
-    let cpus = machine(s, &mut notes)?;
+    let (cpus, nodes) = machine(s, &mut notes)?;
     check_costs(s)?;
     let (lru_gen, sysctls) = kernel(&s.kernel, s)?;
     if !s.events.is_empty() {
@@ -231,6 +252,7 @@ pub(crate) fn plan_full(
     Ok(Plan {
         memory: s.machine.memory.0,
         cpus,
+        nodes,
         swap: swap_device(s)?,
         fs_bytes,
         lru_gen,
@@ -261,11 +283,15 @@ fn fs_size(files: &[Files]) -> u64 {
 }
 
 /// `[machine]`: memory and swap map as they are; CPUs become `-smp` (at most
-/// `MAX_CPUS`, noted); what QEMU here cannot give is an error.
-fn machine(s: &Scenario, notes: &mut Vec<String>) -> Result<u32, PlanError> {
+/// `MAX_CPUS`, noted), nodes QEMU's `-numa` nodes (each needs a vCPU); what QEMU here
+/// cannot give is an error.
+fn machine(s: &Scenario, notes: &mut Vec<String>) -> Result<(u32, u32), PlanError> {
     let m = &s.machine;
-    if m.nodes != 1 {
-        return fail(at("machine.nodes"), "the guest has one NUMA node");
+    if m.nodes > MAX_CPUS {
+        return fail(
+            at("machine.nodes"),
+            format!("the guest has at most {MAX_CPUS} NUMA nodes (one vCPU each)"),
+        );
     }
     if m.has_topology_keys() {
         return fail(
@@ -303,7 +329,7 @@ fn machine(s: &Scenario, notes: &mut Vec<String>) -> Result<u32, PlanError> {
             m.cpus
         ));
     }
-    Ok(cpus)
+    Ok((cpus, m.nodes.max(1)))
 }
 
 /// `[costs]`: the model's virtual-time costs have no meaning in the guest; any value
@@ -482,7 +508,7 @@ fn memcgs(s: &Scenario) -> Result<(Vec<String>, Vec<(String, String, String)>), 
     Ok((paths, files))
 }
 
-fn safe_char(c: char) -> bool {
+pub(super) fn safe_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')
 }
 
@@ -567,12 +593,12 @@ fn program(
             cmd
         }
         WorkloadOptions::Dd(o) => {
-            let (cmd, f) = programs::dd(i, w, o)?;
+            let (cmd, f) = programs::dd(s, i, w, o)?;
             files.push(f);
             cmd
         }
         WorkloadOptions::PageFault3(o) => {
-            let (cmd, f) = programs::page_fault3(i, w, o)?;
+            let (cmd, f) = programs::page_fault3(s, i, w, o)?;
             files.push(f);
             cmd
         }
@@ -663,8 +689,13 @@ fn memtier_waits(s: &Scenario, i: usize, w: &WorkloadConfig) -> Result<(), PlanE
 /// every worker has finished the phase (the model's barrier after it, where the engine
 /// triggers `NAME:PHASE`; `phase_done` in guest/common.h). The last phase ends when the
 /// workload does, as in the model (`thread_done` triggers both); only anon and the
-/// memtier-like client signal earlier phases. An error at `field` otherwise.
-fn finish_name(s: &Scenario, target: &str, field: Vec<Step>) -> Result<String, PlanError> {
+/// memtier-like client, dd and page_fault3 signal earlier phases. An error at `field`
+/// otherwise.
+pub(super) fn finish_name(
+    s: &Scenario,
+    target: &str,
+    field: Vec<Step>,
+) -> Result<String, PlanError> {
     let Some((name, phase)) = target.split_once(':') else {
         return Ok(target.to_string());
     };
@@ -679,10 +710,11 @@ fn finish_name(s: &Scenario, target: &str, field: Vec<Step>) -> Result<String, P
         return Ok(name.to_string());
     }
     let kind = match options {
-        WorkloadOptions::Anon(_) | WorkloadOptions::Memcached(_) => None,
+        WorkloadOptions::Anon(_)
+        | WorkloadOptions::Memcached(_)
+        | WorkloadOptions::Dd(_)
+        | WorkloadOptions::PageFault3(_) => None,
         WorkloadOptions::Fio(_) => Some("fio"),
-        WorkloadOptions::Dd(_) => Some("dd"),
-        WorkloadOptions::PageFault3(_) => Some("page_fault3"),
         WorkloadOptions::Trace(_) => Some("trace"),
     };
     if let Some(kind) = kind {
@@ -853,6 +885,7 @@ pub(crate) fn render(p: &Plan, modules: &[String]) -> String {
         join(modules.iter().filter(|m| *m != "brd").cloned().collect()),
     );
     var("MEMORY", p.memory.to_string());
+    var("NODES", p.nodes.to_string());
     var("BRD_NR", brd_nr.to_string());
     var("BRD_MB", brd_mib.to_string());
     var("SWAP", swap.into());
@@ -991,7 +1024,7 @@ mod tests {
         let text = render(&p, &["jbd2".into(), "ext4".into(), "brd".into()]);
         for want in [
             "RS_MODULES='jbd2 ext4'\n",
-            "RS_MEMORY=402653184\nRS_BRD_NR=2\nRS_BRD_MB=256\n",
+            "RS_MEMORY=402653184\nRS_NODES=1\nRS_BRD_NR=2\nRS_BRD_MB=256\n",
             "RS_SWAP=brd\n",
             "RS_FS_DEV='ram1'\n",
             "RS_MEMCG_FILES='/app:memory.max:167772160'\n",
@@ -1057,11 +1090,29 @@ mod tests {
             e.starts_with("--set machine.swap.mem_limit=\"8MiB\": machine.swap.mem_limit:"),
             "{e}"
         );
-        let e = error(DEMO, &["machine.nodes=2"], None);
+        let e = error(DEMO, &["machine.nodes=4", "machine.cpus=4"], None);
         assert!(
-            e.starts_with("--set machine.nodes=2: machine.nodes: the guest has one NUMA node"),
+            e.starts_with(
+                "--set machine.nodes=4: machine.nodes: the guest has at most 2 NUMA nodes"
+            ),
             "{e}"
         );
+        // two nodes: the memory split evenly, the guest's own on node 0
+        let two = plan(&load(DEMO, &["machine.nodes=2"]).base).unwrap();
+        assert_eq!(two.nodes, 2);
+        let mib = two.node_mib();
+        let one = plan(&load(DEMO, &[]).base).unwrap().guest_mib();
+        assert_eq!(mib, [one - 192, one - 192]);
+        assert_eq!(mib.iter().sum::<u64>(), two.guest_mib());
+        assert!(render(&two, &[]).contains("RS_NODES=2\n"));
+        let numa = super::super::guest::numa_args(2, &mib).join(" ");
+        let want = format!(
+            "-object memory-backend-ram,id=ram0,size={}M -numa node,nodeid=0,cpus=0-0,memdev=ram0 \
+             -object memory-backend-ram,id=ram1,size={}M -numa node,nodeid=1,cpus=1-1,memdev=ram1",
+            mib[0], mib[1]
+        );
+        assert_eq!(numa, want);
+        assert!(super::super::guest::numa_args(2, &[100]).is_empty());
         let pin = DEMO.replace(
             "name = \"anon\"\nmemcg",
             "name = \"anon\"\npin = true\nmemcg",
@@ -1076,17 +1127,30 @@ mod tests {
         );
     }
 
-    /// page_fault3's and dd's later phases, dd's readers past the programs' 64, and
-    /// memcached (whether the host has it or not) are located errors.
+    /// More later phases of page_fault3 than the program runs, a dd phase name the guest
+    /// cannot carry, dd's readers past the programs' 64, and memcached (whether the host
+    /// has it or not) are located errors.
     #[test]
     fn page_fault3_dd_and_memcached_errors_are_located() {
         let with = |extra: &str| format!("{DEMO}\n{extra}\n");
-        let pf = with("[[workload]]\nname = \"pf\"\n[workload.page_fault3]\ntasks = 2\nsize = \"1MiB\"\nruntime = \"1s\"\n[[workload.page_fault3.phase]]\nsleep_until = \"2s\"");
+        let pf = with(&format!(
+            "[[workload]]\nname = \"pf\"\n[workload.page_fault3]\ntasks = 2\nsize = \"1MiB\"\nruntime = \"1s\"\n{}",
+            "[[workload.page_fault3.phase]]\nsleep_until = \"2s\"\n".repeat(16)
+        ));
         let e = error(&pf, &[], None);
         assert!(
             e.starts_with(&format!(
-                "t.toml:{}: workload[2].page_fault3.phase: the guest's page_fault3 runs one phase",
+                "t.toml:{}: workload[2].page_fault3.phase: the guest's page_fault3 runs at most 15 later phases",
                 line_of(&pf, "[[workload.page_fault3.phase]]")
+            )),
+            "{e}"
+        );
+        let dd = with("[[workload]]\nname = \"dd\"\n[workload.dd]\nsize = \"1MiB\"\n[[workload.dd.phase]]\nname = \"re read\"");
+        let e = error(&dd, &[], None);
+        assert!(
+            e.starts_with(&format!(
+                "t.toml:{}: workload[2].dd.phase[0].name: the guest takes phase names",
+                line_of(&dd, "re read")
             )),
             "{e}"
         );
@@ -1399,6 +1463,56 @@ mod tests {
         assert!(
             text.contains("RS_FILES='pf:/a:2:8388608:1 dd:/a:2:4194304:1 tr+0:/a:1:8192:0'\n"),
             "{text}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `[[workload.dd.phase]]` and `[[workload.page_fault3.phase]]` go to their programs
+    /// as `-H NAME,SLEEP,WAIT,RUNTIME`: the model's default names, page_fault3's runtime
+    /// for a phase that gives none (dd's: none, 0), and `wait_for` as `finish_name` names
+    /// the file: a whole workload, a phase, or a last phase as the workload's end; an
+    /// anon phase may wait for a dd phase.
+    #[test]
+    fn dd_and_page_fault3_phases_map_to_their_programs() {
+        let dir = std::env::temp_dir().join(format!("reclaimsim-plan-ph-{}", std::process::id()));
+        let text = three_programs(&dir, "0,a,anon,0,w\n")
+            .replace(
+                "mode = 'thread'\n",
+                "mode = 'thread'\n\
+                 [[workload.page_fault3.phase]]\nname = 'again'\nsleep_until = '4s'\n\
+                 [[workload.page_fault3.phase]]\nruntime = '500ms'\nwait_for = 'dd:run'\n",
+            )
+            .replace(
+                "readers = 2\n",
+                "readers = 2\n\
+                 [[workload.dd.phase]]\nwait_for = 'pf'\nruntime = '1s'\n\
+                 [[workload.dd.phase]]\nname = 'last'\nwait_for = 'pf:again'\n\
+                 [[workload.dd.phase]]\nwait_for = 'pf:phase2'\nsleep_until = '2.5s'\n",
+            )
+            + "[[workload]]\nname = 'an'\n[workload.anon]\nsize = '1MiB'\n\
+               [[workload.anon.phase]]\nwait_for = 'dd:last'\n";
+        let p = plan(&load(&text, &[]).base).unwrap();
+        let cmd = |i: usize| p.workloads[i].command.join(" ");
+        assert!(
+            cmd(0).starts_with(
+                "/bin/pagefault -n pf -d /mnt -t 2 -s 8388608 -M thread -T 2 \
+                 -H again,4,,2 -H phase2,0,dd:run,0.5 -x"
+            ),
+            "{}",
+            cmd(0)
+        );
+        assert!(
+            cmd(1).starts_with(
+                "/bin/ddread -n dd -d /mnt -F 2 -r 2 -b 4096 \
+                 -H phase1,0,pf,1 -H last,0,pf:again,0 -H phase3,2.5,pf,0 -x"
+            ),
+            "{}",
+            cmd(1)
+        );
+        assert!(
+            cmd(3).contains(" -H phase1,seq,1,0,0,0,dd:last "),
+            "{}",
+            cmd(3)
         );
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -5,11 +5,13 @@
 //! (`PlanError`).
 
 use super::locate::Step;
-use super::plan::{fail, key, wl, Files, PlanError};
-use reclaimsim::scenario::config::WorkloadConfig;
+use super::plan::{fail, finish_name, key, safe_char, wl, Files, PlanError};
+use reclaimsim::scenario::config::{Scenario, WorkloadConfig};
+use reclaimsim::units::Duration;
 use reclaimsim::workload::dd::DdOptions;
 use reclaimsim::workload::memtier::{LruMode, MemcachedOptions, MemtierOptions, Requests};
 use reclaimsim::workload::pagefault::PageFault3Options;
+use reclaimsim::workload::phase::RepeatPhase;
 use reclaimsim::workload::trace::TraceOptions;
 use reclaimsim::workload::{Layout, RegionSpec, Step as WlStep, Touch, Workload, WorkloadOptions};
 use std::path::Path;
@@ -27,29 +29,67 @@ const MAX_TRACE_FILES: usize = 64;
 /// Where the guest's programs find a trace's replay, in the initramfs.
 const REPLAY_DIR: &str = "/trace";
 
-/// A workload's `[[workload.KIND.phase]]`: the guest's page_fault3 and dd have one phase.
-fn no_phases(i: usize, kind: &str, phases: usize) -> Result<(), PlanError> {
-    if phases == 0 {
-        return Ok(());
+/// A workload's `[[workload.KIND.phase]]` (dd, page_fault3: the model's `RepeatPhase`)
+/// as the program's `-H NAME,SLEEP,WAIT,RUNTIME` arguments: the name as the model
+/// gives it (`phase<N>`), the sleep in seconds after the workload's start, what it
+/// waits for as `finish_name` names its file, and its runtime (`runtime`, else
+/// `default`; 0: to the work's end). Names the guest cannot carry and more phases than
+/// the programs run (`MAXPH`) are errors at their field.
+fn repeat_phases(
+    s: &Scenario,
+    i: usize,
+    kind: &str,
+    phases: &[RepeatPhase],
+    default: Option<Duration>,
+) -> Result<Vec<String>, PlanError> {
+    let field = |n: usize, f: &str| {
+        let mut p = wl(i, &format!("{kind}.phase"));
+        p.push(Step::Index(n));
+        p.push(key(f));
+        p
+    };
+    if phases.len() > MAX_LATER_PHASES {
+        let mut p = wl(i, kind);
+        p.push(key("phase"));
+        return fail(
+            p,
+            format!("the guest's {kind} runs at most {MAX_LATER_PHASES} later phases"),
+        );
     }
-    let mut field = wl(i, kind);
-    field.push(key("phase"));
-    fail(
-        field,
-        format!("the guest's {kind} runs one phase (no later phases yet)"),
-    )
+    let mut args = Vec::new();
+    for (n, ph) in phases.iter().enumerate() {
+        let name = ph.name.clone().unwrap_or(format!("phase{}", n + 1));
+        if !name.chars().all(|c| safe_char(c) && c != '/') {
+            return fail(
+                field(n, "name"),
+                "the guest takes phase names of letters, digits, '-', '_' and '.'",
+            );
+        }
+        let wait = (ph.wait_for.as_deref())
+            .map(|t| finish_name(s, t, field(n, "wait_for")))
+            .transpose()?
+            .unwrap_or_default();
+        let secs = |d: Option<Duration>| d.map_or(0.0, |d| d.secs_f64());
+        let (sleep, runtime) = (secs(ph.sleep_until), secs(ph.runtime.or(default)));
+        args.extend(["-H".into(), format!("{name},{sleep},{wait},{runtime}")]);
+    }
+    Ok(args)
 }
+
+/// The most later phases a guest program runs (`MAXPH` in `guest/common.h`, less `run`).
+const MAX_LATER_PHASES: usize = 15;
 
 /// page_fault3 as `pagefault`'s arguments, and its files: a hole of `size` per task on
 /// the guest's ext4, as the model's files are page-cache files on ext4 on brd (its
 /// writeback writes them), not tmpfs. The tasks write every page, so the file system
 /// needs room for all of them.
 pub(crate) fn page_fault3(
+    s: &Scenario,
     i: usize,
     w: &WorkloadConfig,
     o: &PageFault3Options,
 ) -> Result<(Vec<String>, Files), PlanError> {
-    no_phases(i, "page_fault3", o.phase.len())?;
+    let phases = repeat_phases(s, i, "page_fault3", &o.phase, Some(o.runtime))?;
     if o.tasks > MAX_WORKERS {
         return fail(
             wl(i, "page_fault3.tasks"),
@@ -57,7 +97,7 @@ pub(crate) fn page_fault3(
         );
     }
     let bytes = o.size.pages() * 4096;
-    let cmd = [
+    let mut cmd: Vec<String> = [
         "/bin/pagefault",
         "-n",
         &w.name,
@@ -71,7 +111,10 @@ pub(crate) fn page_fault3(
         &o.mode,
         "-T",
         &o.runtime.secs_f64().to_string(),
-    ];
+    ]
+    .map(String::from)
+    .to_vec();
+    cmd.extend(phases);
     let files = Files {
         name: w.name.clone(),
         memcg: w.memcg.clone(),
@@ -80,18 +123,19 @@ pub(crate) fn page_fault3(
         sparse: true,
         blocks: true,
     };
-    Ok((cmd.map(String::from).to_vec(), files))
+    Ok((cmd, files))
 }
 
 /// dd readers as `ddread`'s arguments (4 KiB reads, as the model's dd), and their files:
 /// holes when `sparse` (reads zero-fill without a device read), else written at layout
 /// and dropped from the page cache.
 pub(crate) fn dd(
+    s: &Scenario,
     i: usize,
     w: &WorkloadConfig,
     o: &DdOptions,
 ) -> Result<(Vec<String>, Files), PlanError> {
-    no_phases(i, "dd", o.phase.len())?;
+    let phases = repeat_phases(s, i, "dd", &o.phase, None)?;
     if o.files.saturating_mul(o.readers) > MAX_WORKERS {
         return fail(
             wl(i, "dd.readers"),
@@ -117,6 +161,7 @@ pub(crate) fn dd(
     if let Some(r) = o.runtime {
         cmd.extend(["-T".into(), r.secs_f64().to_string()]);
     }
+    cmd.extend(phases);
     let files = Files {
         name: w.name.clone(),
         memcg: w.memcg.clone(),
