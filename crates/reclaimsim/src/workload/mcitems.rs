@@ -1,7 +1,8 @@
 //! memcached's own links between items (memcached 1.6): the hash table's chains
 //! (`assoc.c`) and the segmented LRU (`items.c`), kept per key as `u32` indexes, and the
 //! item pages that following and rewriting those links touches. Only a scenario that
-//! turns them on pays for the per-key arrays.
+//! turns them on pays for the per-key arrays, and only for the keys it stores: they grow
+//! as keys are first linked.
 
 use super::Touch;
 
@@ -20,20 +21,79 @@ fn write(out: &mut Vec<Touch>, page: FirstPage, key: u32) {
     });
 }
 
+/// Keys a chunk of a per-key array holds.
+const CHUNK: usize = 4096;
+
+/// A per-key array for keys `0..cap`, in chunks of `CHUNK` keys allocated when a key of
+/// theirs is first linked (never moved or grown after): a key in a chunk not allocated
+/// reads as `fill` (not linked). The last chunk ends at `cap`.
+#[derive(Clone, Debug)]
+struct PerKey<T> {
+    chunks: Vec<Option<Box<[T]>>>,
+    fill: T,
+    cap: usize,
+}
+
+impl<T: Copy> PerKey<T> {
+    fn new(fill: T, cap: u64) -> Self {
+        PerKey {
+            chunks: Vec::new(),
+            fill,
+            cap: cap as usize,
+        }
+    }
+
+    fn get(&self, key: u32) -> T {
+        let k = key as usize;
+        match self.chunks.get(k / CHUNK) {
+            Some(Some(c)) => c[k % CHUNK],
+            _ => self.fill,
+        }
+    }
+
+    /// The slot of `key`, allocating its chunk.
+    fn at(&mut self, key: u32) -> &mut T {
+        let (k, c) = (key as usize, key as usize / CHUNK);
+        if c >= self.chunks.len() {
+            self.chunks.resize_with(c + 1, || None);
+        }
+        let len = CHUNK
+            .min(self.cap.saturating_sub(c * CHUNK))
+            .max(k % CHUNK + 1);
+        let fill = self.fill;
+        let chunk = self.chunks[c].get_or_insert_with(|| vec![fill; len].into_boxed_slice());
+        &mut chunk[k % CHUNK]
+    }
+
+    /// Bytes the chunks and their table hold.
+    fn bytes(&self) -> u64 {
+        let items: usize = self.chunks.iter().flatten().map(|c| c.len()).sum();
+        let table = self.chunks.capacity() * std::mem::size_of::<Option<Box<[T]>>>();
+        (items * std::mem::size_of::<T>() + table) as u64
+    }
+}
+
 /// The hash table's chains: per bucket its first item, per item the next (`h_next`).
 /// The table's size is fixed (the one `assoc_expand` reaches for the scenario's keys).
 #[derive(Clone, Debug)]
 pub struct Chains {
     head: Vec<u32>,
-    h_next: Vec<u32>,
+    h_next: PerKey<u32>,
 }
 
 impl Chains {
+    /// A table of `buckets` empty chains with room for up to `keys` items, taken as
+    /// they are inserted.
     pub fn new(buckets: u64, keys: u64) -> Self {
         Chains {
             head: vec![NONE; buckets as usize],
-            h_next: vec![NONE; keys as usize],
+            h_next: PerKey::new(NONE, keys),
         }
+    }
+
+    /// Host bytes of the bucket heads and the per-key links.
+    pub fn host_bytes(&self) -> u64 {
+        (self.head.capacity() * 4) as u64 + self.h_next.bytes()
     }
 
     /// assoc_find(): walks `bucket`'s chain up to `key`, reading the header and key of
@@ -47,7 +107,7 @@ impl Chains {
                 page: page(it),
                 write: false,
             });
-            it = self.h_next[it as usize];
+            it = self.h_next.get(it);
         }
         it == key
     }
@@ -56,7 +116,7 @@ impl Chains {
     /// touch the request already made).
     pub fn insert(&mut self, bucket: u64, key: u32) {
         let b = bucket as usize;
-        self.h_next[key as usize] = self.head[b];
+        *self.h_next.at(key) = self.head[b];
         self.head[b] = key;
     }
 
@@ -64,19 +124,19 @@ impl Chains {
     /// item before it (`_hashitem_before` repeats the walk `find` made: same pages).
     pub fn delete(&mut self, bucket: u64, key: u32, page: FirstPage, out: &mut Vec<Touch>) {
         let b = bucket as usize;
-        let next = self.h_next[key as usize];
-        self.h_next[key as usize] = NONE;
+        let next = self.h_next.get(key);
+        *self.h_next.at(key) = NONE;
         if self.head[b] == key {
             self.head[b] = next;
             return;
         }
         let mut before = self.head[b];
-        while before != NONE && self.h_next[before as usize] != key {
-            before = self.h_next[before as usize];
+        while before != NONE && self.h_next.get(before) != key {
+            before = self.h_next.get(before);
         }
         // assert(*before != 0) in assoc_delete(): callers delete only what they found.
         debug_assert!(before != NONE, "assoc_delete of an item not in its chain");
-        self.h_next[before as usize] = next;
+        *self.h_next.at(before) = next;
         write(out, page, before);
     }
 
@@ -87,7 +147,7 @@ impl Chains {
         let mut it = self.head[bucket as usize];
         while it != NONE {
             v.push(it);
-            it = self.h_next[it as usize];
+            it = self.h_next.get(it);
         }
         v
     }
@@ -138,26 +198,32 @@ const EMPTY: List = List {
 #[derive(Clone, Debug)]
 pub struct Segmented {
     lists: Vec<[List; 3]>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    time: Vec<u32>,
-    flags: Vec<u8>,
+    prev: PerKey<u32>,
+    next: PerKey<u32>,
+    time: PerKey<u32>,
+    flags: PerKey<u8>,
 }
 
 impl Segmented {
+    /// Lists for `classes` slab classes and room for up to `keys` items, taken as they
+    /// are linked.
     pub fn new(classes: usize, keys: u64) -> Self {
-        let keys = keys as usize;
         Segmented {
             lists: vec![[EMPTY; 3]; classes],
-            prev: vec![NONE; keys],
-            next: vec![NONE; keys],
-            time: vec![0; keys],
-            flags: vec![0; keys],
+            prev: PerKey::new(NONE, keys),
+            next: PerKey::new(NONE, keys),
+            time: PerKey::new(0, keys),
+            flags: PerKey::new(0, keys),
         }
     }
 
+    /// Host bytes of the per-key arrays.
+    pub fn host_bytes(&self) -> u64 {
+        self.prev.bytes() + self.next.bytes() + self.time.bytes() + self.flags.bytes()
+    }
+
     fn lru_of(&self, key: u32) -> Lru {
-        match self.flags[key as usize] & LRU_BITS {
+        match self.flags.get(key) & LRU_BITS {
             0 => Lru::Hot,
             1 => Lru::Warm,
             _ => Lru::Cold,
@@ -176,28 +242,27 @@ impl Segmented {
         let mut it = self.lists[class][lru as usize].head;
         while it != NONE {
             v.push(it);
-            it = self.next[it as usize];
+            it = self.next.get(it);
         }
         v
     }
 
     #[cfg(test)]
     pub fn lru(&self, key: u32) -> Option<Lru> {
-        (self.flags[key as usize] & LINKED != 0).then(|| self.lru_of(key))
+        (self.flags.get(key) & LINKED != 0).then(|| self.lru_of(key))
     }
 
     /// do_item_link_q(): `key` becomes the head of `lru`, storing into the old head's
     /// `prev`.
     fn link_q(&mut self, class: usize, lru: Lru, key: u32, page: FirstPage, out: &mut Vec<Touch>) {
-        let k = key as usize;
-        self.flags[k] = (self.flags[k] & !LRU_BITS) | lru as u8;
+        *self.flags.at(key) = (self.flags.get(key) & !LRU_BITS) | lru as u8;
         let l = &mut self.lists[class][lru as usize];
         // assert(it != *head) in do_item_link_q().
         debug_assert!(l.head != key);
-        self.prev[k] = NONE;
-        self.next[k] = l.head;
+        *self.prev.at(key) = NONE;
+        *self.next.at(key) = l.head;
         if l.head != NONE {
-            self.prev[l.head as usize] = key;
+            *self.prev.at(l.head) = key;
             write(out, page, l.head);
         }
         l.head = key;
@@ -210,8 +275,7 @@ impl Segmented {
     /// do_item_unlink_q(): takes `key` off its list, storing into its neighbours'
     /// `next` and `prev`.
     fn unlink_q(&mut self, class: usize, key: u32, page: FirstPage, out: &mut Vec<Touch>) {
-        let k = key as usize;
-        let (prev, next) = (self.prev[k], self.next[k]);
+        let (prev, next) = (self.prev.get(key), self.next.get(key));
         let lru = self.lru_of(key);
         let l = &mut self.lists[class][lru as usize];
         if l.head == key {
@@ -222,11 +286,11 @@ impl Segmented {
         }
         l.count -= 1;
         if next != NONE {
-            self.prev[next as usize] = prev;
+            *self.prev.at(next) = prev;
             write(out, page, next);
         }
         if prev != NONE {
-            self.next[prev as usize] = next;
+            *self.next.at(prev) = next;
             write(out, page, prev);
         }
     }
@@ -241,16 +305,16 @@ impl Segmented {
         page: FirstPage,
         out: &mut Vec<Touch>,
     ) {
-        self.flags[key as usize] = LINKED;
-        self.time[key as usize] = now;
+        *self.flags.at(key) = LINKED;
+        *self.time.at(key) = now;
         self.link_q(class, Lru::Hot, key, page, out);
     }
 
     /// do_item_unlink()'s LRU half (`item_unlink_q`); nothing for an item not linked.
     pub fn unlink(&mut self, class: usize, key: u32, page: FirstPage, out: &mut Vec<Touch>) {
-        if self.flags[key as usize] & LINKED != 0 {
+        if self.flags.get(key) & LINKED != 0 {
             self.unlink_q(class, key, page, out);
-            self.flags[key as usize] = 0;
+            *self.flags.at(key) = 0;
         }
     }
 
@@ -265,21 +329,20 @@ impl Segmented {
         page: FirstPage,
         out: &mut Vec<Touch>,
     ) {
-        let k = key as usize;
-        let f = self.flags[k];
+        let f = self.flags.get(key);
         if f & ACTIVE != 0 {
             return;
         }
         if f & FETCHED == 0 {
-            self.flags[k] |= FETCHED;
+            *self.flags.at(key) |= FETCHED;
             return;
         }
-        self.flags[k] |= ACTIVE;
-        self.time[k] = now;
+        *self.flags.at(key) |= ACTIVE;
+        *self.time.at(key) = now;
         if self.lru_of(key) == Lru::Cold {
             // do_item_update(): a COLD item that is still ACTIVE moves to WARM.
             self.unlink_q(class, key, page, out);
-            self.flags[k] &= !ACTIVE;
+            *self.flags.at(key) &= !ACTIVE;
             self.link_q(class, Lru::Warm, key, page, out);
         }
     }
@@ -294,7 +357,7 @@ impl Segmented {
         let cold_age = if cold_tail == NONE {
             0
         } else {
-            now.saturating_sub(self.time[cold_tail as usize])
+            now.saturating_sub(self.time.get(cold_tail))
         };
         // rel_time_t (unsigned) times a double, truncated.
         let hot_age = (f64::from(cold_age) * HOT_MAX_FACTOR) as u32;
@@ -336,24 +399,24 @@ impl Segmented {
             if search == NONE {
                 break;
             }
-            let s = search as usize;
-            search = self.prev[s];
-            if self.flags[s] & ACTIVE != 0 {
+            let s = search;
+            search = self.prev.get(s);
+            if self.flags.get(s) & ACTIVE != 0 {
                 // Rescue ACTIVE items: HOT's flow to WARM, WARM's go back to its head.
-                self.flags[s] &= !ACTIVE;
-                write(out, page, s as u32);
-                self.unlink_q(class, s as u32, page, out);
-                self.link_q(class, Lru::Warm, s as u32, page, out);
+                *self.flags.at(s) &= !ACTIVE;
+                write(out, page, s);
+                self.unlink_q(class, s, page, out);
+                self.link_q(class, Lru::Warm, s, page, out);
                 moved = true;
                 if lru == Lru::Warm {
                     continue;
                 }
             } else if self.lists[class][lru as usize].count > limit
-                || now.saturating_sub(self.time[s]) > max_age
+                || now.saturating_sub(self.time.get(s)) > max_age
             {
-                write(out, page, s as u32);
-                self.unlink_q(class, s as u32, page, out);
-                self.link_q(class, Lru::Cold, s as u32, page, out);
+                write(out, page, s);
+                self.unlink_q(class, s, page, out);
+                self.link_q(class, Lru::Cold, s, page, out);
                 moved = true;
             }
             break;
@@ -365,10 +428,10 @@ impl Segmented {
     /// goes to WARM. Bumps are made at once here, so this only keeps memcached's rule.
     fn pull_cold_tail(&mut self, class: usize, page: FirstPage, out: &mut Vec<Touch>) -> bool {
         let tail = self.lists[class][Lru::Cold as usize].tail;
-        if tail == NONE || self.flags[tail as usize] & ACTIVE == 0 {
+        if tail == NONE || self.flags.get(tail) & ACTIVE == 0 {
             return false;
         }
-        self.flags[tail as usize] &= !ACTIVE;
+        *self.flags.at(tail) &= !ACTIVE;
         write(out, page, tail);
         self.unlink_q(class, tail, page, out);
         self.link_q(class, Lru::Warm, tail, page, out);
@@ -402,10 +465,36 @@ mod tests {
             let l = s.lists[0][lru as usize];
             assert_eq!(l.tail, items.last().copied().unwrap_or(NONE));
             for w in items.windows(2) {
-                assert_eq!(s.prev[w[1] as usize], w[0]);
+                assert_eq!(s.prev.get(w[1]), w[0]);
             }
             assert!(items.iter().all(|&k| s.lru(k) == Some(lru)));
         }
+    }
+
+    #[test]
+    fn per_key_arrays_take_a_chunk_when_a_key_of_it_is_first_linked() {
+        let mut a = PerKey::new(NONE, 10_000);
+        assert_eq!((a.get(7), a.bytes()), (NONE, 0), "no chunk: not linked");
+        *a.at(5000) = 5;
+        assert_eq!((a.get(5000), a.get(4999), a.get(100)), (5, NONE, NONE));
+        let table = |a: &PerKey<u32>| (a.chunks.capacity() * 16) as u64;
+        assert_eq!(
+            a.bytes() - table(&a),
+            4 * 4096,
+            "only keys 4096..8191's chunk"
+        );
+        *a.at(9999) = 7;
+        assert_eq!(
+            a.chunks[2].as_ref().unwrap().len(),
+            10_000 - 8192,
+            "up to cap"
+        );
+        assert_eq!((a.get(9999), a.get(8192), a.get(5000)), (7, NONE, 5));
+        let mut c = Chains::new(4, 10);
+        c.insert(1, 5);
+        c.insert(1, 9);
+        assert_eq!(c.chain(1), [9, 5]);
+        assert_eq!(c.host_bytes() - table(&c.h_next), 4 * 4 + 4 * 10);
     }
 
     #[test]
@@ -477,7 +566,7 @@ mod tests {
         s.bump(0, 4, 3, &page, &mut out);
         assert!(out.is_empty(), "a WARM item only gets the flag");
         assert_eq!(s.list(0, Lru::Warm), [4]);
-        assert_eq!(s.time[4], 2, "the time of the hit that set ACTIVE");
+        assert_eq!(s.time.get(4), 2, "the time of the hit that set ACTIVE");
     }
 
     #[test]
@@ -519,7 +608,7 @@ mod tests {
         // loses the flag, and the next tail, 2, goes to COLD.
         s.juggle(0, 0, &page, &mut out);
         assert_eq!(s.list(0, Lru::Warm), [1, 5, 4, 3]);
-        assert_eq!(s.flags[1] & ACTIVE, 0);
+        assert_eq!(s.flags.get(1) & ACTIVE, 0);
         check(&s);
     }
 

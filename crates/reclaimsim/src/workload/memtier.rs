@@ -1333,6 +1333,23 @@ pipeline = 4
     }
 
     #[test]
+    fn item_links_take_host_memory_for_the_keys_stored_not_the_key_range() {
+        let o = options(
+            "threads=1\n[[phase]]\nkey-pattern='S:S'\nratio='1:0'\nrequests=1000\n\
+             key-minimum=1\nkey-maximum=1000000\nclients=1\nthreads=1\ndata-size=2000",
+        );
+        let mut w = Memcached::new(&o, 0).unwrap();
+        let heads = (w.bucket_mask + 1) * 4;
+        let chains = |w: &Memcached| w.chains.as_ref().unwrap().host_bytes() - heads;
+        assert_eq!(chains(&w) + w.lru.as_ref().unwrap().host_bytes(), 0);
+        trace(&mut w);
+        // 1,000 keys stored of 1,000,000: the arrays (17 B a key) hold their first chunk
+        // of 4,096 keys (and the chunks' tables, 16 B a chunk).
+        let bytes = chains(&w) + w.lru.as_ref().unwrap().host_bytes();
+        assert!((17 * 4096..=17 * 4096 + 5 * 64).contains(&bytes), "{bytes}");
+    }
+
+    #[test]
     fn a_set_links_into_hot_and_the_maintainer_moves_it_to_cold() {
         let o = options(
             "threads=1\nhash_chains=false\n[[phase]]\nkey-pattern='S:S'\nratio='1:0'\n\
