@@ -53,10 +53,10 @@ fn pressure_above_fires_and_the_biggest_cgroup_is_killed() {
         ("kill_by_memory_size_or_growth", "/batch")
     );
     assert_eq!(victims, &["batch"]);
-    // /web's avg10 first goes above 5% between 5 and 6 s (with the measured swap-in and
-    // swap-out costs; between 3 and 4 s before them); two more seconds, at oomd's
-    // whole-second reads.
-    assert!((7.0..9.0).contains(t), "{t}");
+    // /web's avg10 first goes above 5% between 3 and 4 s (with the measured swap-in and
+    // swap-out costs and memcached's hash chains and segmented LRU; between 5 and 6 s
+    // without the latter); two more seconds, at oomd's whole-second reads.
+    assert!((5.0..7.0).contains(t), "{t}");
     // A user-space kill: no kernel OOM kill, no oom_kill event; the memory is freed.
     assert!(r.oom_kills.is_empty());
     assert_eq!(r.memcgs["/batch"].events["oom_kill"], 0);

@@ -1135,3 +1135,25 @@ fn bad_zram_writeback_settings() {
     );
     scenario::parse(&text, "s.toml", &[], None).unwrap();
 }
+
+#[test]
+fn bad_memcached_lru() {
+    let text = edit(
+        "[workload.anon]\nsize = \"8MiB\"",
+        "[workload.memcached]\nlru = \"lifo\"\n[[workload.memcached.phase]]\nkey-maximum = 10",
+    );
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "lru = ", "workload[0].memcached.lru");
+    assert!(e.message.contains("segmented"), "{e}");
+    let text = edit(
+        "[workload.anon]\nsize = \"8MiB\"",
+        "[workload.memcached]\nhash_chains = 1\n[[workload.memcached.phase]]\nkey-maximum = 10",
+    );
+    let e = error(&text, &[]);
+    assert_at(
+        &e,
+        &text,
+        "hash_chains = ",
+        "workload[0].memcached.hash_chains",
+    );
+}

@@ -1,6 +1,7 @@
 //! memcached serving memtier_benchmark runs: memtier's key patterns and SET:GET ratio, and
 //! memcached's slab allocator, which decides the anonymous pages each item lives in.
 
+use super::mcitems::{Chains, Segmented};
 use super::{
     check_count, splitmix64, stream_rng, Layout, ProcessSpec, RegionSpec, Rng, Step, Touch,
     Workload,
@@ -20,6 +21,26 @@ pub struct MemcachedOptions {
     pub threads: u64,
     /// The memtier_benchmark runs, in order.
     pub phase: Vec<MemtierOptions>,
+    /// memcached's LRU of items (`-o lru_segmented`, `no_lru_segmented`): `segmented`,
+    /// memcached 1.5+'s HOT, WARM and COLD lists with their maintainer's moves, or `none`:
+    /// no LRU links touched. Default `segmented`.
+    #[serde(default)]
+    pub lru: LruMode,
+    /// Whether a lookup walks its hash bucket's chain, reading the items ahead of the
+    /// match (`assoc_find`). Default true.
+    #[serde(default = "yes")]
+    pub hash_chains: bool,
+}
+
+/// `[workload.memcached] lru`: which of memcached's item LRUs the model keeps.
+#[derive(Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LruMode {
+    /// memcached 1.6's default: per slab class HOT, WARM and COLD lists (items.c).
+    #[default]
+    Segmented,
+    /// No LRU links: a request touches its bucket and its item only.
+    None,
 }
 
 /// One memtier_benchmark command line against the server (`-P memcache_binary`), with
@@ -669,6 +690,12 @@ impl Slabs {
         self.offset(class, chunk)
     }
 
+    /// The first page (header and key) of the item of key index `index`, stored.
+    fn first_page(&self, index: u32) -> u64 {
+        let i = index as usize;
+        self.offset(usize::from(self.class[i]), self.chunk[i]) / PAGE_SIZE
+    }
+
     /// Where `key`'s item is and its class, if it was ever stored.
     fn get(&self, key: u64) -> Option<(u64, usize)> {
         let i = (key - self.base) as usize;
@@ -697,6 +724,19 @@ impl Slabs {
             .map(|(&k, c)| k.div_ceil(u64::from(c.perslab)))
             .sum();
         slabs.max(1) * PAGES_PER_SLAB
+    }
+}
+
+/// Touches the pages of an item of `len` bytes at `offset`: all written by a SET, the
+/// first written by a GET (memcached updates the item header on access), the rest read.
+fn item_pages(offset: u64, len: u64, set: bool, out: &mut Vec<Touch>) {
+    for page in offset / PAGE_SIZE..=(offset + len - 1) / PAGE_SIZE {
+        let write = set || page == offset / PAGE_SIZE;
+        out.push(Touch::Mem {
+            region: 0,
+            page,
+            write,
+        });
     }
 }
 
@@ -733,6 +773,9 @@ pub struct Memcached {
     slabs: Slabs,
     slab_pages: u64,
     bucket_mask: u64,
+    /// The hash chains and the segmented LRU, when the scenario keeps them.
+    chains: Option<Chains>,
+    lru: Option<Segmented>,
 }
 
 impl Memcached {
@@ -785,6 +828,8 @@ impl Memcached {
             servers: vec![Server::default(); threads],
             clients: Vec::new(),
             active: None,
+            chains: o.hash_chains.then(|| Chains::new(buckets, keys)),
+            lru: (o.lru == LruMode::Segmented).then(|| Segmented::new(slabs.classes.len(), keys)),
             slabs,
             bucket_mask: buckets - 1,
         })
@@ -807,8 +852,9 @@ impl Memcached {
         Some((t + k * threads) as usize)
     }
 
-    /// One request of client `c` in run `r`; returns the bytes of value transferred.
-    fn serve(&mut self, r: usize, c: usize, out: &mut Vec<Touch>) -> u32 {
+    /// One request of client `c` in run `r` at `now_ns`; returns the bytes of value
+    /// transferred.
+    fn serve(&mut self, r: usize, c: usize, now_ns: u64, out: &mut Vec<Touch>) -> u32 {
         let run = &self.runs[r];
         let client = &mut self.clients[c];
         client.left -= 1;
@@ -823,27 +869,75 @@ impl Memcached {
         });
         let size = item_size(run.prefix_len, digits(key), run.data);
         let class = self.slabs.class_of(size);
-        let (offset, len) = if set {
-            (self.slabs.set(key, class), size)
-        } else {
-            match self.slabs.get(key) {
-                // An item set with another data size: its exact length is not kept.
-                Some((offset, stored)) if stored != class => {
-                    (offset, u64::from(self.slabs.classes[stored].size))
-                }
-                Some((offset, _)) => (offset, size),
-                None => return 0,
-            }
-        };
-        for page in offset / PAGE_SIZE..=(offset + len - 1) / PAGE_SIZE {
-            let write = set || page == offset / PAGE_SIZE;
-            out.push(Touch::Mem {
-                region: 0,
-                page,
-                write,
-            });
+        let data = run.data;
+        let index = (key - self.slabs.base) as u32;
+        // memcached's current_time: whole seconds (since the workload started).
+        let now = u32::try_from(now_ns / 1_000_000_000).unwrap_or(u32::MAX);
+        if set {
+            let old = self.slabs.get(key).map(|(_, stored)| stored);
+            let offset = self.slabs.set(key, class);
+            item_pages(offset, size, true, out);
+            self.store(bucket, index, old, class, now, out);
+            return data;
         }
-        run.data
+        self.lookup(bucket, index, out);
+        let (offset, len, stored) = match self.slabs.get(key) {
+            // An item set with another data size: its exact length is not kept.
+            Some((offset, stored)) if stored != class => {
+                (offset, u64::from(self.slabs.classes[stored].size), stored)
+            }
+            Some((offset, _)) => (offset, size, class),
+            None => return 0,
+        };
+        item_pages(offset, len, false, out);
+        if let Some(lru) = &mut self.lru {
+            let slabs = &self.slabs;
+            let page = |k: u32| slabs.first_page(k);
+            lru.bump(stored, index, now, &page, out);
+            lru.juggle(stored, now, &page, out);
+        }
+        data
+    }
+
+    /// assoc_find() for a GET: the items ahead of `index` in its bucket's chain (all of
+    /// it for a key never set).
+    fn lookup(&self, bucket: u64, index: u32, out: &mut Vec<Touch>) {
+        if let Some(chains) = &self.chains {
+            let page = |k: u32| self.slabs.first_page(k);
+            chains.find(bucket, index, &page, out);
+        }
+    }
+
+    /// do_store_item() for a SET of `index`, whose old item (if any) was in class `old`:
+    /// do_item_get() finds the old item in the chain, do_item_replace() unlinks it
+    /// (assoc_delete, item_unlink_q) and links the new one (assoc_insert at the chain's
+    /// head, item_link_q at HOT's head); then the maintainer juggles the class.
+    fn store(
+        &mut self,
+        bucket: u64,
+        index: u32,
+        old: Option<usize>,
+        class: usize,
+        now: u32,
+        out: &mut Vec<Touch>,
+    ) {
+        let slabs = &self.slabs;
+        let page = |k: u32| slabs.first_page(k);
+        if let Some(chains) = &mut self.chains {
+            let found = chains.find(bucket, index, &page, out);
+            debug_assert_eq!(found, old.is_some());
+            if found {
+                chains.delete(bucket, index, &page, out);
+            }
+            chains.insert(bucket, index);
+        }
+        if let Some(lru) = &mut self.lru {
+            if let Some(old) = old {
+                lru.unlink(old, index, &page, out);
+            }
+            lru.link(class, index, now, &page, out);
+            lru.juggle(class, now, &page, out);
+        }
     }
 }
 
@@ -923,7 +1017,7 @@ impl Workload for Memcached {
                 Step::Barrier
             };
         };
-        let bytes = self.serve(r, c, out);
+        let bytes = self.serve(r, c, now_ns, out);
         let left = self.clients[c].left;
         let s = &mut self.servers[thread];
         s.batch += 1;
@@ -939,6 +1033,7 @@ impl Workload for Memcached {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::mcitems::Lru;
 
     fn options(text: &str) -> MemcachedOptions {
         toml::from_str(text).unwrap()
@@ -1088,7 +1183,7 @@ pipeline = 4
     #[test]
     fn consecutive_sets_fill_adjacent_chunks() {
         let o = options(
-            "threads=1\n[[phase]]\nkey-pattern='P:P'\nratio='1:0'\nrequests='allkeys'\ndata-size=2000\n\
+            "threads=1\nlru='none'\n[[phase]]\nkey-pattern='P:P'\nratio='1:0'\nrequests='allkeys'\ndata-size=2000\n\
              key-minimum=10000001\nkey-maximum=10000004\nclients=1\nthreads=1",
         );
         let mut w = Memcached::new(&o, 0).unwrap();
@@ -1155,6 +1250,129 @@ pipeline = 4
                 bytes: 32
             }
         );
+    }
+
+    /// Keys `a < b` of 1..=n in the same bucket of a 2^16-bucket table.
+    fn same_bucket(n: u64) -> (u64, u64) {
+        let bucket = |k: u64| splitmix64(k) & 0xffff;
+        (1..=n)
+            .flat_map(|b| (1..b).map(move |a| (a, b)))
+            .find(|&(a, b)| bucket(a) == bucket(b))
+            .unwrap()
+    }
+
+    /// SETs of keys 1..=n in order, then one GET of `get`; the GET's touches.
+    fn get_after_sets(extra: &str, n: u64, get: u64) -> (Memcached, Vec<Touch>) {
+        let o = options(&format!(
+            "threads=1\n{extra}\n[[phase]]\nkey-pattern='S:S'\nratio='1:0'\nrequests={n}\n\
+             key-minimum=1\nkey-maximum={n}\nclients=1\nthreads=1\ndata-size=2000\n\
+             [[phase]]\nkey-pattern='S:S'\nratio='0:1'\nrequests=1\nkey-minimum={get}\n\
+             key-maximum={get}\nclients=1\nthreads=1\ndata-size=2000"
+        ));
+        let mut w = Memcached::new(&o, 0).unwrap();
+        let steps = trace(&mut w);
+        let get = steps
+            .into_iter()
+            .rfind(|s| matches!(s.1, Step::Op { phase: 1, .. }))
+            .unwrap();
+        (w, get.2)
+    }
+
+    /// The bucket's page, then the item's (2075 bytes, 1 or 2 pages, the first written).
+    fn bucket_and_item(w: &Memcached, key: u64) -> Vec<Touch> {
+        let mut out = vec![Touch::Mem {
+            region: 1,
+            page: (splitmix64(key) & w.bucket_mask) * 8 / PAGE_SIZE,
+            write: false,
+        }];
+        let (offset, _) = w.slabs.get(key).unwrap();
+        item_pages(offset, 2075, false, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_get_reads_the_items_ahead_in_its_chain() {
+        let (a, b) = same_bucket(2000);
+        let (w, touches) = get_after_sets("", b, a);
+        let bucket = splitmix64(a) & w.bucket_mask;
+        let chain = w.chains.as_ref().unwrap().chain(bucket);
+        let ahead = &chain[..chain.iter().position(|&k| u64::from(k) + 1 == a).unwrap()];
+        assert!(
+            ahead.contains(&((b - 1) as u32)),
+            "b was set later: ahead of a"
+        );
+        let mut want = bucket_and_item(&w, a);
+        let reads = ahead.iter().map(|&k| Touch::Mem {
+            region: 0,
+            page: w.slabs.first_page(k),
+            write: false,
+        });
+        want.splice(1..1, reads);
+        // The first GET of a COLD item sets ITEM_FETCHED only: no LRU move.
+        assert_eq!(touches, want);
+        // b is at its chain's head: nothing ahead.
+        let (w, touches) = get_after_sets("", b, b);
+        assert_eq!(touches, bucket_and_item(&w, b));
+    }
+
+    #[test]
+    fn without_chains_and_lru_a_get_touches_its_bucket_and_item_only() {
+        let (a, b) = same_bucket(2000);
+        let (w, touches) = get_after_sets("lru='none'\nhash_chains=false", b, a);
+        assert!(w.chains.is_none() && w.lru.is_none());
+        assert_eq!(touches, bucket_and_item(&w, a));
+    }
+
+    #[test]
+    fn sets_link_into_hot_and_the_maintainer_keeps_it_to_a_fifth() {
+        let (w, _) = get_after_sets("", 1000, 1);
+        let lru = w.lru.as_ref().unwrap();
+        let class = w.slabs.class_of(2075);
+        assert_eq!(lru.count(class, Lru::Hot), 200);
+        assert_eq!(lru.count(class, Lru::Cold), 800);
+    }
+
+    #[test]
+    fn item_links_take_host_memory_for_the_keys_stored_not_the_key_range() {
+        let o = options(
+            "threads=1\n[[phase]]\nkey-pattern='S:S'\nratio='1:0'\nrequests=1000\n\
+             key-minimum=1\nkey-maximum=1000000\nclients=1\nthreads=1\ndata-size=2000",
+        );
+        let mut w = Memcached::new(&o, 0).unwrap();
+        let heads = (w.bucket_mask + 1) * 4;
+        let chains = |w: &Memcached| w.chains.as_ref().unwrap().host_bytes() - heads;
+        assert_eq!(chains(&w) + w.lru.as_ref().unwrap().host_bytes(), 0);
+        trace(&mut w);
+        // 1,000 keys stored of 1,000,000: the arrays (17 B a key) hold their first chunk
+        // of 4,096 keys (and the chunks' tables, 16 B a chunk).
+        let bytes = chains(&w) + w.lru.as_ref().unwrap().host_bytes();
+        assert!((17 * 4096..=17 * 4096 + 5 * 64).contains(&bytes), "{bytes}");
+    }
+
+    #[test]
+    fn a_set_links_into_hot_and_the_maintainer_moves_it_to_cold() {
+        let o = options(
+            "threads=1\nhash_chains=false\n[[phase]]\nkey-pattern='S:S'\nratio='1:0'\n\
+             requests=2\nkey-minimum=1\nkey-maximum=2\nclients=1\nthreads=1\ndata-size=2000",
+        );
+        let mut w = Memcached::new(&o, 0).unwrap();
+        let ops: Vec<Vec<Touch>> = trace(&mut w)
+            .into_iter()
+            .filter(|s| matches!(s.1, Step::Op { .. }))
+            .map(|s| s.2)
+            .collect();
+        let write0 = Touch::Mem {
+            region: 0,
+            page: 0,
+            write: true,
+        };
+        // Key 1 (page 0) went to COLD after its SET (HOT may hold 20% of 1 item: none).
+        // Key 2 (pages 0-1): its bucket and item, then the juggle moves it from HOT to
+        // COLD: its own header (page 0), then COLD's old head's prev, key 1's (page 0).
+        assert_eq!(ops[1].len(), 1 + 2 + 2);
+        assert_eq!(ops[1][3..], [write0, write0]);
+        let lru = w.lru.as_ref().unwrap();
+        assert_eq!(lru.list(w.slabs.class_of(2075), Lru::Cold), [1, 0]);
     }
 
     #[test]

@@ -129,6 +129,7 @@ pub mod dd;
 pub mod distribution;
 pub mod fio;
 pub mod jobfile;
+pub mod mcitems;
 pub mod memtier;
 pub mod pagefault;
 pub mod phase;

@@ -1200,6 +1200,66 @@ mod tests {
         assert_eq!(p.guest_mib(), without.guest_mib() + 10);
     }
 
+    /// The guest's memcached keeps its hash chains and segmented LRU (memcached 1.6's
+    /// defaults): a scenario or `--set` that turns either of the model's off is refused
+    /// at that key, before anything boots.
+    #[test]
+    fn memcached_without_its_item_links_is_a_located_error() {
+        let host = |_: &str| {
+            Some(HostProgram {
+                path: "/usr/bin/memcached".into(),
+                bytes: 9 * MIB,
+            })
+        };
+        let mc = |keys: &str| {
+            format!(
+                "{DEMO}\n[[workload]]\nname = \"mc\"\n[workload.memcached]\nthreads = 2\n\
+                 {keys}[[workload.memcached.phase]]\nrequests = 10\n"
+            )
+        };
+        let located = |text: &str, sets: &[&str]| {
+            let l = load(text, sets);
+            let e = plan_with(&l.base, &host).expect_err("refused");
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            let src = Source {
+                file: "t.toml",
+                text,
+                variant: None,
+                sets: &sets,
+                scenario: &l.base,
+            };
+            (e.field.clone(), src.error(&e.field, &e.message))
+        };
+        let why = "the guest's memcached keeps its hash chains and segmented LRU";
+        for (keys, field, needle) in [
+            ("lru = \"none\"\n", "lru", "lru = \"none\""),
+            ("hash_chains = false\n", "hash_chains", "hash_chains"),
+            (
+                "lru = \"none\"\nhash_chains = false\n",
+                "hash_chains",
+                "hash_chains",
+            ),
+        ] {
+            let text = mc(keys);
+            let (f, e) = located(&text, &[]);
+            assert_eq!(f, wl(2, &format!("memcached.{field}")), "{e}");
+            let line = line_of(&text, needle);
+            let want = format!("t.toml:{line}: workload[2].memcached.{field}: {why}");
+            assert!(e.starts_with(&want), "{e}");
+        }
+        let set = "workload.mc.memcached.lru=\"none\"";
+        let (f, e) = located(&mc(""), &[set]);
+        assert_eq!(f, wl(2, "memcached.lru"), "{e}");
+        assert!(e.contains(set) && e.contains(why), "{e}");
+        // memcached's defaults, given or not, plan
+        for keys in ["", "lru = \"segmented\"\nhash_chains = true\n"] {
+            assert!(
+                plan_with(&load(&mc(keys), &[]).base, &host).is_ok(),
+                "{keys}"
+            );
+        }
+    }
+
     /// `[[workload.anon.phase]]` goes to the guest's anon as `-H` (waiting for a whole
     /// workload, sleeping, its own pattern and counts); what it cannot do is located.
     #[test]

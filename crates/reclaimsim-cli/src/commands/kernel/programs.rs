@@ -9,7 +9,7 @@ use super::plan::{fail, finish_name, key, safe_char, wl, Files, PlanError};
 use reclaimsim::scenario::config::{Scenario, WorkloadConfig};
 use reclaimsim::units::Duration;
 use reclaimsim::workload::dd::DdOptions;
-use reclaimsim::workload::memtier::{MemcachedOptions, MemtierOptions, Requests};
+use reclaimsim::workload::memtier::{LruMode, MemcachedOptions, MemtierOptions, Requests};
 use reclaimsim::workload::pagefault::PageFault3Options;
 use reclaimsim::workload::phase::RepeatPhase;
 use reclaimsim::workload::trace::TraceOptions;
@@ -190,6 +190,15 @@ pub(crate) fn memcached(
             wl(i, "memcached"),
             "the guest runs memcached only when the host has it: install memcached \
              (apt-get install memcached)",
+        );
+    }
+    // The real memcached keeps its hash chains and segmented LRU (its defaults).
+    if o.lru != LruMode::Segmented || !o.hash_chains {
+        let field = if o.hash_chains { "lru" } else { "hash_chains" };
+        return fail(
+            wl(i, &format!("memcached.{field}")),
+            "the guest's memcached keeps its hash chains and segmented LRU: \
+             the model's switches to leave them out have no counterpart there",
         );
     }
     let names = (WorkloadOptions::Memcached(o.clone()).build(seed))
