@@ -66,6 +66,7 @@ impl<T: Copy> PerKey<T> {
     }
 
     /// Bytes the chunks and their table hold.
+    #[cfg(test)]
     fn bytes(&self) -> u64 {
         let items: usize = self.chunks.iter().flatten().map(|c| c.len()).sum();
         let table = self.chunks.capacity() * std::mem::size_of::<Option<Box<[T]>>>();
@@ -92,6 +93,7 @@ impl Chains {
     }
 
     /// Host bytes of the bucket heads and the per-key links.
+    #[cfg(test)]
     pub fn host_bytes(&self) -> u64 {
         (self.head.capacity() * 4) as u64 + self.h_next.bytes()
     }
@@ -218,6 +220,7 @@ impl Segmented {
     }
 
     /// Host bytes of the per-key arrays.
+    #[cfg(test)]
     pub fn host_bytes(&self) -> u64 {
         self.prev.bytes() + self.next.bytes() + self.time.bytes() + self.flags.bytes()
     }
