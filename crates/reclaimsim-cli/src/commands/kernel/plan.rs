@@ -582,7 +582,11 @@ fn program(
         }
         WorkloadOptions::Memcached(o) => {
             let host = host("memcached");
-            let memory = s.machine.memory.0;
+            // memcached's -m: all it could hold, memory and swap, so that it never
+            // evicts an item itself, as the model's memcached never does (the seeds
+            // gave it more than the node: `-m 184320` on 128 GiB).
+            let swap = s.machine.swap.as_ref().map_or(0, |sw| sw.size.0);
+            let memory = s.machine.memory.0 + swap;
             let path = host.as_ref().map(|h| h.path.as_path());
             let cmd = programs::memcached(i, w, o, s.seed, memory, path)?;
             host_copies.extend(host.map(|h| HostCopy {
@@ -1186,7 +1190,8 @@ mod tests {
         assert_eq!(e.field, field, "{}", e.message);
         let p = plan_with(&load(&mc, &[]).base, &host).unwrap();
         let cmd = p.workloads[2].command.join(" ");
-        let want = "/bin/memtier -n mc -m /bin/memcached -s 2 -M 384 -e 1 \
+        // -M: memory and swap (384 + 256 MiB), so memcached never evicts an item
+        let want = "/bin/memtier -n mc -m /bin/memcached -s 2 -M 640 -e 1 \
                     -H ,R,R,1,10,32,0,10000000,memtier-,10,0,50,4,1,0,0,1,\
                     1666666.6666666667,5000000.5,1,0,1, -x";
         assert!(cmd.starts_with(want), "{cmd}");

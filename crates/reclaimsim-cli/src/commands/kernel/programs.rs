@@ -176,7 +176,7 @@ pub(crate) fn dd(
 /// memcached as `memtier`'s arguments: the host's memcached (`host`, copied into the
 /// guest with its libraries; none: an error saying to install it) with the model's
 /// server threads, and each `[[workload.memcached.phase]]` as a run of the guest's
-/// memtier-like client. `memory` is the machine's, memcached's `-m`.
+/// memtier-like client. `memory` is memcached's `-m`: the machine's memory and swap.
 pub(crate) fn memcached(
     i: usize,
     w: &WorkloadConfig,
