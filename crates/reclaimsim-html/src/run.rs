@@ -818,6 +818,10 @@ mod tests {
         let text = &j["layout"]["uniformtext"];
         assert_eq!(text["mode"], "hide");
         assert_eq!(text["minsize"], chart::LABEL_MIN_PX);
+        // Labels are as wide as their bars at most: bars that touch would run their
+        // labels together.
+        let gap = j["layout"]["bargroupgap"].as_f64().unwrap_or(0.0);
+        assert!(gap >= 0.1, "bars of a group need a gap between them: {gap}");
     }
 
     #[test]
