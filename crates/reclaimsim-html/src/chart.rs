@@ -255,16 +255,19 @@ pub fn stacked_areas(
     Figure::new(plot, false)
 }
 
-/// Horizontal bars, one per row label, each stacked from the series (a profile's
-/// categories), with the series' text on its segment.
+/// Horizontal bars, one per row label (the first at the top, as in `grouped_hbars`),
+/// each stacked from the series (a profile's categories), with the series' text on its
+/// segment.
 pub fn stacked_hbars(title: &str, x_title: &str, rows: &[String], series: Vec<Series>) -> Figure {
     let mut plot = Plot::new();
+    // Plotly draws the first category at the bottom: give the rows bottom up.
+    let up: Vec<String> = rows.iter().rev().cloned().collect();
     for (i, s) in series.into_iter().enumerate() {
-        let bar = Bar::new(s.y, rows.to_vec())
+        let bar = Bar::new(s.y.into_iter().rev().collect(), up.clone())
             .orientation(Orientation::Horizontal)
             .name(s.name)
             .marker(Marker::new().color(category_color(i)))
-            .text_array(s.text)
+            .text_array(s.text.into_iter().rev().collect())
             .text_position(TextPosition::Inside);
         plot.add_trace(bar);
     }

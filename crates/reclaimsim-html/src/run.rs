@@ -831,6 +831,9 @@ mod tests {
         let j = json(&section.figures[0]);
         let traces = j["data"].as_array().unwrap();
         assert_eq!(traces.len(), 4, "a trace per category");
+        // Plotly draws the first row at the bottom: the first variant comes last, so
+        // that the rows read top down in the scenario's order, as the lock chart's do.
+        assert_eq!(traces[0]["y"], serde_json::json!(["new", "base"]));
         let variant_colours: Vec<&str> = (0..10).map(chart::color).collect();
         let mut seen = BTreeSet::new();
         for t in traces {
