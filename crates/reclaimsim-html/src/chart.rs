@@ -74,6 +74,9 @@ fn layout(title: &str, x_title: &str, y_title: &str, y_log: bool) -> Layout {
 /// The smallest font (px) a bar's label is drawn at; a smaller one is hidden.
 pub const LABEL_MIN_PX: usize = 9;
 
+/// The gap between bars of one group, as a fraction of a bar's slot.
+pub const BAR_GROUP_GAP: f64 = 0.15;
+
 /// Bars per category, one bar per series in each group, the series' text on its bars.
 pub fn grouped_bars(
     title: &str,
@@ -92,15 +95,17 @@ pub fn grouped_bars(
             .clip_on_axis(false);
         plot.add_trace(bar);
     }
-    // Plotly shrinks a label to its bar's width, so that labels of narrow bars side by
-    // side never overlap, and draws a chart's labels at one size; one that would be
-    // smaller than LABEL_MIN_PX is hidden (the bar's hover still shows it).
+    // Plotly shrinks a label to its bar's width and draws a chart's labels at one size;
+    // one that would be smaller than LABEL_MIN_PX is hidden (the bar's hover still shows
+    // it). Bars of a group touch unless given a gap, and labels as wide as their bars
+    // would then run together ("-100.0%-100.0%"): BAR_GROUP_GAP keeps them apart.
     let text = UniformText::new()
         .mode(UniformTextMode::Hide)
         .min_size(LABEL_MIN_PX);
     plot.set_layout(
         layout(title, "", y_title, y_log)
             .bar_mode(BarMode::Group)
+            .bar_group_gap(BAR_GROUP_GAP)
             .uniform_text(text),
     );
     Figure::new(plot, false)
@@ -250,16 +255,19 @@ pub fn stacked_areas(
     Figure::new(plot, false)
 }
 
-/// Horizontal bars, one per row label, each stacked from the series (a profile's
-/// categories), with the series' text on its segment.
+/// Horizontal bars, one per row label (the first at the top, as in `grouped_hbars`),
+/// each stacked from the series (a profile's categories), with the series' text on its
+/// segment.
 pub fn stacked_hbars(title: &str, x_title: &str, rows: &[String], series: Vec<Series>) -> Figure {
     let mut plot = Plot::new();
+    // Plotly draws the first category at the bottom: give the rows bottom up.
+    let up: Vec<String> = rows.iter().rev().cloned().collect();
     for (i, s) in series.into_iter().enumerate() {
-        let bar = Bar::new(s.y, rows.to_vec())
+        let bar = Bar::new(s.y.into_iter().rev().collect(), up.clone())
             .orientation(Orientation::Horizontal)
             .name(s.name)
             .marker(Marker::new().color(category_color(i)))
-            .text_array(s.text)
+            .text_array(s.text.into_iter().rev().collect())
             .text_position(TextPosition::Inside);
         plot.add_trace(bar);
     }

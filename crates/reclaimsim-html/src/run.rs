@@ -818,6 +818,10 @@ mod tests {
         let text = &j["layout"]["uniformtext"];
         assert_eq!(text["mode"], "hide");
         assert_eq!(text["minsize"], chart::LABEL_MIN_PX);
+        // Labels are as wide as their bars at most: bars that touch would run their
+        // labels together.
+        let gap = j["layout"]["bargroupgap"].as_f64().unwrap_or(0.0);
+        assert!(gap >= 0.1, "bars of a group need a gap between them: {gap}");
     }
 
     #[test]
@@ -827,6 +831,9 @@ mod tests {
         let j = json(&section.figures[0]);
         let traces = j["data"].as_array().unwrap();
         assert_eq!(traces.len(), 4, "a trace per category");
+        // Plotly draws the first row at the bottom: the first variant comes last, so
+        // that the rows read top down in the scenario's order, as the lock chart's do.
+        assert_eq!(traces[0]["y"], serde_json::json!(["new", "base"]));
         let variant_colours: Vec<&str> = (0..10).map(chart::color).collect();
         let mut seen = BTreeSet::new();
         for t in traces {

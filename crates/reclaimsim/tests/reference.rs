@@ -2,7 +2,8 @@
 //! write with `--json` (docs/reference/results-schema.json for `run` and `compare`,
 //! validate-schema.json, sweep-schema.json and bench-schema.json), derived from their
 //! types, must be what the types give (`RECLAIMSIM_BLESS=1` rewrites them), and a real
-//! run's and a real validate's JSON must validate against theirs;
+//! run's and a real validate's JSON must validate against theirs; the cost table's page
+//! (docs/reference/costs.md) is what profiles/default.toml gives, rewritten the same way;
 //! docs/reference/scenario.md must have an entry for every key the scenario parser
 //! accepts, and no entry for a key it does not.
 
@@ -49,7 +50,46 @@ fn schemas() -> Vec<(&'static str, String)> {
             "docs/reference/bench-schema.json",
             pretty(schemars::schema_for!(Bench)),
         ),
+        (COSTS, cost_reference()),
     ]
+}
+
+const COSTS: &str = "docs/reference/costs.md";
+
+/// docs/reference/costs.md: every field of the cost table with its default, plausible
+/// range and source, as crates/reclaimsim/profiles/default.toml gives them.
+fn cost_reference() -> String {
+    let profile = "crates/reclaimsim/profiles/default.toml";
+    let text = fs::read_to_string(workspace().join(profile)).unwrap();
+    let doc: toml::Table = text.parse().unwrap();
+    let costs = doc["costs"].as_table().unwrap();
+    let mut out = format!(
+        "# The cost table\n\n\
+         <!-- Generated from {profile} by tests/reference.rs: {REGENERATE_SCHEMA} -->\n\n\
+         What each kernel action, device transfer and workload operation costs in virtual \
+         time: the {n} fields of the cost table (`crates/reclaimsim/src/sim/cost.rs`), \
+         with the built-in default, the range the value is plausible in (what \
+         [sensitivity bands](../guide/sensitivity.md) sweep) and where the value comes \
+         from. Values are virtual nanoseconds unless the source says otherwise (`smt_*` \
+         are per mille, `*_queue_depth` counts). A scenario's `[costs]` or a [machine \
+         profile](../guide/profiles.md) overrides any of them; the fields by group are in \
+         [the engine](../model/engine.md).\n\n\
+         | field | default | range | source |\n|---|---|---|---|\n",
+        n = costs.len()
+    );
+    for (name, entry) in costs {
+        let field = |k: &str| entry.get(k).unwrap_or_else(|| panic!("{name}: no {k}"));
+        let range = field("range").as_array().unwrap();
+        let method = field("method").as_str().unwrap();
+        out += &format!(
+            "| `{name}` | {} | {} .. {} | {} |\n",
+            field("value"),
+            range[0],
+            range[1],
+            method.replace('|', "\\|").replace('\n', " ")
+        );
+    }
+    out
 }
 
 #[test]
@@ -64,7 +104,7 @@ fn schemas_are_current() {
         let have = fs::read_to_string(&path).unwrap_or_default();
         assert!(
             have == want,
-            "{file} is not the schema its type gives; regenerate it: {REGENERATE_SCHEMA}"
+            "{file} is not what the code generates (its type's schema, or the cost table); regenerate it: {REGENERATE_SCHEMA}"
         );
     }
 }

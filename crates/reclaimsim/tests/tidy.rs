@@ -50,6 +50,71 @@ fn code(line: &str) -> &str {
     }
 }
 
+/// The leading identifier of `s` (a module's name after `crate::`).
+fn ident(s: &str) -> String {
+    s.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The first names of the items of a `use` group, `a, b::c, d::{e, f}}...` after its
+/// opening brace: `a`, `b`, `d`.
+fn group_items(group: &str) -> Vec<String> {
+    let (mut items, mut depth, mut start) = (Vec::new(), 0, true);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => start = true,
+            c if start && depth == 0 && !c.is_whitespace() => {
+                start = false;
+                items.push(ident(&group[i..]));
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+/// The top-level modules a file's code names (comments aside), each with the line
+/// (1-based) that names it: `crate::x::...`, and each item of a group
+/// `crate::{x, y::z}`, on one line or over several.
+fn crate_names(text: &str) -> Vec<(usize, String)> {
+    let code_text: Vec<&str> = text.lines().map(code).collect();
+    let joined = code_text.join("\n");
+    let mut out = Vec::new();
+    for (at, _) in joined.match_indices("crate::") {
+        let line = joined[..at].matches('\n').count() + 1;
+        let rest = &joined[at + "crate::".len()..];
+        match rest.strip_prefix('{') {
+            Some(group) => out.extend(group_items(group).into_iter().map(|m| (line, m))),
+            None => out.push((line, ident(rest))),
+        }
+    }
+    out
+}
+
+#[test]
+fn crate_names_reads_paths_and_groups() {
+    let text = "use crate::units::Bytes;\n// crate::engine in a comment\n\
+                use crate::{sim, scenario::config::{A, B}, self};\n\
+                use crate::{\n    output::report,\n    kernel,\n};\n";
+    let found = crate_names(text);
+    let names: Vec<(usize, &str)> = found.iter().map(|(l, m)| (*l, m.as_str())).collect();
+    assert_eq!(
+        names,
+        [
+            (1, "units"),
+            (3, "sim"),
+            (3, "scenario"),
+            (3, "self"),
+            (4, "output"),
+            (4, "kernel")
+        ]
+    );
+}
+
 #[test]
 fn the_kernel_names_no_scenario_output_toml_or_json() {
     let mut files = Vec::new();
@@ -68,6 +133,12 @@ fn the_kernel_names_no_scenario_output_toml_or_json() {
                 }
             }
         }
+        // `use crate::{scenario, ...}` names a layer without the words above.
+        for (line, m) in crate_names(&text) {
+            if KERNEL_FORBIDDEN.contains(&format!("crate::{m}").as_str()) {
+                bad.push(format!("{}:{line}: crate::{{{m}}}", f.display()));
+            }
+        }
     }
     assert!(
         bad.is_empty(),
@@ -77,7 +148,7 @@ fn the_kernel_names_no_scenario_output_toml_or_json() {
 }
 
 /// For each top-level module of the library, the other top-level modules its code names
-/// (`crate::X`), each with the first place that does.
+/// (`crate::X`, or `X` in a group `crate::{X, ...}`), each with the first place that does.
 fn module_uses() -> BTreeMap<String, BTreeMap<String, String>> {
     let src = workspace().join("crates/reclaimsim/src");
     let mut uses: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
@@ -96,21 +167,13 @@ fn module_uses() -> BTreeMap<String, BTreeMap<String, String>> {
             continue;
         }
         let text = fs::read_to_string(f).unwrap();
-        for (i, line) in text.lines().enumerate() {
-            let line = code(line);
-            for (at, _) in line.match_indices("crate::") {
-                let rest = &line[at + "crate::".len()..];
-                let name: String = rest
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                if name != module && LAYERS.contains(&name.as_str()) {
-                    let place = format!("{}:{}", rel.display(), i + 1);
-                    uses.entry(module.clone())
-                        .or_default()
-                        .entry(name)
-                        .or_insert(place);
-                }
+        for (line, name) in crate_names(&text) {
+            if name != module && LAYERS.contains(&name.as_str()) {
+                let place = format!("{}:{line}", rel.display());
+                uses.entry(module.clone())
+                    .or_default()
+                    .entry(name)
+                    .or_insert(place);
             }
         }
     }

@@ -468,23 +468,43 @@ impl WorkloadConfig {
 
     /// The one workload table given, or an error naming what is wrong.
     pub fn options(&self) -> Result<WorkloadOptions, String> {
+        // Every field named, none with `..`: a new workload table added to the struct
+        // does not compile until it is read here too.
+        let Self {
+            name: _,
+            memcg: _,
+            cpus: _,
+            client_cpus: _,
+            node: _,
+            pin: _,
+            start: _,
+            after: _,
+            until: _,
+            page_content: _,
+            fio,
+            memcached,
+            dd,
+            page_fault3,
+            anon,
+            trace,
+        } = self;
         let mut found = Vec::new();
-        if let Some(o) = &self.fio {
+        if let Some(o) = fio {
             found.push(WorkloadOptions::Fio(o.clone()));
         }
-        if let Some(o) = &self.memcached {
+        if let Some(o) = memcached {
             found.push(WorkloadOptions::Memcached(o.clone()));
         }
-        if let Some(o) = &self.dd {
+        if let Some(o) = dd {
             found.push(WorkloadOptions::Dd(o.clone()));
         }
-        if let Some(o) = &self.page_fault3 {
+        if let Some(o) = page_fault3 {
             found.push(WorkloadOptions::PageFault3(o.clone()));
         }
-        if let Some(o) = &self.anon {
+        if let Some(o) = anon {
             found.push(WorkloadOptions::Anon(o.clone()));
         }
-        if let Some(o) = &self.trace {
+        if let Some(o) = trace {
             found.push(WorkloadOptions::Trace(o.clone()));
         }
         match found.len() {
