@@ -1156,8 +1156,12 @@ impl Engine {
         self.tasks[id].state = State::Done;
         self.tasks[id].clock = clock;
         // A thread stopped inside a step finishes it (it may hold a lock or isolated
-        // folios) and then runs no more.
+        // folios) and then runs no more. One stopped while it waited in a CPU's queue
+        // leaves it, so that the CPU picks another (it may have been the CPU's next).
         if !self.tasks[id].in_step {
+            if self.tasks[id].queued && !self.tasks[id].on_cpu {
+                self.drop_waiting(id, clock);
+            }
             self.k.sched.cancel(id);
         }
         let w = &self.wls[wi];
@@ -1219,11 +1223,13 @@ impl Engine {
         }
     }
 
-    /// With nothing left to run, no task may still be inside a step: one waiting for a
-    /// lock or a wake-up that never comes is a bug of the model.
+    /// With nothing left to run, no task may still be inside a step, or be a CPU's
+    /// chosen next (waiting for its turn on that CPU): one waiting for a lock, a
+    /// wake-up or a CPU that never comes is a bug of the model.
     fn check_no_deadlock(&self) -> Result<(), SimError> {
+        let lost = |id: usize| self.cpus.iter().any(|c| c.next == Some(id));
         let stuck: Vec<String> = (0..self.tasks.len())
-            .filter(|&id| self.tasks[id].in_step)
+            .filter(|&id| self.tasks[id].in_step || lost(id))
             .map(|id| {
                 let owns: Vec<&str> = (self.k.all_locks())
                     .filter(|(_, l)| l.owner == Some(id))
@@ -1244,7 +1250,10 @@ impl Engine {
         }
         Err(SimError::Invariant {
             time_s: self.now() as f64 / 1e9,
-            what: format!("tasks stuck inside a step: {}", stuck.join("; ")),
+            what: format!(
+                "tasks stuck inside a step or waiting for a CPU: {}",
+                stuck.join("; ")
+            ),
         })
     }
 
