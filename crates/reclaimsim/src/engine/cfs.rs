@@ -736,6 +736,26 @@ mod tests {
         assert!(e.admit(a, 1000));
     }
 
+    /// A thread stopped (its workload's `until`) while it was a busy CPU's next leaves
+    /// the queue and the CPU picks the next waiting task; it kept the CPU's next before,
+    /// so that no task queued there ran again.
+    #[test]
+    fn a_thread_stopped_as_the_cpus_next_hands_the_cpu_on() {
+        let mut e = engine("cpus = 1", 3);
+        let (a, b) = (thread(&e, 0), thread(&e, 1));
+        for t in [a, b] {
+            e.tasks[t].state = super::State::Runnable;
+        }
+        e.cpus[0].free_at = 1000;
+        e.cpus[0].last = Some(thread(&e, 2));
+        assert!(!e.admit(a, 0));
+        assert!(!e.admit(b, 0));
+        assert_eq!(e.cpus[0].next, Some(a));
+        e.thread_done(a, 0, 10);
+        assert_eq!(e.cpus[0].next, Some(b), "the CPU's next after a");
+        assert_eq!(e.k.sched.pop(), Some((1000, b)));
+    }
+
     /// 6.1's defaults on a machine of 8 or more CPUs: 24 ms, 3 ms, 4 ms; on 2 CPUs
     /// (factor 2): 12 ms, 1.5 ms, 2 ms.
     #[test]
