@@ -1293,6 +1293,14 @@ impl Engine {
         if let Some(end) = self.end_ns {
             return (now as f64 / end as f64).min(1.0);
         }
+        // A workload whose end is a count says how far it is; one ended by another's
+        // end (`until`) follows that one.
+        let counted = (self.wls.iter())
+            .filter(|w| w.cfg.until.is_none())
+            .filter_map(|w| w.gen.done_fraction());
+        if let Some(f) = counted.reduce(f64::min) {
+            return f.min(1.0);
+        }
         let threads: Vec<_> = self
             .tasks
             .iter()

@@ -776,6 +776,10 @@ pub struct Memcached {
     /// The hash chains and the segmented LRU, when the scenario keeps them.
     chains: Option<Chains>,
     lru: Option<Segmented>,
+    /// Requests of all runs when every run is a count (no `test-time`), and those
+    /// served so far: the progress line's share.
+    total: Option<u64>,
+    served: u64,
 }
 
 impl Memcached {
@@ -819,7 +823,12 @@ impl Memcached {
         let slabs = Slabs::new(min, keys);
         // memcached doubles its hash table (from 2^16 buckets) when items exceed 1.5 × buckets.
         let buckets = (keys * 2).div_ceil(3).next_power_of_two().max(1 << 16);
+        let counted = |r: &Run| (0..r.clients).map(|c| r.new_client(c).left).sum::<u64>();
+        let total =
+            (runs.iter().all(|r| r.test_time_ns.is_none())).then(|| runs.iter().map(counted).sum());
         Ok(Memcached {
+            total,
+            served: 0,
             slab_pages: slabs.pages_needed(&runs, min, max),
             runs,
             names,
@@ -858,6 +867,7 @@ impl Memcached {
         let run = &self.runs[r];
         let client = &mut self.clients[c];
         client.left -= 1;
+        self.served += 1;
         let set = client.cycle % (run.sets + run.gets) < run.sets;
         client.cycle += 1;
         let key = client.key(run, set);
@@ -970,6 +980,10 @@ impl Workload for Memcached {
         self.runs
             .get(barriers)
             .map_or(self.names.len() - 1, |r| usize::from(r.phase))
+    }
+
+    fn done_fraction(&self) -> Option<f64> {
+        self.total.map(|t| self.served as f64 / t.max(1) as f64)
     }
 
     fn measured(&self, phase: u8, _now_ns: u64) -> bool {
@@ -1373,6 +1387,30 @@ pipeline = 4
         assert_eq!(ops[1][3..], [write0, write0]);
         let lru = w.lru.as_ref().unwrap();
         assert_eq!(lru.list(w.slabs.class_of(2075), Lru::Cold), [1, 0]);
+    }
+
+    /// The progress line's share: requests served over all runs' requests, when every
+    /// run is a count.
+    #[test]
+    fn the_share_done_counts_requests_of_counted_runs() {
+        let text = "threads=2\n[[phase]]\nname='load'\nkey-pattern='P:P'\nratio='1:0'\n\
+                    requests='allkeys'\nkey-minimum=1\nkey-maximum=100\nclients=1\nthreads=4\n\
+                    [[phase]]\nname='run'\nkey-pattern='R:R'\nratio='0:1'\nrequests=50\n\
+                    key-minimum=1\nkey-maximum=100\nclients=1\nthreads=4";
+        let mut w = Memcached::new(&options(text), 0).unwrap();
+        assert_eq!(w.done_fraction(), Some(0.0));
+        let mut out = Vec::new();
+        while !matches!(w.next(0, 0, &mut out), Step::Op { .. }) {}
+        assert_eq!(
+            w.done_fraction(),
+            Some(1.0 / 300.0),
+            "100 SETs and 200 GETs"
+        );
+        trace(&mut w);
+        assert_eq!(w.done_fraction(), Some(1.0));
+        let timed = text.replace("requests=50", "test-time='1s'");
+        let w = Memcached::new(&options(&timed), 0).unwrap();
+        assert_eq!(w.done_fraction(), None, "a run of test-time has no count");
     }
 
     #[test]

@@ -122,6 +122,12 @@ pub trait Workload {
     fn failure(&self) -> Option<String> {
         None
     }
+    /// For the progress line only: the share of its work done, when its end is a count
+    /// of operations (memtier runs of `requests`); None when time or something else
+    /// ends it. Nothing a task observes may depend on it.
+    fn done_fraction(&self) -> Option<f64> {
+        None
+    }
 }
 
 pub mod anon;
