@@ -12,32 +12,32 @@ mod cfs;
 pub mod check;
 mod clients;
 mod oomd;
+mod prefetch;
+mod progress;
 mod record;
+mod samples;
+mod setup;
 
 use crate::kernel::control::{self, Outcome, Write};
 use crate::kernel::fault;
 use crate::kernel::kswapd::{Kswapd, KswapdState, Next};
-use crate::kernel::lru::classic::Classic;
-use crate::kernel::lru::mglru::debugfs::LruGenState;
-use crate::kernel::lru::mglru::Mglru;
-use crate::kernel::lru::plugin::{examples, Plugin, PluginFactory};
+use crate::kernel::lru::plugin::PluginFactory;
 pub use crate::kernel::lru::plugin::{EvictCtx, FolioRef, ReclaimPlugin, Reclaimer};
 use crate::kernel::lru::Policy;
 use crate::kernel::memcg::MemcgId;
-use crate::kernel::mm::{Mm, VmaKind};
-use crate::kernel::pagecache::File;
 use crate::kernel::stats::{Cat, Histogram};
 use crate::kernel::Kernel;
-use crate::scenario::config::{PolicyKind, Scenario, WorkloadConfig};
-use crate::scenario::event::EventWrite;
+use crate::scenario::config::{Scenario, WorkloadConfig};
 use crate::sim::sched::{self, TaskYielder, Yield};
-use crate::workload::{RegionSpec, Step, Touch, Workload, WorkloadOptions};
+use crate::workload::{Step, Touch, Workload};
 pub use agent::{AgentView, ControlWrite, Controller, ExternalAgent, MemcgFiles};
 use corosensei::{Coroutine, CoroutineResult};
+use prefetch::{prefetch_ahead, prefetch_touches};
 pub use record::{
     AgentKill, AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
 };
-use std::collections::{BTreeMap, BTreeSet};
+use setup::new_task;
+use std::collections::BTreeSet;
 
 /// How to run one variant.
 #[derive(Default)]
@@ -386,221 +386,6 @@ fn drive(
     Ok(())
 }
 
-/// Host only: starts loading the PTEs of a step's memory touches, then the swap-map
-/// entries of those that are swap entries, so that their cache misses overlap rather
-/// than follow one another.
-fn prefetch_touches(k: &Kernel, mm: u32, touches: &[Touch]) {
-    let ptes = || touches.iter().filter_map(|t| touch_pte(k, mm, t));
-    ptes().for_each(crate::kernel::mm::prefetch);
-    let Some(swap) = &k.swap else { return };
-    for slot in ptes().filter_map(|p| p.swap_slot()) {
-        prefetch_slot(swap, slot);
-    }
-}
-
-/// Host only: the swap map's entries for `slot`.
-fn prefetch_slot(swap: &crate::kernel::swap::Swap, slot: u32) {
-    crate::kernel::mm::prefetch(&swap.slots[slot as usize]);
-    crate::kernel::mm::prefetch(&swap.memcg[slot as usize]);
-    if let Some(z) = &swap.zram {
-        z.prefetch(slot);
-    }
-}
-
-/// The PTE a memory touch of `mm` reads, if it has one (host only, for prefetching).
-fn touch_pte<'k>(k: &'k Kernel, mm: u32, touch: &Touch) -> Option<&'k crate::kernel::mm::Pte> {
-    match *touch {
-        Touch::Mem { region, page, .. } => {
-            let vma = k.mms[mm as usize].vmas.get(region as usize)?;
-            vma.ptes.get(page as usize)
-        }
-        _ => None,
-    }
-}
-
-/// Host only: the PTE of the touch a few operations ahead of this one, and the swap-map
-/// entries of the one just after this, whose PTE an earlier step started loading. With
-/// one touch an operation, `prefetch_touches` alone finds nothing to overlap.
-fn prefetch_ahead(k: &Kernel, mm: u32, gen: &dyn Workload, thread: usize) {
-    let pte = |d| touch_pte(k, mm, &gen.ahead(thread, d)?);
-    if let Some(p) = pte(PREFETCH_PTE_AHEAD) {
-        crate::kernel::mm::prefetch(p);
-    }
-    if let (Some(swap), Some(slot)) = (&k.swap, pte(0).and_then(|p| p.swap_slot())) {
-        prefetch_slot(swap, slot);
-    }
-}
-
-/// How many touches ahead `prefetch_ahead` starts loading a PTE.
-const PREFETCH_PTE_AHEAD: usize = 2;
-
-/// The id of `set` (made ascending) in `cpusets`, added if new.
-fn cpuset_id(cpusets: &mut Vec<Vec<u32>>, mut set: Vec<u32>) -> u32 {
-    set.sort_unstable();
-    set.dedup();
-    assert!(!set.is_empty(), "an empty cpuset");
-    match cpusets.iter().position(|s| *s == set) {
-        Some(i) => i as u32,
-        None => {
-            cpusets.push(set);
-            (cpusets.len() - 1) as u32
-        }
-    }
-}
-
-/// A task allowed on `set`, not started, first placed on its first CPU. Every task's
-/// first wake-up is placed as a new task's (find_idlest_cpu, START_DEBIT), kernel
-/// threads' too, though the kernel's kswapd and flusher sleep from boot: a departure
-/// limited to their first run.
-fn new_task(cpusets: &mut Vec<Vec<u32>>, set: Vec<u32>, kind: Kind, state: State) -> Task {
-    let cpuset = cpuset_id(cpusets, set);
-    Task {
-        cpu: cpusets[cpuset as usize][0],
-        cpuset,
-        kind,
-        state,
-        ..Default::default()
-    }
-}
-
-/// One kswapd task per node: a kernel thread allowed on its node's CPUs
-/// (kthread_bind_mask to cpumask_of_node), or pinned to `kernel.kswapd_cpu`.
-fn kswapd_tasks(k: &Kernel, s: &Scenario, cpusets: &mut Vec<Vec<u32>>) -> (Vec<Task>, Vec<Kswapd>) {
-    let mut tasks = Vec::new();
-    let mut kswapd = Vec::new();
-    for node in 0..k.nr_nodes() {
-        let set = match &s.kernel.kswapd_cpu {
-            Some(v) => vec![v[node]],
-            None => (0..k.topology.nr_cpus())
-                .filter(|&c| k.cpu_node[c as usize] as usize == node)
-                .collect(),
-        };
-        tasks.push(new_task(
-            cpusets,
-            set,
-            Kind::Kswapd { node },
-            State::Waiting,
-        ));
-        kswapd.push(Kswapd::new(node));
-    }
-    (tasks, kswapd)
-}
-
-/// Workload `wi`: its generator, files, processes and threads (appended to `tasks`).
-fn setup_workload(
-    k: &mut Kernel,
-    s: &Scenario,
-    wi: usize,
-    tasks: &mut Vec<Task>,
-    cpusets: &mut Vec<Vec<u32>>,
-) -> Result<Wl, SimError> {
-    let wc = &s.workloads[wi];
-    let setup = |e: String| SimError::Setup(format!("workload {}: {e}", wc.name));
-    let opts = wc.options().map_err(setup)?;
-    let seed = s.seed ^ (0x5851_F42D_4C95_7F2D_u64.wrapping_mul(wi as u64 + 1));
-    let gen = opts.build(seed).map_err(setup)?;
-    let op_cost = match &opts {
-        WorkloadOptions::Fio(o) => o.ioengine.op_cost(&s.costs),
-        WorkloadOptions::Memcached(_) => s.costs.memcached_request,
-        // Their per-operation work is in their own steps.
-        WorkloadOptions::Dd(_)
-        | WorkloadOptions::PageFault3(_)
-        | WorkloadOptions::Anon(_)
-        | WorkloadOptions::Trace(_) => 0,
-    };
-    let memcg =
-        (k.memcgs.by_path(&wc.memcg)).ok_or_else(|| setup(format!("no memcg {}", wc.memcg)))?;
-    let layout = gen.layout();
-    let file_base = k.files.len() as u32;
-    for f in &layout.files {
-        k.files.push(File::new(f.pages, f.sparse));
-    }
-    let content = wc.page_content.unwrap_or_default();
-    let mms = create_processes(k, gen.as_ref(), memcg, file_base, content).map_err(setup)?;
-    let mut tids = Vec::new();
-    for t in 0..layout.threads() {
-        tids.push(tasks.len());
-        let set = match wc.pinned_cpu(t, &k.topology) {
-            Some(cpu) => vec![cpu],
-            None => wc.cpuset(&k.topology),
-        };
-        let kind = Kind::Thread { w: wi, t };
-        tasks.push(new_task(cpusets, set, kind, State::Waiting));
-    }
-    let clients = match (&opts, &wc.client_cpus) {
-        (WorkloadOptions::Memcached(_), Some(set)) => {
-            clients::client_tasks(wi, tids.len(), set, tasks, cpusets)
-        }
-        _ => Vec::new(),
-    };
-    let phases = gen.phases();
-    Ok(Wl {
-        name: wc.name.clone(),
-        thread_mm: (layout.thread_process.iter())
-            .map(|p| p.map(|i| mms[i]))
-            .collect(),
-        gen,
-        memcg,
-        op_cost,
-        file_base,
-        mms,
-        batch_ops: vec![0; tids.len()],
-        client_batch: vec![0; tids.len()],
-        tasks: tids,
-        clients,
-        stats: phases.iter().map(|_| PhaseStats::default()).collect(),
-        phases,
-        barriers: 0,
-        start_ns: 0,
-        started: false,
-        done: false,
-        cfg: wc.clone(),
-    })
-}
-
-/// The processes of a workload's layout, each with its VMAs (a file VMA joins its
-/// file's i_mmap), in `memcg` unless the workload places it elsewhere. Gives their mm ids.
-fn create_processes(
-    k: &mut Kernel,
-    gen: &dyn Workload,
-    memcg: MemcgId,
-    file_base: u32,
-    content: crate::kernel::config::PageContent,
-) -> Result<Vec<u32>, String> {
-    let mut mms = Vec::new();
-    for (pi, proc_) in gen.layout().processes.iter().enumerate() {
-        let id = k.mms.len() as u32;
-        let memcg = match gen.process_memcg(pi) {
-            None => memcg,
-            Some(path) => k
-                .memcgs
-                .by_path(path)
-                .ok_or_else(|| format!("no memcg {path}"))?,
-        };
-        let mut mm = Mm {
-            memcg,
-            content,
-            ..Default::default()
-        };
-        for r in &proc_.regions {
-            let v = match *r {
-                RegionSpec::Anon { pages } => mm.add_vma(pages, VmaKind::Anon),
-                RegionSpec::File { file } => {
-                    let fid = file_base + file as u32;
-                    let pages = k.files[fid as usize].pages;
-                    let v = mm.add_vma(pages, VmaKind::File { file: fid });
-                    k.files[fid as usize].mappings.push((id, v as u32));
-                    v
-                }
-            };
-            debug_assert_eq!(v, mm.vmas.len() - 1);
-        }
-        k.mms.push(mm);
-        mms.push(id);
-    }
-    Ok(mms)
-}
-
 /// An event's result as the results show it: "ok", the errno name, or "ok" with what
 /// the memcg OOM killer did.
 fn outcome_text(r: Outcome) -> String {
@@ -619,163 +404,7 @@ fn outcome_text(r: Outcome) -> String {
     }
 }
 
-/// The scenario's `[[event]]`s, each a task (appended to `tasks`) at its time, with the
-/// command as shown in the results and the write the kernel runs.
-fn event_tasks(
-    k: &Kernel,
-    s: &Scenario,
-    tasks: &mut Vec<Task>,
-    cpusets: &mut Vec<Vec<u32>>,
-) -> Result<Vec<(String, Write)>, SimError> {
-    let mut events = Vec::new();
-    for (i, ev) in s.events.iter().enumerate() {
-        let parsed = crate::scenario::event::parse(ev)
-            .map_err(|(f, e)| SimError::Setup(format!("event[{i}].{f}: {e}")))?;
-        let (node, write) = match parsed.write {
-            EventWrite::LruGen(cmds) => (cmds[0].node as usize, Write::LruGen(cmds)),
-            EventWrite::Memcg { path, file } => {
-                let m = k.memcgs.by_path(&path).ok_or_else(|| {
-                    SimError::Setup(format!("event[{i}].memcg: no memcg \"{path}\""))
-                })?;
-                (0, Write::Memcg(m, file))
-            }
-            EventWrite::Sysctl(sysctl) => (0, Write::Sysctl(sysctl)),
-        };
-        // kswapd tasks are the first ids, one per node: a write runs where its node's
-        // kswapd may (node 0's for a file or sysctl).
-        let node = node.min(k.nr_nodes() - 1);
-        let set = match ev.cpu {
-            Some(cpu) => vec![cpu],
-            None => cpusets[tasks[node].cpuset as usize].clone(),
-        };
-        let mut task = new_task(cpusets, set, Kind::Event { e: i }, State::Runnable);
-        task.clock = ev.at.0;
-        tasks.push(task);
-        events.push((parsed.shown, write));
-    }
-    Ok(events)
-}
-
-/// The scenario's `kernel.policy`; a plugin whose `init` failed fails the run.
-fn new_policy(
-    k: &mut Kernel,
-    s: &Scenario,
-    plugin: Option<PluginFactory>,
-) -> Result<Box<dyn Policy>, SimError> {
-    let mut p: Box<dyn Policy> = match s.kernel.policy {
-        PolicyKind::Classic => Box::new(Classic::new(k)),
-        PolicyKind::Mglru => Box::new(Mglru::with_seed(k, s.seed)),
-        PolicyKind::Plugin => Box::new(new_plugin(k, s, plugin)?),
-    };
-    match p.failure() {
-        Some(why) => Err(SimError::Policy(why)),
-        None => Ok(p),
-    }
-}
-
-/// The plugin policy of `kernel.plugin`: an example by name, or "python" from
-/// `RunOptions::plugin`.
-fn new_plugin(
-    k: &mut Kernel,
-    s: &Scenario,
-    external: Option<PluginFactory>,
-) -> Result<Plugin, SimError> {
-    let cfg =
-        s.kernel.plugin.as_ref().ok_or_else(|| {
-            SimError::Setup("kernel.policy = \"plugin\" needs kernel.plugin".into())
-        })?;
-    let memcg =
-        match &cfg.memcg {
-            Some(path) => Some(k.memcgs.by_path(path).ok_or_else(|| {
-                SimError::Setup(format!("kernel.plugin.memcg: no memcg \"{path}\""))
-            })?),
-            None => None,
-        };
-    let make = match (examples::by_name(&cfg.name), external) {
-        (Some(f), _) => f,
-        (None, Some(f)) if cfg.name == "python" => f,
-        _ => {
-            return Err(SimError::Setup(format!(
-                "kernel.plugin.name \"{}\": a Python policy runs only from the Python package (reclaimsim.run(path, policy=MyPolicy))",
-                cfg.name
-            )))
-        }
-    };
-    Ok(Plugin::new(k, &cfg.name, memcg, cfg.pages, make))
-}
-
 impl Engine {
-    fn new(
-        s: &Scenario,
-        external: Option<ExternalAgent>,
-        plugin: Option<PluginFactory>,
-    ) -> Result<Self, SimError> {
-        let mut k = Kernel::new(&s.kernel_setup());
-        let p = new_policy(&mut k, s, plugin)?;
-        let cpus = k.topology.nr_cpus();
-        let mut cpusets = Vec::new();
-        let (mut tasks, kswapd) = kswapd_tasks(&k, s, &mut cpusets);
-        let wls = (0..s.workloads.len())
-            .map(|wi| setup_workload(&mut k, s, wi, &mut tasks, &mut cpusets))
-            .collect::<Result<Vec<_>, _>>()?;
-        let events = event_tasks(&k, s, &mut tasks, &mut cpusets)?;
-        let siblings = (0..cpus)
-            .map(|c| k.topology.siblings(c).collect())
-            .collect();
-        k.sched
-            .set_smt(siblings, k.costs.smt_compute, k.costs.smt_memory);
-        let run_queues = vec![cfs::Cpu::new(&k.topology); cpus as usize];
-        let mut e = Engine {
-            k,
-            p,
-            kswapd,
-            tasks,
-            wls,
-            cpus: run_queues,
-            cpusets,
-            tunables: cfs::Tunables::for_cpus(cpus),
-            nohz_next: 0,
-            end_ns: s.duration.map(|d| d.0),
-            capped: false,
-            steps: 0,
-            samples: Vec::new(),
-            sample_every: s
-                .sample_interval
-                .map_or(AUTO_FIRST_INTERVAL_NS, |d| d.0.max(1)),
-            sample_auto: s.sample_interval.is_none(),
-            next_sample: 0,
-            accesses: 0,
-            events,
-            event_results: Vec::new(),
-            agents: Vec::new(),
-            failure: None,
-            finished: BTreeSet::new(),
-            flusher: usize::MAX,
-            flusher_end: 0,
-            _pin: std::marker::PhantomPinned,
-        };
-        e.add_flusher(s);
-        e.add_agents(s)?;
-        if let Some(x) = external {
-            e.add_external(x);
-        }
-        e.psi_tasks();
-        e.draw_phases(s);
-        for id in 0..e.tasks.len() {
-            if let Kind::Event { .. } | Kind::Agent { .. } = e.tasks[id].kind {
-                let at = e.tasks[id].clock;
-                e.schedule(id, at);
-            }
-        }
-        for wi in 0..e.wls.len() {
-            if e.wls[wi].cfg.after.is_none() {
-                let t = e.wls[wi].cfg.start.0;
-                e.start_workload(wi, t);
-            }
-        }
-        Ok(e)
-    }
-
     /// An agent's failure (`Engine::failure`), once, as the run's error; or the
     /// policy's (a plugin's hook).
     fn agent_failed(&mut self) -> Result<(), SimError> {
@@ -994,23 +623,6 @@ impl Engine {
         t.state = State::Done;
         t.clock = end;
         self.k.sched.cancel(id);
-    }
-
-    /// Per memcg path, the MGLRU state of its lruvec on each node, if the policy has one.
-    pub(crate) fn lru_gen_states(&self, now: u64) -> BTreeMap<String, Vec<LruGenState>> {
-        let mut out = BTreeMap::new();
-        for (m, cg) in self.k.memcgs.cgs.iter().enumerate() {
-            let states: Vec<LruGenState> = (0..self.k.nr_nodes())
-                .filter_map(|n| {
-                    let lv = self.k.lruvec(m as MemcgId, n);
-                    self.p.lru_gen_state(&self.k, lv, now)
-                })
-                .collect();
-            if !states.is_empty() {
-                out.insert(cg.path.clone(), states);
-            }
-        }
-        out
     }
 
     fn thread_step(&mut self, id: usize, wi: usize, t: usize, clock: u64) {
@@ -1257,59 +869,6 @@ impl Engine {
         })
     }
 
-    /// Where the run is, for `RunOptions::watch`.
-    fn where_now(&self) -> Progress {
-        let running: Vec<String> = (self.wls.iter())
-            .filter(|w| w.started && !w.done)
-            .map(|w| match w.phases.get(w.gen.phase_after(w.barriers)) {
-                Some(p) => format!("{}:{p}", w.name),
-                None => w.name.clone(),
-            })
-            .collect();
-        let phase = if running.len() > 3 {
-            format!(
-                "{}, ... ({} running)",
-                running[..2].join(", "),
-                running.len()
-            )
-        } else if !running.is_empty() {
-            running.join(", ")
-        } else if self.wls.iter().all(|w| w.done) {
-            "finishing".into()
-        } else {
-            "starting".into()
-        };
-        Progress {
-            now_ns: self.k.sched.min_clock().unwrap_or(0),
-            end_ns: self.end_ns,
-            fraction: self.progress(),
-            phase,
-            steps: self.steps,
-        }
-    }
-
-    fn progress(&self) -> f64 {
-        let now = self.k.sched.min_clock().unwrap_or(0);
-        if let Some(end) = self.end_ns {
-            return (now as f64 / end as f64).min(1.0);
-        }
-        // A workload whose end is a count says how far it is; one ended by another's
-        // end (`until`) follows that one.
-        let counted = (self.wls.iter())
-            .filter(|w| w.cfg.until.is_none())
-            .filter_map(|w| w.gen.done_fraction());
-        if let Some(f) = counted.reduce(f64::min) {
-            return f.min(1.0);
-        }
-        let threads: Vec<_> = self
-            .tasks
-            .iter()
-            .filter(|t| matches!(t.kind, Kind::Thread { .. }))
-            .collect();
-        threads.iter().filter(|t| t.state == State::Done).count() as f64
-            / threads.len().max(1) as f64
-    }
-
     fn check(&self) -> Result<(), SimError> {
         let checked = if self.tasks.iter().any(|t| t.in_step) {
             check::check_running(&self.k, self.p.as_ref())
@@ -1340,66 +899,5 @@ impl Engine {
             .filter(|&(id, _)| id != self.flusher)
             .map(|(_, t)| t.clock);
         others.chain([self.flusher_end]).max().unwrap_or(0)
-    }
-
-    fn take_samples(&mut self, clock: u64) {
-        self.k.psi.tick(clock);
-        while self.next_sample <= clock {
-            let t = self.next_sample;
-            self.next_sample += self.sample_every;
-            let mut lru = BTreeMap::new();
-            for (m, cg) in self.k.memcgs.cgs.iter().enumerate() {
-                let mut v = [0u64; 4];
-                for node in 0..self.k.nr_nodes() {
-                    let lv = self.k.lruvec(m as MemcgId, node);
-                    for (i, x) in v.iter_mut().enumerate() {
-                        *x += self.k.lruvecs[lv].nr[i];
-                    }
-                }
-                lru.insert(cg.path.clone(), v);
-            }
-            let lru_gen = Some(self.lru_gen_states(t))
-                .filter(|m| !m.is_empty())
-                .map(|m| {
-                    m.into_iter()
-                        .map(|(path, states)| {
-                            let views = states
-                                .into_iter()
-                                .map(|st| LruGenView {
-                                    node: st.node,
-                                    gens: st.gens,
-                                })
-                                .collect();
-                            (path, views)
-                        })
-                        .collect()
-                });
-            let pressure = (self.k.psi.sample(t).into_iter().enumerate())
-                .map(|(m, p)| (self.k.memcgs.cgs[m].path.clone(), p))
-                .collect();
-            self.samples.push(Sample {
-                time_s: t as f64 / 1e9,
-                free_pages: self.k.free_pages(),
-                lru,
-                lru_gen,
-                pressure,
-            });
-            if self.sample_auto && self.samples.len() > 2 * AUTO_SAMPLES {
-                self.thin_samples();
-            }
-        }
-    }
-
-    /// Every other sample dropped and the interval doubled, so that a run of any length
-    /// ends with `AUTO_SAMPLES` to twice as many, evenly spaced: with 2N+1 samples at
-    /// 0, d, .., 2N*d, those at 0, 2d, .., 2N*d are kept and the next is at (2N+2)*d.
-    fn thin_samples(&mut self) {
-        let mut keep = false;
-        self.samples.retain(|_| {
-            keep = !keep;
-            keep
-        });
-        self.sample_every *= 2;
-        self.next_sample = self.next_sample.next_multiple_of(self.sample_every);
     }
 }
