@@ -2,8 +2,9 @@
 //! (docs/SUMMARY.md) lists every page under docs/ and no page that does not exist; every
 //! relative Markdown link in README.md, ARCHITECTURE.md and docs/**/*.md reaches a file
 //! (source files under crates/ included), and every `#anchor` in such a link names a
-//! heading of its target, by the slug rules GitHub and mdBook share; the README stays
-//! short.
+//! heading of its target, by the slug rules GitHub and mdBook share; the book's
+//! preprocessor (tools/book-links.py) makes every link out of docs/ reach its file from
+//! the rendered page; the README stays short.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -323,6 +324,76 @@ fn every_relative_link_and_anchor_resolves() {
         "only {checked} links found: is the parser broken?"
     );
     assert!(bad.is_empty(), "broken links:\n{}", bad.join("\n"));
+}
+
+/// The `href`s of the HTML anchors in `text`.
+fn hrefs(text: &str) -> Vec<String> {
+    text.split("<a href=\"")
+        .skip(1)
+        .map(|s| s[..s.find('"').unwrap()].to_string())
+        .collect()
+}
+
+/// Each page as the book renders it: tools/book-links.py turns a link leaving docs/ into
+/// an anchor relative to the page under docs/book/, which must reach the same file; a
+/// link to a README.md of the book goes to the index.md mdBook renders it as.
+#[test]
+fn the_rendered_book_reaches_the_checkout() {
+    let root = workspace();
+    let docs = root.join("docs");
+    let (mut bad, mut outside) = (Vec::new(), 0);
+    let mut files = Vec::new();
+    md_files(&docs, &mut files);
+    // SUMMARY.md is mdBook's table of contents, read by mdBook itself, not a chapter.
+    for page in files.into_iter().filter(|f| !f.ends_with("SUMMARY.md")) {
+        let dir = page.parent().unwrap().strip_prefix(&docs).unwrap();
+        let out = std::process::Command::new("python3")
+            .current_dir(&root)
+            .args(["tools/book-links.py", "rewrite"])
+            .arg(dir)
+            .arg(&page)
+            .output()
+            .expect("python3 runs tools/book-links.py");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let rel = page.strip_prefix(&root).unwrap().display().to_string();
+        for link in links(&text).iter().filter(|l| !is_external(&l.target)) {
+            let path = link.target.split('#').next().unwrap();
+            let target = normalize(&page.parent().unwrap().join(path));
+            if !target.starts_with(&docs) {
+                bad.push(format!(
+                    "{rel}:{}: {} left as a link",
+                    link.line, link.target
+                ));
+            }
+            if path.ends_with("README.md") {
+                bad.push(format!(
+                    "{rel}:{}: {} not sent to index.md",
+                    link.line, link.target
+                ));
+            }
+        }
+        for href in hrefs(&text) {
+            outside += 1;
+            let path = href.split('#').next().unwrap().replace("%2E", ".");
+            let rendered = docs.join("book").join(dir);
+            if !normalize(&rendered.join(&path)).exists() {
+                bad.push(format!(
+                    "{rel}: {href} does not reach a file from docs/book/"
+                ));
+            }
+        }
+    }
+    assert!(outside > 50, "only {outside} links out of docs/ rewritten");
+    assert!(
+        bad.is_empty(),
+        "the rendered book's links:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
