@@ -332,6 +332,7 @@ pub fn kill_memcg(k: &mut Kernel, p: &mut dyn Policy, m: MemcgId) -> Vec<u32> {
 /// fault (handle_mm_fault). The PTE is shared state (reclaim clears the accessed bit and
 /// unmaps), so the access first meets the other tasks at its virtual time: a reclaimer
 /// earlier in virtual time never sees a reference made after it.
+#[inline]
 pub fn access_page(
     k: &mut Kernel,
     p: &mut dyn Policy,
@@ -342,19 +343,37 @@ pub fn access_page(
 ) -> Result<(), Killed> {
     k.sync();
     let vma = &mut k.mms[mm as usize].vmas[region];
-    let vpn = vma.start + page;
     let pte = &mut vma.ptes[page as usize];
-    if pte.pfn().is_some() {
-        if write && !pte.dirty() && matches!(vma.kind, VmaKind::File { .. }) {
-            // A clean shared file PTE is write-protected (folio_mkclean).
-            do_wp_page(k, mm, vpn);
-            return Ok(());
-        }
+    // The hit that only marks the PTE young (and dirty), the common case, inline; the
+    // rest (a fault, a write to a clean file PTE, the zero page) out of line.
+    if pte.pfn().is_some() && (!write || pte.dirty() || !matches!(vma.kind, VmaKind::File { .. })) {
         pte.mkyoung();
         if write {
             pte.mkdirty();
         }
         k.spend(k.costs.access_hit, Cat::Other);
+        return Ok(());
+    }
+    access_page_slow(k, p, mm, region, page, write)
+}
+
+/// `access_page` past its PTE hit: a clean shared file PTE written (do_wp_page), a read
+/// of the zero page, or a fault.
+#[inline(never)]
+fn access_page_slow(
+    k: &mut Kernel,
+    p: &mut dyn Policy,
+    mm: u32,
+    region: usize,
+    page: u64,
+    write: bool,
+) -> Result<(), Killed> {
+    let vma = &k.mms[mm as usize].vmas[region];
+    let vpn = vma.start + page;
+    let pte = vma.ptes[page as usize];
+    if pte.pfn().is_some() {
+        // A clean shared file PTE is write-protected (folio_mkclean).
+        do_wp_page(k, mm, vpn);
     } else if pte.is_zero() && !write {
         k.spend(k.costs.access_hit, Cat::Other);
     } else {

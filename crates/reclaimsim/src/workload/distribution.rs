@@ -306,8 +306,19 @@ impl Sampler {
         s
     }
 
-    /// The next block.
+    /// The next block. A uniform draw, the default pattern's, is made inline; the
+    /// other kinds out of line (`draw`), so that the common call saves no registers
+    /// for arms it does not take. Either way the same draws, in the same order.
+    #[inline]
     pub fn sample(&self, rng: &mut Rng) -> u64 {
+        match self {
+            Self::Uniform { n } => rng.gen_range(0..*n),
+            _ => self.draw(rng),
+        }
+    }
+
+    #[inline(never)]
+    fn draw(&self, rng: &mut Rng) -> u64 {
         match self {
             Self::Uniform { n } => rng.gen_range(0..*n),
             Self::Zipf { zipf, offset, .. } => zipf.sample(*offset, rng),
