@@ -12,9 +12,8 @@
 //! parsed as an `[[event]]`'s and run through the same `control::write`.
 
 use super::record::{AgentKill, AgentResult, AgentWrite};
-use super::setup::new_task;
 use super::SimError;
-use super::{outcome_text, Engine, EventResult, Kind, State};
+use super::{new_task, outcome_text, Engine, EventResult, Kind, State};
 use crate::kernel::control::{self, MemcgFile, Outcome, Write};
 use crate::kernel::lru::Policy;
 use crate::kernel::memcg::MemcgId;

@@ -9,8 +9,7 @@
 //! `client_cpus` the clients are not simulated and a worker waits `loopback_wait` for
 //! each next batch instead.
 
-use super::setup::new_task;
-use super::{Engine, Kind, State, Task};
+use super::{new_task, Engine, Kind, State, Task};
 use crate::kernel::stats::Cat;
 
 /// The client tasks of workload `wi`, one per worker thread, allowed on `set`

@@ -36,7 +36,6 @@ use prefetch::{prefetch_ahead, prefetch_touches};
 pub use record::{
     AgentKill, AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
 };
-use setup::new_task;
 use std::collections::BTreeSet;
 
 /// How to run one variant.
@@ -401,6 +400,35 @@ fn outcome_text(r: Outcome) -> String {
             };
             format!("ok (memcg OOM: {kills} kill{plural}{left})")
         }
+    }
+}
+
+/// The id of `set` (made ascending) in `cpusets`, added if new.
+fn cpuset_id(cpusets: &mut Vec<Vec<u32>>, mut set: Vec<u32>) -> u32 {
+    set.sort_unstable();
+    set.dedup();
+    assert!(!set.is_empty(), "an empty cpuset");
+    match cpusets.iter().position(|s| *s == set) {
+        Some(i) => i as u32,
+        None => {
+            cpusets.push(set);
+            (cpusets.len() - 1) as u32
+        }
+    }
+}
+
+/// A task allowed on `set`, not started, first placed on its first CPU. Every task's
+/// first wake-up is placed as a new task's (find_idlest_cpu, START_DEBIT), kernel
+/// threads' too, though the kernel's kswapd and flusher sleep from boot: a departure
+/// limited to their first run.
+fn new_task(cpusets: &mut Vec<Vec<u32>>, set: Vec<u32>, kind: Kind, state: State) -> Task {
+    let cpuset = cpuset_id(cpusets, set);
+    Task {
+        cpu: cpusets[cpuset as usize][0],
+        cpuset,
+        kind,
+        state,
+        ..Default::default()
     }
 }
 

@@ -3,7 +3,7 @@
 //! policy, and the engine that holds them all (`Engine::new`).
 
 use super::{
-    cfs, clients, Engine, ExternalAgent, Kind, PhaseStats, SimError, State, Task, Wl,
+    cfs, clients, new_task, Engine, ExternalAgent, Kind, PhaseStats, SimError, State, Task, Wl,
     AUTO_FIRST_INTERVAL_NS,
 };
 use crate::kernel::control::Write;
@@ -20,40 +20,6 @@ use crate::scenario::config::{PolicyKind, Scenario};
 use crate::scenario::event::EventWrite;
 use crate::workload::{RegionSpec, Workload, WorkloadOptions};
 use std::collections::BTreeSet;
-
-/// The id of `set` (made ascending) in `cpusets`, added if new.
-pub(super) fn cpuset_id(cpusets: &mut Vec<Vec<u32>>, mut set: Vec<u32>) -> u32 {
-    set.sort_unstable();
-    set.dedup();
-    assert!(!set.is_empty(), "an empty cpuset");
-    match cpusets.iter().position(|s| *s == set) {
-        Some(i) => i as u32,
-        None => {
-            cpusets.push(set);
-            (cpusets.len() - 1) as u32
-        }
-    }
-}
-
-/// A task allowed on `set`, not started, first placed on its first CPU. Every task's
-/// first wake-up is placed as a new task's (find_idlest_cpu, START_DEBIT), kernel
-/// threads' too, though the kernel's kswapd and flusher sleep from boot: a departure
-/// limited to their first run.
-pub(super) fn new_task(
-    cpusets: &mut Vec<Vec<u32>>,
-    set: Vec<u32>,
-    kind: Kind,
-    state: State,
-) -> Task {
-    let cpuset = cpuset_id(cpusets, set);
-    Task {
-        cpu: cpusets[cpuset as usize][0],
-        cpuset,
-        kind,
-        state,
-        ..Default::default()
-    }
-}
 
 /// One kswapd task per node: a kernel thread allowed on its node's CPUs
 /// (kthread_bind_mask to cpumask_of_node), or pinned to `kernel.kswapd_cpu`.

@@ -4,10 +4,10 @@
 
 use super::config::{self, MachineConfig, Scenario};
 use super::host::{estimate_host_bytes, host_culprit};
-use super::{agent, at, elem, event, fail, oomd, scale, Problem, Seg};
+use super::{agent, at, elem, event, fail, kind, oomd, scale, Problem, Seg};
 use crate::kernel::config::MemcgReclaim;
 use crate::units::{human_bytes, PAGE_SIZE};
-use crate::workload::{Workload, WorkloadOptions};
+use crate::workload::Workload;
 use std::collections::HashMap;
 
 const MIB: u64 = 1 << 20;
@@ -682,17 +682,6 @@ fn check_memcgs(s: &Scenario) -> Result<(), Problem> {
         }
     }
     Ok(())
-}
-
-pub(super) fn kind(o: &WorkloadOptions) -> &'static str {
-    match o {
-        WorkloadOptions::Fio(_) => "fio",
-        WorkloadOptions::Memcached(_) => "memcached",
-        WorkloadOptions::Dd(_) => "dd",
-        WorkloadOptions::PageFault3(_) => "page_fault3",
-        WorkloadOptions::Anon(_) => "anon",
-        WorkloadOptions::Trace(_) => "trace",
-    }
 }
 
 fn check_workloads(s: &Scenario) -> Result<(), Problem> {

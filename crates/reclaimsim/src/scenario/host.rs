@@ -1,8 +1,8 @@
 //! The host memory a scenario needs and the host has: `estimate_host_bytes`, its parts
 //! and the largest of them (which a too-large scenario's error names), and MemAvailable.
 
-use super::check::kind;
 use super::config::{Scenario, WorkloadConfig};
+use super::kind;
 use super::{at, elem, Seg};
 use crate::units::{human_bytes, PAGE_SIZE};
 

@@ -28,6 +28,7 @@ use source::{serde_path, syntax, Source};
 
 use crate::scenario::config::Scenario;
 use crate::scenario::expect::Expectation;
+use crate::workload::WorkloadOptions;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use toml::{Table, Value};
@@ -607,6 +608,18 @@ fn show(path: &[Seg]) -> String {
 
 /// A semantic problem: the field (merged path) and what is wrong with it.
 type Problem = (Vec<Seg>, String);
+
+/// A workload's table name (`fio`, `memcached`, ...), as errors and estimates name it.
+fn kind(o: &WorkloadOptions) -> &'static str {
+    match o {
+        WorkloadOptions::Fio(_) => "fio",
+        WorkloadOptions::Memcached(_) => "memcached",
+        WorkloadOptions::Dd(_) => "dd",
+        WorkloadOptions::PageFault3(_) => "page_fault3",
+        WorkloadOptions::Anon(_) => "anon",
+        WorkloadOptions::Trace(_) => "trace",
+    }
+}
 
 fn at(fields: &str) -> Vec<Seg> {
     fields.split('.').map(key).collect()
