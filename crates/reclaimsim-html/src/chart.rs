@@ -86,6 +86,9 @@ pub fn grouped_bars(
     y_log: bool,
 ) -> Figure {
     let mut plot = Plot::new();
+    let range = y_log
+        .then(|| log_range(series.iter().flat_map(|s| &s.y)))
+        .flatten();
     for (i, s) in series.into_iter().enumerate() {
         let bar = Bar::new(x.to_vec(), s.y)
             .name(s.name)
@@ -102,13 +105,31 @@ pub fn grouped_bars(
     let text = UniformText::new()
         .mode(UniformTextMode::Hide)
         .min_size(LABEL_MIN_PX);
-    plot.set_layout(
-        layout(title, "", y_title, y_log)
-            .bar_mode(BarMode::Group)
-            .bar_group_gap(BAR_GROUP_GAP)
-            .uniform_text(text),
-    );
+    let mut l = layout(title, "", y_title, y_log)
+        .bar_mode(BarMode::Group)
+        .bar_group_gap(BAR_GROUP_GAP)
+        .uniform_text(text);
+    if let Some(r) = range {
+        let y = Axis::new()
+            .title(Title::with_text(y_title))
+            .auto_margin(true);
+        l = l.y_axis(y.type_(AxisType::Log).range(r.to_vec()));
+    }
+    plot.set_layout(l);
     Figure::new(plot, false)
+}
+
+/// A log axis's range (log10 units) for bars of `ys`: from a decade at least a factor 2
+/// below the smallest positive bar, so that every bar has a visible length (Plotly's
+/// own range starts near the smallest bar, which then looks empty), to a little above
+/// the largest, for its label. None when no bar is positive.
+pub fn log_range<'a>(ys: impl Iterator<Item = &'a f64>) -> Option<[f64; 2]> {
+    let pos: Vec<f64> = ys.copied().filter(|y| *y > 0.0 && y.is_finite()).collect();
+    let min = pos.iter().copied().reduce(f64::min)?;
+    let max = pos.iter().copied().reduce(f64::max)?;
+    let lo = (min.log10() - 2f64.log10()).floor();
+    let hi = max.log10() + 0.1 * (max.log10() - lo) + 0.05;
+    Some([lo, hi])
 }
 
 /// Grouped horizontal bars: one row per label (the first at the top), one bar per
@@ -276,4 +297,23 @@ pub fn stacked_hbars(title: &str, x_title: &str, rows: &[String], series: Vec<Se
         .y_axis(Axis::new().auto_margin(true).type_(AxisType::Category));
     plot.set_layout(layout);
     Figure::new(plot, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 132 us bar beside larger ones starts a decade below, 10 us: its length is
+    /// over a decade, not the sliver Plotly's own range left.
+    #[test]
+    fn a_log_axis_starts_a_decade_below_the_smallest_bar() {
+        let [lo, hi] = log_range([132.0, 900.0, 4000.0, 0.0].iter()).unwrap();
+        assert_eq!(lo, 1.0);
+        assert!(132f64.log10() - lo > 1.0);
+        assert!(hi > 4000f64.log10());
+        // a bar just above a decade still gets a factor 2 below it
+        assert_eq!(log_range([150.0].iter()).unwrap()[0], 1.0);
+        assert_eq!(log_range([250.0].iter()).unwrap()[0], 2.0);
+        assert!(log_range([0.0].iter()).is_none());
+    }
 }
