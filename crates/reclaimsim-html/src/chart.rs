@@ -3,9 +3,10 @@
 //! every chart of a page.
 
 use crate::page::Figure;
-use plotly::common::{Marker, Mode, Orientation, TextPosition, Title};
+use plotly::common::{Marker, Mode, Orientation, TextPosition, TickMode, Title};
 use plotly::layout::{
-    Axis, AxisRange, AxisType, BarMode, Legend, Margin, TraceOrder, UniformText, UniformTextMode,
+    Axis, AxisRange, AxisType, BarMode, Legend, Margin, TicksDirection, TraceOrder, UniformText,
+    UniformTextMode,
 };
 use plotly::{Bar, Layout, Plot, Scatter};
 
@@ -132,6 +133,47 @@ pub fn log_range<'a>(ys: impl Iterator<Item = &'a f64>) -> Option<[f64; 2]> {
     Some([lo, hi])
 }
 
+/// A log axis over `range` (log10 units, from `log_range`) whose labels are decades
+/// only, with unlabelled ticks at 2..9 times each: Plotly's own ticks on a range of a
+/// decade or two label 2, 5 (or every digit) as large as the decades, and the axis then
+/// reads like a linear one with odd numbers. The range spans a decade at least, so that
+/// two decades are labelled. None: Plotly's own log axis.
+fn log_axis(axis: Axis, range: Option<[f64; 2]>) -> Axis {
+    let axis = axis.type_(AxisType::Log);
+    let Some([lo, hi]) = range else {
+        return axis;
+    };
+    let hi = hi.max(lo + 1.0);
+    let (vals, text) = log_ticks(lo, hi);
+    axis.range(vec![lo, hi])
+        .tick_mode(TickMode::Array)
+        .tick_values(vals)
+        .tick_text(text)
+        .ticks(TicksDirection::Outside)
+}
+
+/// Ticks at 1..9 times each decade in `[10^lo, 10^hi]` (log10 units), labelled only at
+/// the decades ("0.01", "1", "100", "1e5").
+fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<String>) {
+    let (mut vals, mut text) = (Vec::new(), Vec::new());
+    for d in (lo.floor() as i32)..=(hi.ceil() as i32) {
+        for m in 1..10 {
+            let v = m as f64 * 10f64.powi(d);
+            if v.log10() < lo - 1e-9 || v.log10() > hi + 1e-9 {
+                continue;
+            }
+            vals.push(v);
+            text.push(match (m, d) {
+                (1, -3..=-1) => format!("{v:.*}", (-d) as usize),
+                (1, 0..=4) => format!("{v:.0}"),
+                (1, _) => format!("1e{d}"),
+                _ => String::new(),
+            });
+        }
+    }
+    (vals, text)
+}
+
 /// Grouped horizontal bars: one row per label (the first at the top), one bar per
 /// series in each row, on a log value axis when `x_log`. For long labels (a lock's call
 /// sites) and values spanning orders of magnitude, which vertical bars crowd.
@@ -144,6 +186,7 @@ pub fn grouped_hbars(
 ) -> Figure {
     let mut plot = Plot::new();
     let n = series.len();
+    let series_range = log_range(series.iter().flat_map(|s| &s.y));
     // Plotly draws the first category at the bottom, and in each group the first trace
     // lowest: given bottom up (and the legend reversed), rows and bars read top down.
     let up: Vec<String> = rows.iter().rev().cloned().collect();
@@ -158,7 +201,7 @@ pub fn grouped_hbars(
         .title(Title::with_text(x_title))
         .auto_margin(true);
     if x_log {
-        x = x.type_(AxisType::Log);
+        x = log_axis(x, series_range);
     }
     let y = (Axis::new().auto_margin(true)).type_(AxisType::Category);
     // About 14 px a bar and a little between rows, so no bar is thinner than a line.
@@ -315,5 +358,42 @@ mod tests {
         assert_eq!(log_range([150.0].iter()).unwrap()[0], 1.0);
         assert_eq!(log_range([250.0].iter()).unwrap()[0], 2.0);
         assert!(log_range([0.0].iter()).is_none());
+    }
+
+    /// The lock-wait chart's log axis labels decades only: every labelled tick is a
+    /// power of 10, the ticks between are there but unlabelled, and at least two decades
+    /// are labelled even when the bars span less than one.
+    #[test]
+    fn a_log_hbar_axis_labels_only_decades() {
+        let rows = vec!["a".to_string(), "b".to_string()];
+        let series = |y: Vec<f64>| Series {
+            name: "v".into(),
+            y,
+            text: vec![],
+        };
+        for ys in [vec![0.35, 2.0], vec![25.0, 30.0], vec![0.004, 3000.0]] {
+            let f = grouped_hbars("Lock wait", "ms", &rows, vec![series(ys)], true);
+            let json: serde_json::Value = serde_json::from_str(&f.plot.to_json()).unwrap();
+            let x = &json["layout"]["xaxis"];
+            assert_eq!(x["type"], "log");
+            let vals = x["tickvals"].as_array().expect("explicit ticks");
+            let text = x["ticktext"].as_array().unwrap();
+            assert_eq!(vals.len(), text.len());
+            let mut decades = 0;
+            for (v, t) in vals.iter().zip(text) {
+                let (v, t) = (v.as_f64().unwrap(), t.as_str().unwrap());
+                let decade = (v.log10() - v.log10().round()).abs() < 1e-9;
+                assert_eq!(decade, !t.is_empty(), "tick {v} labelled {t:?}");
+                if decade {
+                    assert_eq!(t.parse::<f64>().unwrap(), v);
+                    decades += 1;
+                }
+            }
+            assert!(decades >= 2, "{decades} decades labelled");
+            assert!(vals.len() > decades, "minor ticks drawn");
+        }
+        // ticks only when asked for a log axis
+        let f = grouped_hbars("t", "ms", &rows, vec![series(vec![1.0, 2.0])], false);
+        assert!(!f.plot.to_json().contains("tickvals"));
     }
 }
