@@ -3,7 +3,9 @@
 //! every chart of a page.
 
 use crate::page::Figure;
-use plotly::common::{Marker, Mode, Orientation, TextPosition, TickMode, Title};
+use plotly::common::{
+    DashType, Line as Stroke, Marker, Mode, Orientation, TextPosition, TickMode, Title,
+};
 use plotly::layout::{
     Axis, AxisRange, AxisType, BarMode, Legend, Margin, TicksDirection, TraceOrder, UniformText,
     UniformTextMode,
@@ -27,6 +29,22 @@ const CATEGORY_PALETTE: [&str; 16] = [
 /// The colour of series `i`.
 pub fn color(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
+}
+
+/// Line dashes, a variant's on every line chart, so that lines lying on one another
+/// (free memory at the watermarks in every variant) still show each variant's.
+const DASHES: [DashType; 6] = [
+    DashType::Solid,
+    DashType::Dash,
+    DashType::Dot,
+    DashType::DashDot,
+    DashType::LongDash,
+    DashType::LongDashDot,
+];
+
+/// The dash of series `i`'s line.
+pub fn dash(i: usize) -> DashType {
+    DASHES[i % DASHES.len()].clone()
 }
 
 /// The colour of category `i` (never a variant's).
@@ -238,11 +256,69 @@ pub fn lines(title: &str, x_title: &str, y_title: &str, series: Vec<Line>) -> Fi
         let line = Scatter::new(s.x, s.y)
             .name(s.name)
             .mode(mode.clone())
-            .marker(Marker::new().color(color(i)));
+            .marker(Marker::new().color(color(i)))
+            .line(Stroke::new().color(color(i)).dash(dash(i)));
         plot.add_trace(line);
     }
     plot.set_layout(layout(title, x_title, y_title, false));
     Figure::new(plot, true)
+}
+
+/// Where lines settle after a first drop (free memory after the populate), as a y range
+/// that makes them distinguishable, when the drop would otherwise squash them together.
+#[derive(Debug, PartialEq)]
+pub struct Settled {
+    /// The y range shown: the settled samples', with 5% of their span either side.
+    pub range: [f64; 2],
+    /// The time (x) by which every line had made its first drop.
+    pub from_x: f64,
+    /// The highest sample, off the top of the zoomed chart.
+    pub top: f64,
+}
+
+/// The samples of `lines` after each one's first drop: from the first sample within a
+/// tenth of its own span above its minimum. Some when every line has dropped by half
+/// its run (a steady decline is no drop then a plateau), and those samples span under a
+/// quarter of all samples' span (a chart over the whole span shows them as one line)
+/// and more than nothing.
+pub fn settled(lines: &[Line]) -> Option<Settled> {
+    let (mut lo, mut hi, mut from_x) = (f64::INFINITY, f64::NEG_INFINITY, 0f64);
+    let (mut all_lo, mut all_hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for l in lines {
+        let min = l.y.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = l.y.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let Some(k) = l.y.iter().position(|y| *y <= min + 0.1 * (max - min)) else {
+            continue;
+        };
+        for y in &l.y[k..] {
+            (lo, hi) = (lo.min(*y), hi.max(*y));
+        }
+        (all_lo, all_hi) = (all_lo.min(min), all_hi.max(max));
+        from_x = from_x.max(l.x.get(k).copied().unwrap_or(0.0));
+        if 2 * k > l.y.len() {
+            return None;
+        }
+    }
+    let span = hi - lo;
+    if !(span > 0.0 && span < 0.25 * (all_hi - all_lo)) {
+        return None;
+    }
+    let range = [(lo - 0.05 * span).max(all_lo.min(0.0)), hi + 0.05 * span];
+    Some(Settled {
+        range,
+        from_x,
+        top: all_hi,
+    })
+}
+
+/// Fix a chart's y axis to `range` (with its title).
+pub fn y_range(figure: &mut Figure, y_title: &str, range: [f64; 2]) {
+    let axis = Axis::new()
+        .title(Title::with_text(y_title))
+        .auto_margin(true)
+        .range(AxisRange::new(range[0], range[1]));
+    let layout = figure.plot.layout().clone().y_axis(axis);
+    figure.plot.set_layout(layout);
 }
 
 /// One row of marks per series over a numeric x (a run's events over virtual time):
@@ -358,6 +434,44 @@ mod tests {
         assert_eq!(log_range([150.0].iter()).unwrap()[0], 1.0);
         assert_eq!(log_range([250.0].iter()).unwrap()[0], 2.0);
         assert!(log_range([0.0].iter()).is_none());
+    }
+
+    /// Lines that drop from 512 to a few MiB and stay there: the y range is the few
+    /// MiB after the drop (the old chart's, 0 to 512, drew them as one line), and each
+    /// line has its own dash.
+    #[test]
+    fn lines_after_a_first_drop_get_their_own_range_and_dash() {
+        let line = |i: usize, end: f64| Line {
+            name: format!("v{i}"),
+            x: (0..10).map(|t| t as f64 / 10.0).collect(),
+            y: [512.0, 300.0, 3.0, 5.0, end, 4.0, 3.5, 6.0, 3.0, end].to_vec(),
+        };
+        let ls: Vec<Line> = (0..6).map(|i| line(i, 3.0 + i as f64)).collect();
+        let s = settled(&ls).unwrap();
+        assert_eq!(s.from_x, 0.2);
+        assert_eq!(s.top, 512.0);
+        let [lo, hi] = s.range;
+        assert!(
+            (lo - 2.75).abs() < 1e-9 && (hi - 8.25).abs() < 1e-9,
+            "{lo} {hi}"
+        );
+        // a chart whose lines already fill it keeps Plotly's range
+        let wide: Vec<Line> = (0..2).map(|i| line(i, 400.0)).collect();
+        assert!(settled(&wide).is_none());
+        // nor does a steady decline, which never settles
+        let steady = Line {
+            name: "s".into(),
+            x: (0..10).map(f64::from).collect(),
+            y: (0..10).map(|i| 512.0 - 50.0 * f64::from(i)).collect(),
+        };
+        assert!(settled(&[steady]).is_none());
+        assert!(settled(&[]).is_none());
+        let f = lines("Free memory", "s", "MiB", ls);
+        let j: serde_json::Value = serde_json::from_str(&f.plot.to_json()).unwrap();
+        let dashes: std::collections::BTreeSet<String> = (0..6)
+            .map(|i| j["data"][i]["line"]["dash"].to_string())
+            .collect();
+        assert_eq!(dashes.len(), 6, "{dashes:?}");
     }
 
     /// The lock-wait chart's log axis labels decades only: every labelled tick is a

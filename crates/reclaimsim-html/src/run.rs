@@ -156,8 +156,12 @@ fn memory(vs: &[VariantResult]) -> Section {
                 .map(|s| s.free_pages as f64 * MIB_PER_PAGE)
                 .collect(),
         })
-        .collect();
+        .collect::<Vec<Line>>();
+    let zoom = chart::settled(&free);
     let mut figures = vec![chart::lines("Free memory", "virtual time (s)", "MiB", free)];
+    if let Some(z) = &zoom {
+        chart::y_range(&mut figures[0], "MiB", z.range);
+    }
     let paths: BTreeSet<&String> = vs
         .iter()
         .flat_map(|v| v.timeseries.iter().flat_map(|s| s.lru.keys()))
@@ -180,6 +184,17 @@ fn memory(vs: &[VariantResult]) -> Section {
             chart::x_range(f, "virtual time (s)", x_max);
         }
     }
+    let zoom = zoom.map(|z| {
+        format!(
+            "Free memory is zoomed to {:.1}-{:.1} MiB, where every variant sits after its \
+             first drop (by {:.3} s): the drop from {:.0} MiB runs off the top.",
+            z.range[0], z.range[1], z.from_x, z.top
+        )
+    });
+    let note = match (zoom, note) {
+        (Some(z), Some(n)) => Some(format!("{z} {n}")),
+        (z, n) => z.or(n),
+    };
     Section {
         heading,
         note,
@@ -765,6 +780,30 @@ mod tests {
             let range = &json(f)["layout"]["xaxis"]["range"];
             assert_eq!(range, &serde_json::json!([0.0, 0.8]), "{range}");
         }
+    }
+
+    /// Free memory that drops to a few MiB and stays there in every variant is shown
+    /// zoomed to those MiB, and the note says so; a steady decline is not zoomed.
+    #[test]
+    fn free_memory_is_zoomed_to_where_it_settles() {
+        let mut vs = two();
+        for (n, v) in vs.iter_mut().enumerate() {
+            for (i, s) in v.timeseries.iter_mut().enumerate() {
+                s.free_pages = if i < 2 { 131072 } else { 1000 + 256 * n as u64 };
+            }
+        }
+        let section = memory(&vs);
+        let range = &json(&section.figures[0])["layout"]["yaxis"]["range"];
+        let mib = |pages: f64| pages * MIB_PER_PAGE;
+        let (lo, hi) = (mib(1000.0), mib(1256.0));
+        let pad = 0.05 * (hi - lo);
+        assert_eq!(range, &serde_json::json!([lo - pad, hi + pad]), "{range}");
+        let note = section.note.unwrap();
+        assert!(note.contains("zoomed to 3.9-5.0 MiB"), "{note}");
+        assert!(note.contains("the drop from 512 MiB"), "{note}");
+        let section = memory(&two());
+        assert!(json(&section.figures[0])["layout"]["yaxis"]["range"].is_null());
+        assert!(section.note.is_none());
     }
 
     #[test]
