@@ -211,3 +211,59 @@ fn oversubscribed_runs_are_deterministic() {
     assert!(a == b, "two runs of one scenario differ");
     assert!(a.contains("\"migrations\""));
 }
+
+/// memtier `-t 1 -c C` against `memcached -t 1`, worker and client on CPUs of their own:
+/// 32,000 GETs over C connections of `requests` each.
+fn connections(c: u32) -> VariantResult {
+    let requests = 32_000 / c;
+    run(&format!(
+        r#"name = "connections"
+[machine]
+memory = "64MiB"
+cpus = 2
+[[workload]]
+name = "memcached"
+cpus = "0"
+client_cpus = "1"
+[workload.memcached]
+threads = 1
+[[workload.memcached.phase]]
+name = "run"
+key-pattern = "R:R"
+ratio = "0:1"
+data-size = 2000
+key-minimum = 1
+key-maximum = 2000
+requests = {requests}
+clients = {c}
+threads = 1
+pipeline = 8
+"#
+    ))
+}
+
+/// A client thread with two connections keeps two batches in flight: the worker serves
+/// one while the client reads the other's replies, where one connection makes them take
+/// turns. Every request is served either way, by one client task.
+#[test]
+fn a_client_with_two_connections_overlaps_with_its_worker() {
+    let (one, two) = (connections(1), connections(2));
+    for r in [&one, &two] {
+        assert_eq!(r.workloads["memcached"].ops, 32_000);
+        assert_eq!(tasks(r, "memcached/client").len(), 1);
+    }
+    let rate = |r: &VariantResult| r.workloads["memcached"].ops_per_sec;
+    let busy = |r: &VariantResult| tasks(r, "memcached/0")[0].cpu_s / r.virtual_time_s;
+    assert!(
+        rate(&two) > 1.5 * rate(&one),
+        "two connections {:.0} ops/s, one {:.0}",
+        rate(&two),
+        rate(&one)
+    );
+    assert!(
+        busy(&one) < 0.6 && busy(&two) > 0.8,
+        "worker busy {:.2} / {:.2}",
+        busy(&one),
+        busy(&two)
+    );
+}

@@ -1,56 +1,110 @@
 //! Benchmark clients as tasks: memtier_benchmark's threads beside the memcached
-//! workers they drive. Each client thread owns one connection, served by one memcached
-//! worker (memtier `-t N -c 1` against `memcached -t N`, as the seeds ran it): the worker
-//! answers the connection's pipeline batch (`Step::RoundTrip`: its epoll wake-up, the
-//! read and the sends, `memcached_batch`) and wakes the client; the client reads the
-//! replies and sends the next batch (`memtier_batch` plus `memtier_request` a request)
-//! and wakes the worker. Each wake-up is a try_to_wake_up across CPUs, placed by the
-//! scheduler (`cfs`), paying `wakeup_latency` where it lands on an idle CPU. Without
-//! `client_cpus` the clients are not simulated and a worker waits `loopback_wait` for
-//! each next batch instead.
+//! workers they drive. A client thread owns `clients` connections (memtier `-c`), each
+//! served by one memcached worker (memcached hands new connections to its workers round
+//! robin: connection c to worker c mod `-t`). A connection has one pipeline batch in
+//! flight: the worker answers it (`Step::RoundTrip`: its epoll wake-up, the read and the
+//! sends, `memcached_batch`) and hands it to the client; the client reads the replies
+//! and sends the next batch (`memtier_batch` plus `memtier_request` a request), and the
+//! worker may serve it from then on. A worker goes on with another connection whose
+//! batch is waiting and sleeps in epoll_wait when none is (`Step::Idle`); a client goes
+//! on with another connection whose replies are waiting and sleeps when none is. Each
+//! wake-up of a sleeper is a try_to_wake_up across CPUs, placed by the scheduler
+//! (`cfs`), paying `wakeup_latency` where it lands on an idle CPU. With `-t N -c 1`
+//! against `memcached -t N`, as the seeds ran it, each worker and client pair ping-pong
+//! one connection. Without `client_cpus` the clients are not simulated and a worker
+//! waits `loopback_wait` after each batch instead.
 
 use super::{new_task, Engine, Kind, State, Task};
 use crate::kernel::stats::Cat;
+use crate::workload::Workload;
+use std::collections::VecDeque;
 
-/// The client tasks of workload `wi`, one per worker thread, allowed on `set`
-/// (appended to `tasks`).
+/// The client tasks of one workload and the batches between them and its workers.
+#[derive(Default)]
+pub(super) struct Clients {
+    /// The task of each client thread.
+    tasks: Vec<usize>,
+    /// Per connection: the requests of the batch its client reads next.
+    batch: Vec<u32>,
+    /// Per client: the connections whose replies wait for it, oldest first.
+    replies: Vec<VecDeque<u32>>,
+    /// Per client and per worker: asleep until a batch wakes it.
+    client_asleep: Vec<bool>,
+    worker_asleep: Vec<bool>,
+}
+
+/// The client tasks of workload `wi` (appended to `tasks`), allowed on `set`: one per
+/// memtier thread of its busiest run. From now on its connections wait for them.
 pub(super) fn client_tasks(
     wi: usize,
-    threads: usize,
+    gen: &mut dyn Workload,
+    workers: usize,
     set: &[u32],
     tasks: &mut Vec<Task>,
     cpusets: &mut Vec<Vec<u32>>,
-) -> Vec<usize> {
-    (0..threads)
+) -> Clients {
+    let Some(conns) = gen.connections() else {
+        return Clients::default();
+    };
+    conns.gate();
+    let threads = conns.client_threads();
+    let ids = (0..threads)
         .map(|t| {
-            tasks.push(new_task(
-                cpusets,
-                set.to_vec(),
-                Kind::Client { w: wi, t },
-                State::Waiting,
-            ));
+            let kind = Kind::Client { w: wi, t };
+            tasks.push(new_task(cpusets, set.to_vec(), kind, State::Waiting));
             tasks.len() - 1
         })
-        .collect()
+        .collect();
+    Clients {
+        tasks: ids,
+        batch: Vec::new(),
+        replies: vec![VecDeque::new(); threads],
+        client_asleep: vec![true; threads],
+        worker_asleep: vec![false; workers],
+    }
 }
 
 impl Engine {
-    /// Worker `t` of workload `wi` answered a batch of `n` requests at `clock`: without
-    /// clients it waits `loopback_wait` for the next; with them it wakes its client and
-    /// sleeps until the client's next batch wakes it.
-    pub(super) fn round_trip(&mut self, id: usize, wi: usize, t: usize) {
+    /// Worker `t` (task `id`) of workload `wi` answered connection `conn`'s batch:
+    /// without clients it waits `loopback_wait` for the next; with them it hands the
+    /// replies to the connection's client, waking it if asleep, and goes on with
+    /// another batch if one waits, else sleeps until a client's next batch wakes it.
+    pub(super) fn round_trip(&mut self, id: usize, wi: usize, t: usize, conn: u32) {
         let costs = &self.k.costs;
         let (batch, wait) = (costs.memcached_batch, costs.loopback_wait);
         self.k.spend(batch, Cat::Other);
         let end = self.k.cur.clock;
-        let Some(&client) = self.wls[wi].clients.get(t) else {
+        let w = &mut self.wls[wi];
+        let Some(conns) = w.gen.connections().filter(|_| !w.clients.tasks.is_empty()) else {
             self.schedule(id, end + wait);
             return;
         };
-        let n = std::mem::take(&mut self.wls[wi].batch_ops[t]);
-        self.wls[wi].client_batch[t] = n;
-        self.sleep_at(id, end);
-        self.wake(client, end);
+        let (owner, more) = (conns.owner(conn), conns.has_work(t));
+        let n = std::mem::take(&mut w.batch_ops[t]);
+        let c = &mut w.clients;
+        if c.batch.len() <= conn as usize {
+            c.batch.resize(conn as usize + 1, 0);
+        }
+        c.batch[conn as usize] = n;
+        c.replies[owner].push_back(conn);
+        c.worker_asleep[t] = !more;
+        let client = c.tasks[owner];
+        let wake = std::mem::take(&mut c.client_asleep[owner]);
+        if more {
+            self.schedule(id, end);
+        } else {
+            self.sleep_at(id, end);
+        }
+        if wake {
+            self.wake(client, end);
+        }
+    }
+
+    /// Worker `t` (task `id`) of workload `wi` has no batch to serve: it sleeps in
+    /// epoll_wait until a client's next batch wakes it.
+    pub(super) fn worker_idle(&mut self, id: usize, wi: usize, t: usize, clock: u64) {
+        self.wls[wi].clients.worker_asleep[t] = true;
+        self.sleep_at(id, clock);
     }
 
     /// A woken task runs from `at`; where it lands on an idle CPU it pays the wake-up.
@@ -63,23 +117,51 @@ impl Engine {
         self.schedule(id, at);
     }
 
-    /// One step of client `t` of workload `wi`: the replies of its last batch read,
-    /// the next batch sent, its worker woken. A client whose worker has stopped stops.
+    /// One step of client `t` (task `id`) of workload `wi`: the replies of its oldest
+    /// answered connection read, that connection's next batch sent, its worker woken if
+    /// asleep. A connection whose worker has stopped is dropped; a client left with
+    /// nothing to read sleeps (stops, when its last connection's worker stopped).
     pub(super) fn client_step(&mut self, id: usize, wi: usize, t: usize, clock: u64) {
-        let worker = self.wls[wi].tasks[t];
-        if self.tasks[worker].state == State::Done {
-            self.tasks[id].state = State::Done;
+        let Some(conn) = self.wls[wi].clients.replies[t].pop_front() else {
+            self.wls[wi].clients.client_asleep[t] = true;
             self.sleep_at(id, clock);
+            return;
+        };
+        let w = &mut self.wls[wi];
+        let server = w.gen.connections().map_or(0, |c| c.server(conn));
+        let worker = w.tasks[server];
+        if self.tasks[worker].state == State::Done {
+            if w.clients.replies[t].is_empty() {
+                self.tasks[id].state = State::Done;
+                self.sleep_at(id, clock);
+            } else {
+                self.schedule(id, clock);
+            }
             return;
         }
         let cpu = self.tasks[id].cpu;
         self.k.cur = crate::kernel::Exec::new(clock, cpu, false, None);
-        let n = u64::from(self.wls[wi].client_batch[t]);
+        let n = u64::from(self.wls[wi].clients.batch[conn as usize]);
         let costs = &self.k.costs;
         let work = costs.memtier_batch + n * costs.memtier_request;
         self.k.spend(work, Cat::Other);
         let end = self.k.cur.clock;
-        self.sleep_at(id, end);
-        self.wake(worker, end);
+        let w = &mut self.wls[wi];
+        let rel = end - w.start_ns;
+        if let Some(conns) = w.gen.connections() {
+            conns.batch_sent(conn, rel);
+        }
+        let c = &mut w.clients;
+        let more = !c.replies[t].is_empty();
+        c.client_asleep[t] = !more;
+        let wake = std::mem::take(&mut c.worker_asleep[server]);
+        if more {
+            self.schedule(id, end);
+        } else {
+            self.sleep_at(id, end);
+        }
+        if wake {
+            self.wake(worker, end);
+        }
     }
 }

@@ -132,7 +132,7 @@ enum Kind {
     Agent {
         a: usize,
     },
-    /// A benchmark client thread driving worker `t` of workload `w` (`clients`).
+    /// Benchmark client thread `t` of workload `w`, driving its workers (`clients`).
     Client {
         w: usize,
         t: usize,
@@ -207,12 +207,10 @@ pub(crate) struct Wl {
     pub(crate) mms: Vec<u32>,
     thread_mm: Vec<Option<u32>>,
     tasks: Vec<usize>,
-    /// Its client tasks, one per worker thread, when simulated (`clients`).
-    clients: Vec<usize>,
-    /// Per worker: requests served since its last round trip, and in the batch its
-    /// client is answering.
+    /// Its client tasks and their connections' batches, when simulated (`client_cpus`).
+    clients: clients::Clients,
+    /// Per worker: requests served since its last round trip.
     batch_ops: Vec<u32>,
-    client_batch: Vec<u32>,
     pub(crate) phases: Vec<String>,
     /// Barriers its threads have passed (a phase may span several: memtier's runs).
     barriers: usize,
@@ -694,7 +692,8 @@ impl Engine {
                     self.schedule(id, end);
                 }
             }
-            Step::RoundTrip => self.round_trip(id, wi, t),
+            Step::RoundTrip { conn } => self.round_trip(id, wi, t, conn),
+            Step::Idle => self.worker_idle(id, wi, t, clock),
             Step::Barrier => {
                 self.tasks[id].state = State::Barrier;
                 self.sleep_at(id, clock);

@@ -60,7 +60,7 @@ pub(super) fn setup_workload(
     let setup = |e: String| SimError::Setup(format!("workload {}: {e}", wc.name));
     let opts = wc.options().map_err(setup)?;
     let seed = s.seed ^ (0x5851_F42D_4C95_7F2D_u64.wrapping_mul(wi as u64 + 1));
-    let gen = opts.build(seed).map_err(setup)?;
+    let mut gen = opts.build(seed).map_err(setup)?;
     let op_cost = match &opts {
         WorkloadOptions::Fio(o) => o.ioengine.op_cost(&s.costs),
         WorkloadOptions::Memcached(_) => s.costs.memcached_request,
@@ -91,9 +91,9 @@ pub(super) fn setup_workload(
     }
     let clients = match (&opts, &wc.client_cpus) {
         (WorkloadOptions::Memcached(_), Some(set)) => {
-            clients::client_tasks(wi, tids.len(), set, tasks, cpusets)
+            clients::client_tasks(wi, gen.as_mut(), tids.len(), set, tasks, cpusets)
         }
-        _ => Vec::new(),
+        _ => clients::Clients::default(),
     };
     let phases = gen.phases();
     Ok(Wl {
@@ -107,7 +107,6 @@ pub(super) fn setup_workload(
         file_base,
         mms,
         batch_ops: vec![0; tids.len()],
-        client_batch: vec![0; tids.len()],
         tasks: tids,
         clients,
         stats: phases.iter().map(|_| PhaseStats::default()).collect(),

@@ -3,8 +3,8 @@
 
 use super::mcitems::{Chains, Segmented};
 use super::{
-    check_count, splitmix64, stream_rng, Layout, ProcessSpec, RegionSpec, Rng, Step, Touch,
-    Workload,
+    check_count, splitmix64, stream_rng, Connections, Layout, ProcessSpec, RegionSpec, Rng, Step,
+    Touch, Workload,
 };
 use crate::units::{ByteSize, Duration, PAGE_SIZE};
 use rand::{Rng as _, RngCore};
@@ -163,6 +163,8 @@ const CHUNK_MAX: u32 = (SLAB_PAGE / 2) as u32;
 const PAGES_PER_SLAB: u64 = SLAB_PAGE / PAGE_SIZE;
 /// Most keys one scenario may use (chunk numbers are `u32`).
 const MAX_KEYS: u64 = u32::MAX as u64;
+/// `Memcached::ready_ns` of a connection whose client has its batch.
+const WITH_CLIENT: u64 = u64::MAX;
 const NO_CHUNK: u32 = u32::MAX;
 
 /// memcached's slab class chunk sizes: 96 B (48-byte item header + 48-byte minimum
@@ -324,7 +326,10 @@ struct Run {
     test_time_ns: Option<u64>,
     /// The script's sleep before the run.
     delay_ns: u64,
+    /// Connections in all (`clients` × `threads`), numbered thread by thread: memtier
+    /// thread `c / per_thread` owns connection `c`.
     clients: u64,
+    per_thread: u64,
     pipeline: u64,
     stddev: f64,
     median: f64,
@@ -499,6 +504,7 @@ impl Run {
             test_time_ns: o.test_time.map(|t| t.0),
             delay_ns: o.delay.0,
             clients: total,
+            per_thread: clients,
             pipeline: o.pipeline,
             stddev: if o.key_stddev == 0.0 {
                 len / 6.0
@@ -748,8 +754,9 @@ struct Server {
     cur: u64,
     batch: u64,
     /// The last request answered a connection's whole pipeline batch: its round trip
-    /// comes next.
+    /// comes next, for connection `conn`.
     answered: bool,
+    conn: u32,
 }
 
 /// The memcached generator. Thread `t` serves memtier connections `t, t + threads, ...`
@@ -768,6 +775,10 @@ pub struct Memcached {
     wait_for: Vec<Option<String>>,
     servers: Vec<Server>,
     clients: Vec<Client>,
+    /// Per connection of the run under way, when its clients run as tasks (`gate`): the
+    /// time its next batch was sent, `WITH_CLIENT` while the client has it.
+    ready_ns: Vec<u64>,
+    gated: bool,
     /// The run whose clients exist, and when it started.
     active: Option<(usize, u64)>,
     slabs: Slabs,
@@ -836,6 +847,8 @@ impl Memcached {
             wait_for,
             servers: vec![Server::default(); threads],
             clients: Vec::new(),
+            ready_ns: Vec::new(),
+            gated: false,
             active: None,
             chains: o.hash_chains.then(|| Chains::new(buckets, keys)),
             lru: (o.lru == LruMode::Segmented).then(|| Segmented::new(slabs.classes.len(), keys)),
@@ -844,8 +857,15 @@ impl Memcached {
         })
     }
 
-    /// The connection thread `thread` serves next in run `run`, if any has requests left.
-    fn pick_client(&mut self, thread: usize) -> Option<usize> {
+    /// The connections thread `thread` serves in the run under way: `t, t + threads, ...`.
+    fn mine(&self, thread: usize) -> impl Iterator<Item = usize> {
+        let total = self.runs[self.servers[thread].run].clients as usize;
+        (thread..total).step_by(self.servers.len())
+    }
+
+    /// The connection thread `thread` serves next, if any has requests left and (with
+    /// clients as tasks) its batch sent by `now_ns`: round robin from the last served.
+    fn pick_client(&mut self, thread: usize, now_ns: u64) -> Option<usize> {
         let (t, threads) = (thread as u64, self.servers.len() as u64);
         let total = self.runs[self.servers[thread].run].clients;
         let mine = if t < total {
@@ -854,11 +874,31 @@ impl Memcached {
             0
         };
         let cur = self.servers[thread].cur;
-        let k = (0..mine)
-            .map(|step| (cur + step) % mine)
-            .find(|k| self.clients[(t + k * threads) as usize].left > 0)?;
+        let k = (0..mine).map(|step| (cur + step) % mine).find(|k| {
+            let c = (t + k * threads) as usize;
+            self.clients[c].left > 0 && (!self.gated || self.ready_ns[c] <= now_ns)
+        })?;
         self.servers[thread].cur = k;
         Some((t + k * threads) as usize)
+    }
+
+    /// With clients as tasks, what thread `thread` does when it has no batch to serve:
+    /// sleep until the earliest batch sent for a later time, else wait in epoll while a
+    /// client holds one of its connections (the run ends only when all are back).
+    fn wait_for_batch(&self, thread: usize, now_ns: u64, time_up: bool) -> Option<Step> {
+        if !self.gated {
+            return None;
+        }
+        let sent = (self.mine(thread))
+            .filter(|&c| self.clients[c].left > 0 && self.ready_ns[c] != WITH_CLIENT)
+            .map(|c| self.ready_ns[c])
+            .min();
+        if let Some(at) = sent.filter(|&at| at > now_ns && !time_up) {
+            return Some(Step::Sleep { until_ns: at });
+        }
+        (self.mine(thread))
+            .any(|c| self.ready_ns[c] == WITH_CLIENT)
+            .then_some(Step::Idle)
     }
 
     /// One request of client `c` in run `r` at `now_ns`; returns the bytes of value
@@ -951,6 +991,34 @@ impl Memcached {
     }
 }
 
+impl Connections for Memcached {
+    fn client_threads(&self) -> usize {
+        let threads = |r: &Run| (r.clients / r.per_thread) as usize;
+        self.runs.iter().map(threads).max().unwrap_or(0)
+    }
+
+    fn owner(&self, conn: u32) -> usize {
+        let r = self.active.map_or(0, |a| a.0);
+        (u64::from(conn) / self.runs[r].per_thread) as usize
+    }
+
+    fn server(&self, conn: u32) -> usize {
+        conn as usize % self.servers.len()
+    }
+
+    fn gate(&mut self) {
+        self.gated = true;
+    }
+
+    fn batch_sent(&mut self, conn: u32, at_ns: u64) {
+        self.ready_ns[conn as usize] = at_ns;
+    }
+
+    fn has_work(&self, thread: usize) -> bool {
+        (self.mine(thread)).any(|c| self.clients[c].left > 0 && self.ready_ns[c] != WITH_CLIENT)
+    }
+}
+
 impl Workload for Memcached {
     fn layout(&self) -> Layout {
         let table_pages = ((self.bucket_mask + 1) * 8).div_ceil(PAGE_SIZE);
@@ -993,9 +1061,14 @@ impl Workload for Memcached {
             .unwrap_or(false)
     }
 
+    fn connections(&mut self) -> Option<&mut dyn Connections> {
+        Some(self)
+    }
+
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step {
         if std::mem::take(&mut self.servers[thread].answered) {
-            return Step::RoundTrip;
+            let conn = self.servers[thread].conn;
+            return Step::RoundTrip { conn };
         }
         let r = self.servers[thread].run;
         let Some(run) = self.runs.get(r) else {
@@ -1004,6 +1077,7 @@ impl Workload for Memcached {
         // The barrier guarantees every thread has finished run r - 1 here.
         if self.active.is_none_or(|(active, _)| active != r) {
             self.clients = (0..run.clients).map(|c| run.new_client(c)).collect();
+            self.ready_ns = vec![0; self.clients.len()];
             self.active = Some((r, now_ns));
         }
         let start = self.active.map_or(now_ns, |a| a.1) + run.delay_ns;
@@ -1017,9 +1091,12 @@ impl Workload for Memcached {
         let client = if time_up {
             None
         } else {
-            self.pick_client(thread)
+            self.pick_client(thread, now_ns)
         };
         let Some(c) = client else {
+            if let Some(wait) = self.wait_for_batch(thread, now_ns, time_up) {
+                return wait;
+            }
             let s = &mut self.servers[thread];
             *s = Server {
                 run: r + 1,
@@ -1039,6 +1116,10 @@ impl Workload for Memcached {
             s.batch = 0;
             s.cur += 1;
             s.answered = true;
+            s.conn = c as u32;
+            if self.gated {
+                self.ready_ns[c] = WITH_CLIENT;
+            }
         }
         Step::Op { phase, bytes }
     }

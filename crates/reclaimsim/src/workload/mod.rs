@@ -71,10 +71,14 @@ pub enum Step {
     /// One operation (request, read, iteration) made of the touches pushed to `out`.
     /// `phase` indexes `Workload::phases()`; `bytes` is what the operation transferred.
     Op { phase: u8, bytes: u32 },
-    /// A memtier connection's pipeline batch is answered: the server thread does the
-    /// batch's network work (epoll wake-up, read, send) on its CPU, then waits off it for
-    /// the client's next batch (the rest of a loopback TCP round trip).
-    RoundTrip,
+    /// Connection `conn`'s pipeline batch is answered: the server thread does the batch's
+    /// network work (epoll wake-up, read, send) on its CPU; then, without simulated
+    /// clients, it waits off its CPU for the client's next batch (the rest of a loopback
+    /// TCP round trip); with them, the connection waits for its client (`Connections`).
+    RoundTrip { conn: u32 },
+    /// Every connection this server thread serves that has requests left is with its
+    /// client: the thread sleeps in epoll_wait until a client's next batch wakes it.
+    Idle,
     /// Nothing to do until every thread of this workload has reached the barrier
     /// (end of a memtier phase): the engine parks the thread until then.
     Barrier,
@@ -128,6 +132,32 @@ pub trait Workload {
     fn done_fraction(&self) -> Option<f64> {
         None
     }
+    /// Its connections, when it is a server whose clients the engine can run as tasks
+    /// (memcached driven by memtier).
+    fn connections(&mut self) -> Option<&mut dyn Connections> {
+        None
+    }
+}
+
+/// A server workload's client connections, for the engine that runs the clients as
+/// tasks: which client thread owns a connection, which server thread serves it, and
+/// the hand-over of each pipeline batch between them.
+pub trait Connections {
+    /// Client threads to run as tasks: the most any run uses (memtier's `threads`).
+    fn client_threads(&self) -> usize;
+    /// The client thread that owns connection `conn` in the run under way.
+    fn owner(&self, conn: u32) -> usize;
+    /// The server thread that serves connection `conn`.
+    fn server(&self, conn: u32) -> usize;
+    /// From now on a connection whose batch was answered is not served again until its
+    /// client sends the next (`batch_sent`); before, a server assumes it at once.
+    fn gate(&mut self);
+    /// Connection `conn`'s client sent its next batch at `at_ns` (since the workload
+    /// started).
+    fn batch_sent(&mut self, conn: u32, at_ns: u64);
+    /// Whether server thread `thread` has a connection with requests left whose batch
+    /// has been sent: it goes on serving rather than waiting in epoll.
+    fn has_work(&self, thread: usize) -> bool;
 }
 
 pub mod anon;

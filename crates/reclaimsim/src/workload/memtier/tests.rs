@@ -21,7 +21,7 @@ fn trace(w: &mut Memcached) -> Vec<(usize, Step, Vec<Touch>)> {
         for (t, parked) in parked.iter_mut().enumerate().filter(|(_, p)| p.is_none()) {
             let mut out = Vec::new();
             let step = w.next(t, 0, &mut out);
-            if !matches!(step, Step::Op { .. } | Step::RoundTrip) {
+            if !matches!(step, Step::Op { .. } | Step::RoundTrip { .. }) {
                 *parked = Some(step);
             }
             steps.push((t, step, out));
@@ -62,7 +62,7 @@ pipeline = 4
     for t in 0..2 {
         let mine: Vec<Step> = steps.iter().filter(|s| s.0 == t).map(|s| s.1).collect();
         let runs: Vec<usize> = mine
-            .split(|s| *s == Step::RoundTrip)
+            .split(|s| matches!(s, Step::RoundTrip { .. }))
             .map(|run| run.iter().filter(|s| matches!(s, Step::Op { .. })).count())
             .collect();
         let (last, full) = runs.split_last().unwrap();
@@ -192,7 +192,7 @@ fn gets_touch_bucket_and_item() {
     );
     let mut w = Memcached::new(&o, 0).unwrap();
     let mut steps = trace(&mut w);
-    steps.retain(|s| s.1 != Step::RoundTrip);
+    steps.retain(|s| !matches!(s.1, Step::RoundTrip { .. }));
     let get = &steps[1].2;
     assert_eq!(get.len(), 2);
     assert!(matches!(
@@ -402,7 +402,10 @@ fn a_delayed_run_sleeps_from_its_start_then_serves() {
     let mut w = Memcached::new(&o, 0).unwrap();
     let mut out = Vec::new();
     for t in 0..2 {
-        while matches!(w.next(t, 0, &mut out), Step::Op { .. } | Step::RoundTrip) {
+        while matches!(
+            w.next(t, 0, &mut out),
+            Step::Op { .. } | Step::RoundTrip { .. }
+        ) {
             out.clear();
         }
     }
@@ -457,4 +460,66 @@ fn rejects_bad_options() {
     assert!(err("key-pattern='G:G'\nkey-median=-3").contains("key-median"));
     assert!(err("key-pattern='G:G'\nkey-stddev=1e300").contains("key-stddev"));
     assert!(Memcached::new(&options("phase=[]"), 0).is_err());
+}
+
+/// With the clients as tasks (`gate`), a connection answered is not served again until
+/// its client sends the next batch, a thread serves its other connections meanwhile,
+/// sleeps until a batch sent for a later time, and waits in epoll (`Idle`) while every
+/// connection with requests left is with its client; the run ends only when all are back.
+#[test]
+fn gated_connections_wait_for_their_clients() {
+    let mut w = Memcached::new(
+        &options(
+            r#"
+threads = 1
+[[phase]]
+key-pattern = "R:R"
+ratio = "0:1"
+key-maximum = 100
+requests = 4
+clients = 2
+threads = 2
+pipeline = 2
+"#,
+        ),
+        1,
+    )
+    .unwrap();
+    let c = w.connections().unwrap();
+    assert_eq!((c.client_threads(), c.owner(3), c.server(3)), (2, 1, 0));
+    c.gate();
+    let mut out = Vec::new();
+    let mut step = |w: &mut Memcached, now| {
+        out.clear();
+        w.next(0, now, &mut out)
+    };
+    // Four connections, all sent at the start: one batch of two from each in turn.
+    for conn in 0..4 {
+        assert!(matches!(step(&mut w, 0), Step::Op { .. }));
+        assert!(matches!(step(&mut w, 0), Step::Op { .. }));
+        assert!(w.has_work(0) == (conn < 3));
+        assert_eq!(step(&mut w, 0), Step::RoundTrip { conn });
+    }
+    assert_eq!(step(&mut w, 0), Step::Idle);
+    w.batch_sent(2, 500);
+    assert_eq!(step(&mut w, 100), Step::Sleep { until_ns: 500 });
+    assert!(matches!(step(&mut w, 500), Step::Op { .. }));
+    assert!(matches!(step(&mut w, 500), Step::Op { .. }));
+    assert_eq!(step(&mut w, 500), Step::RoundTrip { conn: 2 });
+    assert_eq!(step(&mut w, 600), Step::Idle);
+    // Each connection's last batch back: the thread passes the run's end only then.
+    for conn in [0, 1, 3] {
+        w.batch_sent(conn, 700);
+        for _ in 0..2 {
+            assert!(matches!(step(&mut w, 700), Step::Op { .. }));
+        }
+        assert_eq!(step(&mut w, 700), Step::RoundTrip { conn });
+    }
+    assert_eq!(step(&mut w, 800), Step::Idle);
+    w.batch_sent(2, 900);
+    assert_eq!(step(&mut w, 900), Step::Idle);
+    for conn in [0, 1, 3] {
+        w.batch_sent(conn, 900);
+    }
+    assert_eq!(step(&mut w, 900), Step::Done);
 }
