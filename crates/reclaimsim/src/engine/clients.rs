@@ -147,9 +147,8 @@ impl Engine {
         self.k.spend(work, Cat::Other);
         let end = self.k.cur.clock;
         let w = &mut self.wls[wi];
-        let rel = end - w.start_ns;
         if let Some(conns) = w.gen.connections() {
-            conns.batch_sent(conn, rel);
+            conns.batch_sent(conn);
         }
         let c = &mut w.clients;
         let more = !c.replies[t].is_empty();

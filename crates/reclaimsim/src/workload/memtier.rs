@@ -163,8 +163,6 @@ const CHUNK_MAX: u32 = (SLAB_PAGE / 2) as u32;
 const PAGES_PER_SLAB: u64 = SLAB_PAGE / PAGE_SIZE;
 /// Most keys one scenario may use (chunk numbers are `u32`).
 const MAX_KEYS: u64 = u32::MAX as u64;
-/// `Memcached::ready_ns` of a connection whose client has its batch.
-const WITH_CLIENT: u64 = u64::MAX;
 const NO_CHUNK: u32 = u32::MAX;
 
 /// memcached's slab class chunk sizes: 96 B (48-byte item header + 48-byte minimum
@@ -775,9 +773,9 @@ pub struct Memcached {
     wait_for: Vec<Option<String>>,
     servers: Vec<Server>,
     clients: Vec<Client>,
-    /// Per connection of the run under way, when its clients run as tasks (`gate`): the
-    /// time its next batch was sent, `WITH_CLIENT` while the client has it.
-    ready_ns: Vec<u64>,
+    /// Per connection of the run under way, when its clients run as tasks (`gate`):
+    /// whether its client has its batch (answered, the next not sent yet).
+    with_client: Vec<bool>,
     gated: bool,
     /// The run whose clients exist, and when it started.
     active: Option<(usize, u64)>,
@@ -847,7 +845,7 @@ impl Memcached {
             wait_for,
             servers: vec![Server::default(); threads],
             clients: Vec::new(),
-            ready_ns: Vec::new(),
+            with_client: Vec::new(),
             gated: false,
             active: None,
             chains: o.hash_chains.then(|| Chains::new(buckets, keys)),
@@ -864,8 +862,8 @@ impl Memcached {
     }
 
     /// The connection thread `thread` serves next, if any has requests left and (with
-    /// clients as tasks) its batch sent by `now_ns`: round robin from the last served.
-    fn pick_client(&mut self, thread: usize, now_ns: u64) -> Option<usize> {
+    /// clients as tasks) its batch sent: round robin from the last served.
+    fn pick_client(&mut self, thread: usize) -> Option<usize> {
         let (t, threads) = (thread as u64, self.servers.len() as u64);
         let total = self.runs[self.servers[thread].run].clients;
         let mine = if t < total {
@@ -876,29 +874,17 @@ impl Memcached {
         let cur = self.servers[thread].cur;
         let k = (0..mine).map(|step| (cur + step) % mine).find(|k| {
             let c = (t + k * threads) as usize;
-            self.clients[c].left > 0 && (!self.gated || self.ready_ns[c] <= now_ns)
+            self.clients[c].left > 0 && !(self.gated && self.with_client[c])
         })?;
         self.servers[thread].cur = k;
         Some((t + k * threads) as usize)
     }
 
-    /// With clients as tasks, what thread `thread` does when it has no batch to serve:
-    /// sleep until the earliest batch sent for a later time, else wait in epoll while a
-    /// client holds one of its connections (the run ends only when all are back).
-    fn wait_for_batch(&self, thread: usize, now_ns: u64, time_up: bool) -> Option<Step> {
-        if !self.gated {
-            return None;
-        }
-        let sent = (self.mine(thread))
-            .filter(|&c| self.clients[c].left > 0 && self.ready_ns[c] != WITH_CLIENT)
-            .map(|c| self.ready_ns[c])
-            .min();
-        if let Some(at) = sent.filter(|&at| at > now_ns && !time_up) {
-            return Some(Step::Sleep { until_ns: at });
-        }
-        (self.mine(thread))
-            .any(|c| self.ready_ns[c] == WITH_CLIENT)
-            .then_some(Step::Idle)
+    /// With clients as tasks, a thread with no batch to serve waits in epoll while a
+    /// client holds one of its connections: its run ends only when all are back.
+    fn wait_for_batch(&self, thread: usize) -> Option<Step> {
+        let waiting = self.gated && (self.mine(thread)).any(|c| self.with_client[c]);
+        waiting.then_some(Step::Idle)
     }
 
     /// One request of client `c` in run `r` at `now_ns`; returns the bytes of value
@@ -1010,12 +996,12 @@ impl Connections for Memcached {
         self.gated = true;
     }
 
-    fn batch_sent(&mut self, conn: u32, at_ns: u64) {
-        self.ready_ns[conn as usize] = at_ns;
+    fn batch_sent(&mut self, conn: u32) {
+        self.with_client[conn as usize] = false;
     }
 
     fn has_work(&self, thread: usize) -> bool {
-        (self.mine(thread)).any(|c| self.clients[c].left > 0 && self.ready_ns[c] != WITH_CLIENT)
+        (self.mine(thread)).any(|c| self.clients[c].left > 0 && !self.with_client[c])
     }
 }
 
@@ -1077,7 +1063,7 @@ impl Workload for Memcached {
         // The barrier guarantees every thread has finished run r - 1 here.
         if self.active.is_none_or(|(active, _)| active != r) {
             self.clients = (0..run.clients).map(|c| run.new_client(c)).collect();
-            self.ready_ns = vec![0; self.clients.len()];
+            self.with_client = vec![false; self.clients.len()];
             self.active = Some((r, now_ns));
         }
         let start = self.active.map_or(now_ns, |a| a.1) + run.delay_ns;
@@ -1091,10 +1077,10 @@ impl Workload for Memcached {
         let client = if time_up {
             None
         } else {
-            self.pick_client(thread, now_ns)
+            self.pick_client(thread)
         };
         let Some(c) = client else {
-            if let Some(wait) = self.wait_for_batch(thread, now_ns, time_up) {
+            if let Some(wait) = self.wait_for_batch(thread) {
                 return wait;
             }
             let s = &mut self.servers[thread];
@@ -1118,7 +1104,7 @@ impl Workload for Memcached {
             s.answered = true;
             s.conn = c as u32;
             if self.gated {
-                self.ready_ns[c] = WITH_CLIENT;
+                self.with_client[c] = true;
             }
         }
         Step::Op { phase, bytes }

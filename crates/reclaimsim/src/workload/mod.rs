@@ -152,9 +152,8 @@ pub trait Connections {
     /// From now on a connection whose batch was answered is not served again until its
     /// client sends the next (`batch_sent`); before, a server assumes it at once.
     fn gate(&mut self);
-    /// Connection `conn`'s client sent its next batch at `at_ns` (since the workload
-    /// started).
-    fn batch_sent(&mut self, conn: u32, at_ns: u64);
+    /// Connection `conn`'s client sent its next batch.
+    fn batch_sent(&mut self, conn: u32);
     /// Whether server thread `thread` has a connection with requests left whose batch
     /// has been sent: it goes on serving rather than waiting in epoll.
     fn has_work(&self, thread: usize) -> bool;
