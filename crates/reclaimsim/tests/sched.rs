@@ -104,28 +104,8 @@ fn four_cpu_bound_threads_on_two_cpus_each_get_half() {
 #[test]
 fn a_waking_pair_beside_a_hog_gets_two_thirds_of_a_cpu() {
     let text = format!(
-        r#"name = "pair"
-[machine]
-memory = "64MiB"
-cpus = 1
-[[workload]]
-name = "memcached"
-cpus = "0"
-client_cpus = "0"
-[workload.memcached]
-threads = 1
-[[workload.memcached.phase]]
-name = "run"
-key-pattern = "R:R"
-ratio = "0:1"
-data-size = 2000
-key-minimum = 1
-key-maximum = 2000
-requests = 40000
-clients = 1
-threads = 1
-pipeline = 8
-{}"#,
+        "name = \"pair\"\n[machine]\nmemory = \"64MiB\"\ncpus = 1\n{}{}",
+        memcached("0", 40_000, 1),
         hogs("hog", 1, "cpus = \"0\"\nuntil = \"memcached\"", "100s")
     );
     let r = run(&text);
@@ -212,19 +192,15 @@ fn oversubscribed_runs_are_deterministic() {
     assert!(a.contains("\"migrations\""));
 }
 
-/// memtier `-t 1 -c C` against `memcached -t 1`, worker and client on CPUs of their own:
-/// 32,000 GETs over C connections of `requests` each.
-fn connections(c: u32) -> VariantResult {
-    let requests = 32_000 / c;
-    run(&format!(
-        r#"name = "connections"
-[machine]
-memory = "64MiB"
-cpus = 2
+/// One memcached thread on CPU 0 read by one memtier thread with `clients` connections
+/// of `requests` GETs each, its client task on `client_cpus`.
+fn memcached(client_cpus: &str, requests: u32, clients: u32) -> String {
+    format!(
+        r#"
 [[workload]]
 name = "memcached"
 cpus = "0"
-client_cpus = "1"
+client_cpus = "{client_cpus}"
 [workload.memcached]
 threads = 1
 [[workload.memcached.phase]]
@@ -235,11 +211,18 @@ data-size = 2000
 key-minimum = 1
 key-maximum = 2000
 requests = {requests}
-clients = {c}
+clients = {clients}
 threads = 1
 pipeline = 8
 "#
-    ))
+    )
+}
+
+/// memtier `-t 1 -c C` against `memcached -t 1`, worker and client on CPUs of their own:
+/// 32,000 GETs over C connections.
+fn connections(c: u32) -> VariantResult {
+    let machine = "name = \"connections\"\n[machine]\nmemory = \"64MiB\"\ncpus = 2\n";
+    run(&format!("{machine}{}", memcached("1", 32_000 / c, c)))
 }
 
 /// A client thread with two connections keeps two batches in flight: the worker serves
