@@ -21,8 +21,9 @@ use crate::scenario::event::EventWrite;
 use crate::workload::{RegionSpec, Workload, WorkloadOptions};
 use std::collections::BTreeSet;
 
-/// One kswapd task per node: a kernel thread allowed on its node's CPUs
-/// (kthread_bind_mask to cpumask_of_node), or pinned to `kernel.kswapd_cpu`.
+/// One kswapd task per node: a kernel thread allowed on its node's CPUs (kswapd()'s
+/// set_cpus_allowed_ptr to cpumask_of_node, 6.1), on every CPU for a node without CPUs
+/// (kswapd() leaves an empty mask alone), or pinned to `kernel.kswapd_cpu`.
 pub(super) fn kswapd_tasks(
     k: &Kernel,
     s: &Scenario,
@@ -33,9 +34,17 @@ pub(super) fn kswapd_tasks(
     for node in 0..k.nr_nodes() {
         let set = match &s.kernel.kswapd_cpu {
             Some(v) => vec![v[node]],
-            None => (0..k.topology.nr_cpus())
-                .filter(|&c| k.cpu_node[c as usize] as usize == node)
-                .collect(),
+            None => {
+                let all = 0..k.topology.nr_cpus();
+                let set: Vec<u32> = (all.clone())
+                    .filter(|&c| k.cpu_node[c as usize] as usize == node)
+                    .collect();
+                if set.is_empty() {
+                    all.collect()
+                } else {
+                    set
+                }
+            }
         };
         tasks.push(new_task(
             cpusets,

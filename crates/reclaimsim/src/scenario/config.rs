@@ -188,10 +188,19 @@ impl EventValue {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(from = "MachineKeys")]
 pub struct MachineConfig {
-    /// Total physical memory, split evenly over the nodes.
+    /// Total physical memory: split evenly over the nodes, or the sum of the
+    /// `[[machine.node]]` tables' (`machine.memory`, if also given, must equal it).
     pub memory: ByteSize,
-    /// NUMA nodes (pgdats), each with an equal share of the memory and of the cores.
+    /// `machine.memory` as the file gave it (checked against the nodes' sum).
+    pub memory_key: Option<ByteSize>,
+    /// NUMA nodes (pgdats): `machine.nodes`, each with an equal share of the memory and
+    /// of the cores, or the number of `[[machine.node]]` tables.
     pub nodes: u32,
+    /// `machine.nodes` as the file gave it (checked against the node tables' count).
+    pub nodes_key: Option<u32>,
+    /// `[[machine.node]]`: each node's memory and CPUs, in node order; empty for the
+    /// even split of `machine.nodes`.
+    pub node: Vec<NodeConfig>,
     /// The number of logical CPUs: `machine.cpus`, or sockets x cores_per_socket x
     /// threads_per_core when those are given.
     pub cpus: u32,
@@ -223,9 +232,10 @@ pub struct MachineConfig {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct MachineKeys {
-    pub memory: ByteSize,
-    #[serde(default = "default_nodes")]
-    pub nodes: u32,
+    pub memory: Option<ByteSize>,
+    pub nodes: Option<u32>,
+    #[serde(default)]
+    pub node: Vec<NodeConfig>,
     pub cpus: Option<u32>,
     pub sockets: Option<u32>,
     pub cores_per_socket: Option<u32>,
@@ -250,9 +260,17 @@ impl From<MachineKeys> for MachineConfig {
                 n.min(u64::from(u32::MAX)) as u32
             }
         };
+        let sum = k.node.iter().map(|n| n.memory.0).sum();
+        let nodes = match k.node.len() {
+            0 => k.nodes.unwrap_or(1),
+            n => n as u32,
+        };
         MachineConfig {
-            memory: k.memory,
-            nodes: k.nodes,
+            memory: k.memory.unwrap_or(ByteSize(sum)),
+            memory_key: k.memory,
+            nodes,
+            nodes_key: k.nodes,
+            node: k.node,
             cpus,
             cpus_key: k.cpus,
             sockets: k.sockets,
@@ -279,21 +297,53 @@ impl MachineConfig {
 
     /// The machine's sockets, cores, SMT threads and nodes; with `cpus` alone, one socket
     /// of `cpus` single-threaded cores (`Topology::flat`).
+    /// With `[[machine.node]]` tables, each node holds the CPUs its table lists.
     pub fn topology(&self) -> Topology {
-        if !self.has_topology_keys() {
-            return Topology::flat(self.cpus, self.nodes);
+        let t = if !self.has_topology_keys() {
+            Topology::flat(self.cpus, self.nodes)
+        } else {
+            Topology::new(
+                self.sockets.unwrap_or(1),
+                self.cores_per_socket.unwrap_or(0),
+                self.threads_per_core.unwrap_or(1),
+                self.nodes,
+            )
+        };
+        match self.node.is_empty() {
+            true => t,
+            false => {
+                t.with_node_cpus(&self.node.iter().map(|n| n.cpus.clone()).collect::<Vec<_>>())
+            }
         }
-        Topology {
-            sockets: self.sockets.unwrap_or(1),
-            cores_per_socket: self.cores_per_socket.unwrap_or(0),
-            threads_per_core: self.threads_per_core.unwrap_or(1),
-            nodes: self.nodes,
-        }
+    }
+
+    /// Each node's memory in pages, from `[[machine.node]]`; empty for the even split.
+    pub fn node_pages(&self) -> Vec<u64> {
+        self.node.iter().map(|n| n.memory.pages()).collect()
     }
 }
 
-fn default_nodes() -> u32 {
-    1
+/// One `[[machine.node]]`: a NUMA node's memory and CPUs, as
+/// /sys/devices/system/node/nodeN/meminfo (MemTotal) and cpulist show them.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    /// The node's memory (its zone's managed pages).
+    pub memory: ByteSize,
+    /// Its CPUs: a cpulist string (`"0-7,16-23"`) or a list; `""` for a memory-only node
+    /// (CXL memory, or a node whose CPUs are offline), whose kswapd may run on any CPU.
+    #[serde(deserialize_with = "node_cpu_list")]
+    pub cpus: Vec<u32>,
+}
+
+/// A node's `cpus`: as a workload's `cpus` (`cpu_list`), and `""` for none.
+fn node_cpu_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u32>, D::Error> {
+    match toml::Value::deserialize(d)? {
+        toml::Value::String(s) if s.trim().is_empty() => Ok(Vec::new()),
+        v => cpu_list(v)
+            .map(Option::unwrap_or_default)
+            .map_err(serde::de::Error::custom),
+    }
 }
 fn default_cpus() -> u32 {
     4
@@ -543,6 +593,7 @@ impl Scenario {
         let m = &self.machine;
         Setup {
             memory_pages: m.memory.pages(),
+            node_pages: m.node_pages(),
             topology: m.topology(),
             swap: m.swap.as_ref().map(|sw| (sw.device, sw.size.pages())),
             ssd_profile: (m.swap.as_ref())
