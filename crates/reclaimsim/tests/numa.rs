@@ -151,3 +151,103 @@ passes = 2
     assert!(task("kswapd0").cpu_s > 0.0 && task("kswapd1").cpu_s > 0.0);
     assert!(common::vmstat(&r, "numa_miss") > 0);
 }
+
+/// Two nodes of 64 MiB, node 0 with CPU 0 and node 1 with CPU 1, a ramdisk for swap
+/// (which takes no machine memory), and one workload of `size` with `placement` keys.
+fn two_nodes(placement: &str, size: &str, swap: bool) -> String {
+    let swap = if swap {
+        "swap = { device = \"ramdisk\", size = \"256MiB\" }\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"name = "t"
+[machine]
+cpus = 2
+{swap}[[machine.node]]
+memory = "64MiB"
+cpus = "0"
+[[machine.node]]
+memory = "64MiB"
+cpus = "1"
+[[workload]]
+name = "a"
+{placement}
+[workload.anon]
+size = "{size}"
+passes = 2
+"#
+    )
+}
+
+/// `mems = "0"` (MPOL_BIND): with node 1 free, the workload's 96 MiB never takes a page
+/// there; direct reclaim and node 0's kswapd swap out of node 0 instead, and node 1's
+/// kswapd is never woken. Without `mems` (`node = 0` alone, local allocation) the same
+/// workload spills to node 1.
+#[test]
+fn bound_memory_reclaims_its_nodes_and_never_falls_back() {
+    let r = common::run_checked(&two_nodes("mems = \"0\"", "96MiB", true));
+    assert_eq!(r.oom_kills.len(), 0);
+    let n1 = &r.nodes[1];
+    assert_eq!((n1.anon, n1.numa_hit, n1.numa_miss), (0, 0, 0), "{n1:?}");
+    assert_eq!(common::vmstat(&r, "numa_miss"), 0);
+    assert!(common::vmstat(&r, "pswpout") > 0);
+    assert!(common::vmstat(&r, "allocstall_normal") > 0);
+    let kswapd1 = r.sched.tasks.iter().find(|t| t.task == "kswapd1").unwrap();
+    assert_eq!(kswapd1.cpu_s, 0.0);
+
+    let r = common::run_checked(&two_nodes("node = 0", "96MiB", true));
+    assert!(
+        r.nodes[1].anon > 0 && r.nodes[1].numa_miss > 0,
+        "{:?}",
+        r.nodes[1]
+    );
+    assert!(common::vmstat(&r, "numa_miss") > 0);
+}
+
+/// Bound to node 1 while running on node 0's CPU: every page comes from node 1, the
+/// first node of the zonelist in the nodemask, so each is a numa_hit there.
+#[test]
+fn bound_away_from_the_cpu_takes_the_first_allowed_node() {
+    let r = common::run_checked(&two_nodes("node = 0\nmems = [1]", "16MiB", true));
+    let (n0, n1) = (&r.nodes[0], &r.nodes[1]);
+    assert_eq!((n0.anon, n0.numa_hit, n0.numa_foreign), (0, 0, 0), "{n0:?}");
+    assert!(
+        n1.anon >= 15 << 20 && n1.numa_hit > 0 && n1.numa_miss == 0,
+        "{n1:?}"
+    );
+}
+
+/// Without swap, a workload bound to node 0 that needs more than node 0 is OOM-killed
+/// while node 1 has its memory free; the OOM killer leaves out a bigger process bound
+/// to node 1 alone (mempolicy_in_oom_domain), which global OOM would have picked.
+#[test]
+fn bound_workload_that_cannot_fit_ooms_with_another_node_free() {
+    let r = common::run_checked(&two_nodes("mems = \"0\"", "96MiB", false));
+    assert_eq!(r.oom_kills.len(), 1);
+    assert_eq!(r.oom_kills[0].victim, "a");
+    assert!(r.nodes[1].mem_free > 60 << 20, "{:?}", r.nodes[1]);
+
+    let other =
+        "[[workload]]\nname = \"other\"\nmems = \"1\"\n[workload.anon]\nsize = \"100MiB\"\n";
+    let text = two_nodes("mems = \"0\"\nstart = \"300ms\"", "96MiB", false).replace(
+        "memory = \"64MiB\"\ncpus = \"1\"",
+        "memory = \"128MiB\"\ncpus = \"1\"",
+    );
+    let r = common::run_checked(&format!("duration = \"1s\"\n{text}{other}"));
+    assert_eq!(r.oom_kills.len(), 1, "{:?}", r.oom_kills);
+    assert_eq!(r.oom_kills[0].victim, "a");
+}
+
+/// Direct reclaim for an allocation bound to node 0 shrinks node 0 only (shrink_zones
+/// over the zonelist in the nodemask): another workload's pages on node 1 stay, and
+/// node 1's kswapd, never woken, reclaims none either.
+#[test]
+fn bound_direct_reclaim_leaves_other_nodes_alone() {
+    let other = "[[workload]]\nname = \"other\"\nmems = \"1\"\n[workload.anon]\nsize = \"32MiB\"\n";
+    let text = two_nodes("mems = \"0\"\nstart = \"200ms\"", "96MiB", true);
+    let r = common::run_checked(&format!("{text}{other}"));
+    assert_eq!(r.oom_kills.len(), 0);
+    assert!(common::vmstat(&r, "allocstall_normal") > 0);
+    assert!(r.nodes[1].anon >= 31 << 20, "{:?}", r.nodes[1]);
+}

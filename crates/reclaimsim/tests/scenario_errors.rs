@@ -1234,3 +1234,34 @@ fn machine_node_tables_are_checked() {
     assert_at(&e, &text, "node = 1", "workload[0].node");
     assert!(e.to_string().contains("memory-only"), "{e}");
 }
+
+/// A workload's `mems`: nodes that exist, at least one, in the node list format.
+#[test]
+fn bad_mems_are_located() {
+    let two = |mems: &str| {
+        edit("cpus = 2", "cpus = 2\nnodes = 2").replace(
+            "memcg = \"/a\"\n",
+            &format!("memcg = \"/a\"\nmems = {mems}\n"),
+        )
+    };
+    let s = scenario::parse(&two("\"1,0-1\""), "s.toml", &[], None)
+        .unwrap()
+        .base;
+    assert_eq!(
+        (s.workloads[0].mems.clone(), s.workloads[0].mems_mask()),
+        (Some(vec![0, 1]), 3)
+    );
+    for (mems, why) in [
+        ("\"2\"", "node 2 does not exist (the machine has 2 nodes)"),
+        ("[0, 5]", "node 5 does not exist"),
+        ("[]", "must list at least one node"),
+        ("\"0-x\"", "\"x\" is not a node number"),
+        ("\"\"", "an empty entry"),
+        ("3", "a list of node numbers or a node list string"),
+    ] {
+        let text = two(mems);
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "mems = ", "workload[0].mems");
+        assert!(e.to_string().contains(why), "{mems}: {e}");
+    }
+}

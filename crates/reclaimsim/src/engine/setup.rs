@@ -86,8 +86,7 @@ pub(super) fn setup_workload(
     for f in &layout.files {
         k.files.push(File::new(f.pages, f.sparse));
     }
-    let content = wc.page_content.unwrap_or_default();
-    let mms = create_processes(k, gen.as_ref(), memcg, file_base, content).map_err(setup)?;
+    let mms = create_processes(k, gen.as_ref(), memcg, file_base, wc).map_err(setup)?;
     let mut tids = Vec::new();
     for t in 0..layout.threads() {
         tids.push(tasks.len());
@@ -115,6 +114,7 @@ pub(super) fn setup_workload(
         op_cost,
         file_base,
         mms,
+        mems: wc.mems_mask(),
         batch_ops: vec![0; tids.len()],
         client_batch: vec![0; tids.len()],
         tasks: tids,
@@ -130,14 +130,16 @@ pub(super) fn setup_workload(
 }
 
 /// The processes of a workload's layout, each with its VMAs (a file VMA joins its
-/// file's i_mmap), in `memcg` unless the workload places it elsewhere. Gives their mm ids.
+/// file's i_mmap), in `memcg` unless the workload places it elsewhere, with the
+/// workload's `page_content` and `mems`. Gives their mm ids.
 pub(super) fn create_processes(
     k: &mut Kernel,
     gen: &dyn Workload,
     memcg: MemcgId,
     file_base: u32,
-    content: crate::kernel::config::PageContent,
+    wc: &crate::scenario::config::WorkloadConfig,
 ) -> Result<Vec<u32>, String> {
+    let (content, mems) = (wc.page_content.unwrap_or_default(), wc.mems_mask());
     let mut mms = Vec::new();
     for (pi, proc_) in gen.layout().processes.iter().enumerate() {
         let id = k.mms.len() as u32;
@@ -151,6 +153,7 @@ pub(super) fn create_processes(
         let mut mm = Mm {
             memcg,
             content,
+            mems,
             ..Default::default()
         };
         for r in &proc_.regions {

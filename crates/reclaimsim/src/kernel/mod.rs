@@ -85,6 +85,9 @@ pub struct Exec {
     pub kswapd: bool,
     /// The mm of the running task, if it has one (an OOM kill of it ends its step).
     pub mm: Option<u32>,
+    /// The nodes the running task may allocate from (its MPOL_BIND nodemask or
+    /// cpuset.mems), a bit per node; 0 for no binding (every node).
+    pub mems: u64,
     /// The spinlocks held, innermost last.
     pub held: Vec<crate::sim::lock::Held>,
     /// When this task last issued a `prefetchw` of the next folio of an LRU scan
@@ -100,6 +103,7 @@ impl Exec {
             cpu,
             kswapd,
             mm,
+            mems: 0,
             held: Vec::new(),
             prefetch_at: 0,
         }

@@ -855,7 +855,28 @@ fn check_placement(s: &Scenario, i: usize) -> Result<(), Problem> {
             format!("no [[memcg]] with path \"{}\"", w.memcg),
         );
     }
+    check_mems(s, i)?;
     check_cpuset(s, i)
+}
+
+/// Workload `i`'s `mems`: at least one node, each existing.
+fn check_mems(s: &Scenario, i: usize) -> Result<(), Problem> {
+    let Some(mems) = &s.workloads[i].mems else {
+        return Ok(());
+    };
+    if mems.is_empty() {
+        return fail(elem("workload", i, "mems"), "must list at least one node");
+    }
+    match mems.iter().find(|&&n| n >= s.machine.nodes) {
+        Some(n) => fail(
+            elem("workload", i, "mems"),
+            format!(
+                "node {n} does not exist (the machine has {} nodes)",
+                s.machine.nodes
+            ),
+        ),
+        None => Ok(()),
+    }
 }
 
 /// Workload `i`'s `cpus` on the machine and `node` existing, with some CPU in common.

@@ -431,9 +431,16 @@ pub struct WorkloadConfig {
     /// are not simulated and each batch waits `loopback_wait`.
     #[serde(default, deserialize_with = "cpu_list")]
     pub client_cpus: Option<Vec<u32>>,
-    /// Bind to this NUMA node (cpuset.mems and its CPUs): the cpuset is the node's CPUs
-    /// (with `cpus`, both), and the kernel's local allocation then takes the memory there.
+    /// Run on this NUMA node's CPUs (`numactl --cpunodebind`): the cpuset is the node's
+    /// CPUs (with `cpus`, both). Memory is not bound: the kernel's local allocation takes
+    /// it from the node first and falls back to the others when the node is short.
     pub node: Option<u32>,
+    /// Bind the workload's memory to these nodes (cgroup v2 cpuset.mems, `numactl
+    /// --membind`: MPOL_BIND): a node list string (`"0"`, `"0-1"`) or a list. Its page
+    /// allocations come only from them, nearest first; reclaim for them shrinks only
+    /// them, and an allocation they cannot satisfy OOMs. Default: every node.
+    #[serde(default, deserialize_with = "node_list")]
+    pub mems: Option<Vec<u32>>,
     /// Pin thread t to the t-th CPU of the cpuset, round-robin (sched_setaffinity to one
     /// CPU, as `taskset -c` per thread); otherwise the scheduler places the threads
     /// anywhere in the cpuset.
@@ -485,7 +492,28 @@ fn cpu_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<u32>>, 
     d.deserialize_any(CpuList).map(Some)
 }
 
+/// Reads `mems` as a list of node numbers or a node list string (`"0-1,3"`,
+/// `sim::topology::parse_nodelist`); ascending, each once.
+fn node_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<u32>>, D::Error> {
+    let mut nodes = match toml::Value::deserialize(d)? {
+        toml::Value::String(text) => crate::sim::topology::parse_nodelist(&text)
+            .map_err(|e| serde::de::Error::custom(format!("{text:?}: {e}")))?,
+        v => Vec::<u32>::deserialize(v).map_err(|_| {
+            serde::de::Error::custom("a list of node numbers or a node list string such as \"0-1\"")
+        })?,
+    };
+    nodes.sort_unstable();
+    nodes.dedup();
+    Ok(Some(nodes))
+}
+
 impl WorkloadConfig {
+    /// `mems` as the kernel takes it: a bit per allowed node, 0 for no binding (every
+    /// node).
+    pub fn mems_mask(&self) -> u64 {
+        (self.mems.iter().flatten()).fold(0, |m, &n| m | 1u64.checked_shl(n).unwrap_or(0))
+    }
+
     /// The CPUs the workload may run on, ascending (its cpuset's effective CPUs): `cpus`,
     /// the CPUs of `node`, both, or all the machine's CPUs.
     pub fn cpuset(&self, topology: &Topology) -> Vec<u32> {
@@ -526,6 +554,7 @@ impl WorkloadConfig {
             cpus: _,
             client_cpus: _,
             node: _,
+            mems: _,
             pin: _,
             start: _,
             after: _,

@@ -141,17 +141,30 @@ impl Topology {
 /// numbers and inclusive ranges, `"0-17,36-53"`. Returns the CPUs ascending, each once;
 /// the error says which part is bad. Strides (`0-35:2/4`) are not read.
 pub fn parse_cpulist(text: &str) -> Result<Vec<u32>, String> {
+    parse_list(text, "CPU")
+}
+
+/// Reads a node list in the same format (`nodelist_parse`, as cgroup v2's cpuset.mems
+/// and `numactl --membind` take it): `"0"`, `"0-1,3"`.
+pub fn parse_nodelist(text: &str) -> Result<Vec<u32>, String> {
+    parse_list(text, "node")
+}
+
+/// A list of `what`s (CPUs, nodes) in the kernel's list format.
+fn parse_list(text: &str, what: &str) -> Result<Vec<u32>, String> {
     let number = |s: &str| {
         let s = s.trim();
         match s.parse::<u32>() {
             Ok(n) if !s.starts_with('+') => Ok(n),
-            _ => Err(format!("\"{s}\" is not a CPU number")),
+            _ => Err(format!("\"{s}\" is not a {what} number")),
         }
     };
     let mut cpus = Vec::new();
     for part in text.split(',') {
         if part.trim().is_empty() {
-            return Err("an empty entry (a CPU or a range FIRST-LAST between commas)".into());
+            return Err(format!(
+                "an empty entry (a {what} or a range FIRST-LAST between commas)"
+            ));
         }
         let (first, last) = match part.split_once('-') {
             Some((a, b)) => (number(a)?, number(b)?),
@@ -165,7 +178,7 @@ pub fn parse_cpulist(text: &str) -> Result<Vec<u32>, String> {
         }
         if last - first >= 1 << 16 {
             return Err(format!(
-                "range {}: more CPUs than a machine has",
+                "range {}: more {what}s than a machine has",
                 part.trim()
             ));
         }

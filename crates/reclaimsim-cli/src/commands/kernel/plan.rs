@@ -646,6 +646,7 @@ fn placement(
     }
     let placement = [
         ("node", w.node.is_some()),
+        ("mems", w.mems.is_some()),
         ("pin", w.pin),
         ("page_content", w.page_content.is_some()),
     ];
