@@ -251,3 +251,32 @@ fn bound_direct_reclaim_leaves_other_nodes_alone() {
     assert!(common::vmstat(&r, "allocstall_normal") > 0);
     assert!(r.nodes[1].anon >= 31 << 20, "{:?}", r.nodes[1]);
 }
+
+/// scenarios/examples/numa-cxl.toml, with one random pass: without `mems` the workload spills
+/// onto the memory-only node and swaps nothing; with `mems = "0"` node 1 stays free and
+/// node 0 swaps instead.
+#[test]
+fn the_numa_cxl_example_spills_or_swaps() {
+    let text = include_str!("../../../scenarios/examples/numa-cxl.toml");
+    let sets = ["workload.app.anon.passes=1".to_string()];
+    let loaded = reclaimsim::scenario::parse(text, "numa-cxl.toml", &sets, None).unwrap();
+    let run = |name: &str| {
+        let s = &loaded.variants.iter().find(|(n, _)| n == name).unwrap().1;
+        reclaimsim::results::run(s, name, Default::default()).unwrap()
+    };
+    let base = run("base");
+    assert!(
+        base.nodes[1].anon > 16 << 20 && base.nodes[1].numa_miss > 0,
+        "{:?}",
+        base.nodes
+    );
+    assert_eq!(common::vmstat(&base, "pswpout"), 0);
+    assert_eq!(base.nodes[1].cpus, "");
+    let bound = run("bound");
+    assert_eq!(bound.oom_kills.len(), 0);
+    assert_eq!(
+        (bound.nodes[1].anon, bound.nodes[1].mem_free),
+        (0, 64 << 20)
+    );
+    assert!(common::vmstat(&bound, "pswpout") > 0);
+}

@@ -96,11 +96,10 @@ fn nodes(k: &Kernel) -> Vec<crate::results::NodeResult> {
         return Vec::new();
     }
     let cpulist = |node: usize| {
-        let cpus: Vec<String> = (0..k.cpu_node.len())
-            .filter(|&c| k.cpu_node[c] as usize == node)
-            .map(|c| c.to_string())
+        let cpus: Vec<u32> = (0..k.cpu_node.len() as u32)
+            .filter(|&c| k.cpu_node[c as usize] as usize == node)
             .collect();
-        cpus.join(",")
+        crate::sim::topology::format_cpulist(&cpus)
     };
     let lru = |node: usize, kinds: std::ops::Range<usize>| -> u64 {
         let lvs = k.lruvecs.iter().filter(|l| l.node as usize == node);

@@ -144,6 +144,25 @@ pub fn parse_cpulist(text: &str) -> Result<Vec<u32>, String> {
     parse_list(text, "CPU")
 }
 
+/// Writes ascending CPUs in the cpulist format, as /sys/devices/system/node/nodeN/cpulist
+/// shows them (`bitmap_print_to_pagebuf`'s list form): `"0-25,52-77"`, `""` for none.
+pub fn format_cpulist(cpus: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(match j == i {
+            true => cpus[i].to_string(),
+            false => format!("{}-{}", cpus[i], cpus[j]),
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 /// Reads a node list in the same format (`nodelist_parse`, as cgroup v2's cpuset.mems
 /// and `numactl --membind` take it): `"0"`, `"0-1,3"`.
 pub fn parse_nodelist(text: &str) -> Result<Vec<u32>, String> {
@@ -260,6 +279,18 @@ mod tests {
         // Unequal shares of the CPUs.
         let t = Topology::flat(4, 1).with_node_cpus(&[vec![0, 1, 2], vec![3]]);
         assert_eq!((t.node_of(2), t.node_of(3)), (0, 1));
+    }
+
+    #[test]
+    fn cpulists_print_as_they_read() {
+        for text in ["", "3", "0-25,52-77", "0,2,4-5"] {
+            let cpus = if text.is_empty() {
+                vec![]
+            } else {
+                parse_cpulist(text).unwrap()
+            };
+            assert_eq!(format_cpulist(&cpus), text);
+        }
     }
 
     #[test]
