@@ -47,6 +47,10 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../../scenarios/examples/zram-writeback.toml"),
     ),
     (
+        "numa-cxl.toml",
+        include_str!("../../../scenarios/examples/numa-cxl.toml"),
+    ),
+    (
         "000-mixed-memcgs.toml",
         include_str!("../../../scenarios/seeds/000-mixed-memcgs.toml"),
     ),

@@ -436,12 +436,7 @@ fn readtwice_spins_more_on_the_node_lock() {
     // first on its node; or an allocation fell back to the other node (numa_miss).
     // (How often that happens against the per-memcg locks' relocks depends on where
     // the balancer puts the readers, so the counts themselves are not compared.)
-    let topo = reclaimsim::sim::topology::Topology {
-        sockets: 2,
-        cores_per_socket: 4,
-        threads_per_core: 2,
-        nodes: 2,
-    };
+    let topo = reclaimsim::sim::topology::Topology::new(2, 4, 2, 2);
     let mut sockets_of: std::collections::BTreeMap<&str, std::collections::BTreeSet<u32>> =
         Default::default();
     for t in &by_name["node-lock"].sched.tasks {

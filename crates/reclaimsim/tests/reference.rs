@@ -247,9 +247,13 @@ const PROBE: &str = "zz_probe";
 /// `every_shipped_profile_is_complete_with_sources_and_ranges` checks), a phase's `mix`
 /// (the same keys as `workload.anon.mix`), and the tables whose keys are names
 /// (`[variants]`, `trace.tenants`).
-const PROBES: [(&str, &str); 24] = [
+const PROBES: [(&str, &str); 25] = [
     ("", "{P}\n[machine]\nmemory = \"64MiB\"\n"),
     ("machine", "[machine]\nmemory = \"64MiB\"\n{P}\n"),
+    (
+        "machine.node",
+        "[machine]\nmemory = \"64MiB\"\n[[machine.node]]\nmemory = \"64MiB\"\ncpus = \"0-3\"\n{P}\n",
+    ),
     (
         "machine.swap",
         "[machine]\nmemory = \"64MiB\"\n[machine.swap]\ndevice = \"zram\"\nsize = \"1MiB\"\n{P}\n",

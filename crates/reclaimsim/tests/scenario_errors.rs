@@ -1157,3 +1157,111 @@ fn bad_memcached_lru() {
         "workload[0].memcached.hash_chains",
     );
 }
+
+/// `GOOD`'s machine as two `[[machine.node]]` tables of `mem0` and `mem1` with CPUs
+/// `cpus0` and `cpus1` (`memory = "64MiB"` stays, `extra` is added to `[machine]`).
+fn with_nodes(extra: &str, nodes: [(&str, &str); 2]) -> String {
+    let tables: String = nodes
+        .iter()
+        .map(|(mem, cpus)| format!("[[machine.node]]\nmemory = \"{mem}\"\ncpus = {cpus}\n"))
+        .collect();
+    edit("cpus = 2\n", &format!("cpus = 2\n{extra}{tables}"))
+}
+
+/// `[[machine.node]]`: the memory is their sum, `nodes` their count, each at least 16
+/// MiB; every CPU on exactly one node, none past the machine's; the cpulist reads.
+#[test]
+fn machine_node_tables_are_checked() {
+    let good = with_nodes("", [("48MiB", "\"0\""), ("16MiB", "\"1\"")]);
+    let s = scenario::parse(&good, "s.toml", &[], None).unwrap().base;
+    assert_eq!(
+        (s.machine.nodes, s.machine.node_pages()),
+        (2, vec![12288, 4096])
+    );
+    let cases = [
+        (
+            with_nodes("", [("48MiB", "\"0\""), ("32MiB", "\"1\"")]),
+            "memory = \"64MiB\"",
+            "machine.memory",
+            "differs from the sum",
+        ),
+        (
+            with_nodes("nodes = 3\n", [("48MiB", "\"0\""), ("16MiB", "\"1\"")]),
+            "nodes = 3",
+            "machine.nodes",
+            "2 [[machine.node]] tables",
+        ),
+        (
+            with_nodes("", [("56MiB", "\"0\""), ("8MiB", "\"1\"")]),
+            "\"8MiB\"",
+            "machine.node[1].memory",
+            "at least 16 MiB",
+        ),
+        (
+            with_nodes("", [("48MiB", "\"0-1\""), ("16MiB", "\"1\"")]),
+            "cpus = \"1\"",
+            "machine.node[1].cpus",
+            "CPU 1 is on node 0 already",
+        ),
+        (
+            with_nodes("", [("48MiB", "\"0\""), ("16MiB", "\"\"")]),
+            "cpus = \"\"",
+            "machine.node[1].cpus",
+            "CPU 1 is on no node",
+        ),
+        (
+            with_nodes("", [("48MiB", "\"0\""), ("16MiB", "\"1-2\"")]),
+            "cpus = \"1-2\"",
+            "machine.node[1].cpus",
+            "CPU 2 does not exist",
+        ),
+        (
+            with_nodes("", [("48MiB", "\"0\""), ("16MiB", "\"1-x\"")]),
+            "cpus = \"1-x\"",
+            "machine.node[1].cpus",
+            "\"x\" is not a CPU number",
+        ),
+    ];
+    for (text, needle, field, why) in cases {
+        let e = error(&text, &[]);
+        assert_at(&e, &text, needle, field);
+        assert!(e.to_string().contains(why), "{e}");
+    }
+    // A workload's `node` must have CPUs to run on.
+    let text = with_nodes("", [("48MiB", "\"0-1\""), ("16MiB", "\"\"")])
+        .replace("memcg = \"/a\"\n", "memcg = \"/a\"\nnode = 1\n");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "node = 1", "workload[0].node");
+    assert!(e.to_string().contains("memory-only"), "{e}");
+}
+
+/// A workload's `mems`: nodes that exist, at least one, in the node list format.
+#[test]
+fn bad_mems_are_located() {
+    let two = |mems: &str| {
+        edit("cpus = 2", "cpus = 2\nnodes = 2").replace(
+            "memcg = \"/a\"\n",
+            &format!("memcg = \"/a\"\nmems = {mems}\n"),
+        )
+    };
+    let s = scenario::parse(&two("\"1,0-1\""), "s.toml", &[], None)
+        .unwrap()
+        .base;
+    assert_eq!(
+        (s.workloads[0].mems.clone(), s.workloads[0].mems_mask()),
+        (Some(vec![0, 1]), 3)
+    );
+    for (mems, why) in [
+        ("\"2\"", "node 2 does not exist (the machine has 2 nodes)"),
+        ("[0, 5]", "node 5 does not exist"),
+        ("[]", "must list at least one node"),
+        ("\"0-x\"", "\"x\" is not a node number"),
+        ("\"\"", "an empty entry"),
+        ("3", "a list of node numbers or a node list string"),
+    ] {
+        let text = two(mems);
+        let e = error(&text, &[]);
+        assert_at(&e, &text, "mems = ", "workload[0].mems");
+        assert!(e.to_string().contains(why), "{mems}: {e}");
+    }
+}

@@ -205,6 +205,8 @@ pub(crate) struct Wl {
     /// First file id and first mm id of this workload in the kernel.
     file_base: u32,
     pub(crate) mms: Vec<u32>,
+    /// Its `mems` as a nodemask (0: every node), the threads' `Exec::mems`.
+    mems: u64,
     thread_mm: Vec<Option<u32>>,
     tasks: Vec<usize>,
     /// Its client tasks and their connections' batches, when simulated (`client_cpus`).
@@ -666,6 +668,7 @@ impl Engine {
             prefetch_ahead(&self.k, m, self.wls[wi].gen.as_ref(), t);
         }
         self.k.cur = crate::kernel::Exec::new(clock, cpu, false, mm);
+        self.k.cur.mems = self.wls[wi].mems;
         match step {
             Step::Op { phase, bytes } => {
                 self.accesses += touches

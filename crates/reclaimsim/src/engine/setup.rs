@@ -21,8 +21,9 @@ use crate::scenario::event::EventWrite;
 use crate::workload::{RegionSpec, Workload, WorkloadOptions};
 use std::collections::BTreeSet;
 
-/// One kswapd task per node: a kernel thread allowed on its node's CPUs
-/// (kthread_bind_mask to cpumask_of_node), or pinned to `kernel.kswapd_cpu`.
+/// One kswapd task per node: a kernel thread allowed on its node's CPUs (kswapd()'s
+/// set_cpus_allowed_ptr to cpumask_of_node, 6.1), on every CPU for a node without CPUs
+/// (kswapd() leaves an empty mask alone), or pinned to `kernel.kswapd_cpu`.
 pub(super) fn kswapd_tasks(
     k: &Kernel,
     s: &Scenario,
@@ -33,9 +34,17 @@ pub(super) fn kswapd_tasks(
     for node in 0..k.nr_nodes() {
         let set = match &s.kernel.kswapd_cpu {
             Some(v) => vec![v[node]],
-            None => (0..k.topology.nr_cpus())
-                .filter(|&c| k.cpu_node[c as usize] as usize == node)
-                .collect(),
+            None => {
+                let all = 0..k.topology.nr_cpus();
+                let set: Vec<u32> = (all.clone())
+                    .filter(|&c| k.cpu_node[c as usize] as usize == node)
+                    .collect();
+                if set.is_empty() {
+                    all.collect()
+                } else {
+                    set
+                }
+            }
         };
         tasks.push(new_task(
             cpusets,
@@ -77,8 +86,7 @@ pub(super) fn setup_workload(
     for f in &layout.files {
         k.files.push(File::new(f.pages, f.sparse));
     }
-    let content = wc.page_content.unwrap_or_default();
-    let mms = create_processes(k, gen.as_ref(), memcg, file_base, content).map_err(setup)?;
+    let mms = create_processes(k, gen.as_ref(), memcg, file_base, wc).map_err(setup)?;
     let mut tids = Vec::new();
     for t in 0..layout.threads() {
         tids.push(tasks.len());
@@ -106,6 +114,7 @@ pub(super) fn setup_workload(
         op_cost,
         file_base,
         mms,
+        mems: wc.mems_mask(),
         batch_ops: vec![0; tids.len()],
         tasks: tids,
         clients,
@@ -120,14 +129,16 @@ pub(super) fn setup_workload(
 }
 
 /// The processes of a workload's layout, each with its VMAs (a file VMA joins its
-/// file's i_mmap), in `memcg` unless the workload places it elsewhere. Gives their mm ids.
+/// file's i_mmap), in `memcg` unless the workload places it elsewhere, with the
+/// workload's `page_content` and `mems`. Gives their mm ids.
 pub(super) fn create_processes(
     k: &mut Kernel,
     gen: &dyn Workload,
     memcg: MemcgId,
     file_base: u32,
-    content: crate::kernel::config::PageContent,
+    wc: &crate::scenario::config::WorkloadConfig,
 ) -> Result<Vec<u32>, String> {
+    let (content, mems) = (wc.page_content.unwrap_or_default(), wc.mems_mask());
     let mut mms = Vec::new();
     for (pi, proc_) in gen.layout().processes.iter().enumerate() {
         let id = k.mms.len() as u32;
@@ -141,6 +152,7 @@ pub(super) fn create_processes(
         let mut mm = Mm {
             memcg,
             content,
+            mems,
             ..Default::default()
         };
         for r in &proc_.regions {

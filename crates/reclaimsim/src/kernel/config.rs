@@ -435,6 +435,9 @@ pub struct MemcgSetup {
 #[derive(Debug, Clone)]
 pub struct Setup {
     pub memory_pages: u64,
+    /// Each node's pages, when the nodes are not an even split of `memory_pages`
+    /// (`[[machine.node]]`); empty for the even split over `topology.nodes`.
+    pub node_pages: Vec<u64>,
     /// Sockets, cores, SMT threads and NUMA nodes: which node each CPU allocates from.
     pub topology: crate::sim::topology::Topology,
     /// The swap device and its size in pages, if any.

@@ -184,36 +184,55 @@ pub fn current_killed(k: &Kernel) -> bool {
     k.cur.mm.is_some_and(|m| k.mms[m as usize].dead)
 }
 
-/// The node order an allocation tries: the running CPU's node, then the others.
-fn zonelist(k: &Kernel) -> impl Iterator<Item = usize> {
+/// The node order an allocation tries (for_each_zone_zonelist_nodemask): the running
+/// CPU's node, then the others in index order from it (node distances are not
+/// modelled), leaving out those the running task's nodemask (`Exec::mems`, MPOL_BIND or
+/// cpuset.mems) does not allow.
+pub fn zonelist(k: &Kernel) -> impl Iterator<Item = usize> {
     let local = k.cpu_node[k.cur.cpu as usize] as usize;
-    let n = k.nr_nodes();
-    (0..n).map(move |i| (local + i) % n)
+    let (n, mems) = (k.nr_nodes(), k.cur.mems);
+    (0..n)
+        .map(move |i| (local + i) % n)
+        .filter(move |&node| mems == 0 || mems >> node & 1 == 1)
+}
+
+/// The first node of the zonelist (ac->preferred_zoneref, first_zones_zonelist): the
+/// local node unless the nodemask leaves it out; what zone_statistics() counts a hit on
+/// and where the compressed pools take their frames.
+pub fn preferred_node(k: &Kernel) -> usize {
+    let local = k.cpu_node[k.cur.cpu as usize] as usize;
+    zonelist(k).next().unwrap_or(local)
 }
 
 /// Models get_page_from_freelist() for order 0: a page from the first node of the
 /// zonelist whose free pages are above `mark` (NR_FREE_PAGES: the per-CPU lists do not
 /// count).
 fn get_page_from_freelist(k: &mut Kernel, mark: usize) -> Option<Pfn> {
-    let local = k.cpu_node[k.cur.cpu as usize] as usize;
+    let local = preferred_node(k);
     for n in zonelist(k) {
         let zone = &k.nodes[n].zone;
         if zone.watermark_ok(zone.wmark[mark]) {
             if let Some(pfn) = k.take_free_page(n) {
-                // zone_statistics(): numa_hit on the preferred node, numa_miss else.
-                k.vm.add(
-                    if n == local {
-                        Vm::NumaHit
-                    } else {
-                        Vm::NumaMiss
-                    },
-                    1,
-                );
+                zone_statistics(k, local, n);
                 return Some(pfn);
             }
         }
     }
     None
+}
+
+/// Models zone_statistics() (6.1): a page from `node` for an allocation that preferred
+/// `preferred` is a numa_hit there when they are the same node, else a numa_miss there
+/// and a numa_foreign on the preferred node.
+fn zone_statistics(k: &mut Kernel, preferred: usize, node: usize) {
+    if node == preferred {
+        k.vm.add(Vm::NumaHit, 1);
+        k.nodes[node].numa_hit += 1;
+    } else {
+        k.vm.add(Vm::NumaMiss, 1);
+        k.nodes[node].numa_miss += 1;
+        k.nodes[preferred].numa_foreign += 1;
+    }
 }
 
 /// Models __alloc_pages() for order 0: get_page_from_freelist() at the low watermark,
@@ -283,8 +302,14 @@ pub fn out_of_memory(
     stalled_from: Option<u64>,
 ) -> bool {
     let root = scope.unwrap_or(ROOT);
+    // oom_cpuset_eligible() of a global OOM whose allocation had a nodemask
+    // (CONSTRAINT_MEMORY_POLICY): mempolicy_in_oom_domain() leaves out processes bound
+    // (MPOL_BIND) to nodes all outside it; unbound processes stay eligible.
+    let mask = if scope.is_none() { k.cur.mems } else { 0 };
+    let in_domain = |mm: &crate::kernel::mm::Mm| mask == 0 || mm.mems == 0 || mm.mems & mask != 0;
     let victim = (0..k.mms.len())
         .filter(|&m| !k.mms[m].dead && k.memcgs.is_descendant(k.mms[m].memcg, root))
+        .filter(|&m| in_domain(&k.mms[m]))
         .max_by_key(|&m| (k.mms[m].anon_rss + k.mms[m].swap_ents, std::cmp::Reverse(m)));
     let Some(victim) = victim else { return false };
     k.vm.add(Vm::OomKill, 1);

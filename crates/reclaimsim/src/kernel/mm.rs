@@ -134,6 +134,9 @@ pub struct Mm {
     pub swap_ents: u64,
     /// What its anon pages hold (its workload's `page_content`), for zswap.
     pub content: crate::kernel::config::PageContent,
+    /// Its tasks' MPOL_BIND nodemask, a bit per node; 0 for none (every node). The OOM
+    /// killer reads it (mempolicy_in_oom_domain).
+    pub mems: u64,
 }
 
 impl Mm {

@@ -85,6 +85,9 @@ pub struct Exec {
     pub kswapd: bool,
     /// The mm of the running task, if it has one (an OOM kill of it ends its step).
     pub mm: Option<u32>,
+    /// The nodes the running task may allocate from (its MPOL_BIND nodemask or
+    /// cpuset.mems), a bit per node; 0 for no binding (every node).
+    pub mems: u64,
     /// The spinlocks held, innermost last.
     pub held: Vec<crate::sim::lock::Held>,
     /// When this task last issued a `prefetchw` of the next folio of an LRU scan
@@ -100,6 +103,7 @@ impl Exec {
             cpu,
             kswapd,
             mm,
+            mems: 0,
             held: Vec::new(),
             prefetch_at: 0,
         }
@@ -138,6 +142,9 @@ pub struct Kernel {
     /// Swap slot of each swap-cache frame.
     pub folio_swap: Vec<u32>,
     pub nodes: Vec<Node>,
+    /// Every node's frames when all nodes have the same number (`node_of` divides by
+    /// it), 0 when they differ (`node_of` searches).
+    node_span: Pfn,
     pub memcgs: MemcgTree,
     pub lruvecs: Vec<Lruvec>,
     pub mms: Vec<Mm>,
@@ -188,6 +195,44 @@ fn empty_lruvecs(nr_memcgs: usize, nr_nodes: usize) -> Vec<Lruvec> {
         .collect()
 }
 
+/// Each node's frames: `s.node_pages`, or `memory_pages` split evenly over the
+/// topology's nodes (the remainder left out).
+fn node_sizes(s: &Setup) -> Vec<u64> {
+    if !s.node_pages.is_empty() {
+        return s.node_pages.clone();
+    }
+    let nr_nodes = s.topology.nodes.max(1) as u64;
+    vec![s.memory_pages / nr_nodes; nr_nodes as usize]
+}
+
+/// The nodes of `sizes` frames each, one after the other, with their frames (all free)
+/// and links, and the frames per node when all are of one size (0 when not).
+fn build_nodes(sizes: &[u64]) -> (Vec<Node>, Vec<Folio>, Vec<Link>, Pfn) {
+    let nr_frames = sizes.iter().sum::<u64>() as usize;
+    let mut folios = vec![Folio::default(); nr_frames];
+    let mut links = vec![Link::NONE; nr_frames];
+    // The watermarks (and the per-CPU lists' high) are set by setup_per_zone_wmarks,
+    // as at boot.
+    let mut start = 0;
+    let nodes: Vec<Node> = (sizes.iter())
+        .map(|&pages| {
+            start += pages;
+            Node::new(
+                (start - pages) as Pfn,
+                pages,
+                [0; 3],
+                &mut links,
+                &mut folios,
+            )
+        })
+        .collect();
+    let node_span = match sizes.iter().all(|&p| p == sizes[0]) {
+        true => sizes[0] as Pfn,
+        false => 0,
+    };
+    (nodes, folios, links, node_span)
+}
+
 /// The swap device of `s`, with zswap in front of it when configured (sized for
 /// `memcgs` memcgs).
 fn new_swap(s: &Setup, memcgs: usize) -> Option<Swap> {
@@ -210,24 +255,8 @@ impl Kernel {
     /// Builds the machine of a scenario: frames, nodes with watermarks, the memcg tree
     /// and its lruvecs, swap, CPUs. Workload address spaces and files come later.
     pub fn new(s: &Setup) -> Kernel {
-        let nr_nodes = s.topology.nodes.max(1) as u64;
-        let per_node = s.memory_pages / nr_nodes;
-        let nr_frames = (per_node * nr_nodes) as usize;
-        let mut folios = vec![Folio::default(); nr_frames];
-        let mut links = vec![Link::NONE; nr_frames];
-        // The watermarks (and the per-CPU lists' high) are set below, by
-        // setup_per_zone_wmarks, as at boot.
-        let nodes: Vec<Node> = (0..nr_nodes)
-            .map(|n| {
-                Node::new(
-                    (n * per_node) as Pfn,
-                    per_node,
-                    [0; 3],
-                    &mut links,
-                    &mut folios,
-                )
-            })
-            .collect();
+        let (nodes, folios, links, node_span) = build_nodes(&node_sizes(s));
+        let nr_frames = folios.len();
         let memcgs = MemcgTree::with_memcgs(&s.memcgs);
         let memcgs_len = memcgs.cgs.len();
         let nr_lruvecs = memcgs.cgs.len() * nodes.len();
@@ -237,7 +266,10 @@ impl Kernel {
             LruLockKind::Lruvec | LruLockKind::LruvecV16 => nr_lruvecs,
         };
         let cpus = s.topology.nr_cpus().max(1) as usize;
-        let pcp = page_alloc::pcp_lists(&nodes, cpus);
+        let cpu_node: Vec<u16> = (0..cpus as u32)
+            .map(|c| s.topology.node_of(c) as u16)
+            .collect();
+        let pcp = page_alloc::pcp_lists(&nodes, &cpu_node);
         let mut k = Kernel {
             sched: Sched::default(),
             _pin: std::marker::PhantomPinned,
@@ -247,8 +279,9 @@ impl Kernel {
             plugin: None,
             folios,
             links,
-            folio_swap: vec![NIL; (per_node * nr_nodes) as usize],
+            folio_swap: vec![NIL; nr_frames],
             nodes,
+            node_span,
             psi: psi::Psi::new(&memcgs, cpus),
             memcgs,
             lruvecs,
@@ -258,9 +291,7 @@ impl Kernel {
             batches: vec![CpuBatches::default(); cpus],
             pcp,
             swap_slots: vec![Default::default(); cpus],
-            cpu_node: (0..cpus as u32)
-                .map(|c| s.topology.node_of(c) as u16)
-                .collect(),
+            cpu_node,
             topology: s.topology.clone(),
             locks: vec![Lock::default(); nr_locks],
             vm: VmStat::default(),
@@ -268,7 +299,7 @@ impl Kernel {
             kswapd_profile: [0; NR_CAT],
             cpu_time: 0,
             oom_kills: Vec::new(),
-            wb: crate::kernel::writeback::Writeback::new(&s.kernel, nr_lruvecs / nr_nodes as usize),
+            wb: crate::kernel::writeback::Writeback::new(&s.kernel, memcgs_len),
             lock_site: Default::default(),
             alloc_stall: Default::default(),
             memcg_stalls: Default::default(),
@@ -321,8 +352,7 @@ impl Kernel {
         for n in &mut self.nodes {
             n.zone.wmark = zone_watermarks(n.zone.managed, total, mfk, wsf);
         }
-        let cpus = self.pcp.len() / self.nodes.len();
-        let fresh = page_alloc::pcp_lists(&self.nodes, cpus);
+        let fresh = page_alloc::pcp_lists(&self.nodes, &self.cpu_node);
         for (pcp, new) in self.pcp.iter_mut().zip(fresh) {
             (pcp.high, pcp.batch) = (new.high, new.batch);
         }
@@ -332,10 +362,14 @@ impl Kernel {
         self.nodes.len()
     }
 
+    /// page_to_nid(): the node whose frames hold `pfn`. Nodes of one size (the even
+    /// split) take one division; nodes of their own sizes a search of the node starts.
     #[inline]
     pub fn node_of(&self, pfn: Pfn) -> usize {
-        let per = self.nodes[0].end_pfn - self.nodes[0].start_pfn;
-        (pfn / per) as usize
+        if self.node_span != 0 {
+            return (pfn / self.node_span) as usize;
+        }
+        self.nodes.partition_point(|n| n.end_pfn <= pfn)
     }
 
     /// mem_cgroup_lruvec(memcg, pgdat).
@@ -558,6 +592,7 @@ mod tests {
     fn machine() -> Setup {
         Setup {
             memory_pages: 4096,
+            node_pages: Vec::new(),
             topology: crate::sim::topology::Topology::flat(2, 1),
             swap: None,
             ssd_profile: None,
@@ -614,12 +649,7 @@ mod tests {
         // 2 sockets x 2 cores x 2 threads: CPUs 0-3 are the first threads of cores 0-3
         // (cores 0-1 on socket 0), CPUs 4-7 their SMT siblings.
         let mut s = machine();
-        s.topology = crate::sim::topology::Topology {
-            sockets: 2,
-            cores_per_socket: 2,
-            threads_per_core: 2,
-            nodes: 1,
-        };
+        s.topology = crate::sim::topology::Topology::new(2, 2, 2, 1);
         s.costs.lock_bounce = 60;
         s.costs.lock_bounce_remote = 125;
         let k = Kernel::new(&s);

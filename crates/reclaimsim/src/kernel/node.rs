@@ -55,6 +55,13 @@ pub struct Node {
     pub nr_throttled_written: u64,
     /// NR_ISOLATED_ANON / NR_ISOLATED_FILE.
     pub nr_isolated: [u64; 2],
+    /// The node's numastat (zone_statistics, 6.1): pages allocated here for an
+    /// allocation that preferred this node (numa_hit), that preferred another
+    /// (numa_miss), and pages that preferred this node but came from another
+    /// (numa_foreign).
+    pub numa_hit: u64,
+    pub numa_miss: u64,
+    pub numa_foreign: u64,
 }
 
 /// Models the default of vm.min_free_kbytes (calculate_min_free_kbytes):
@@ -111,6 +118,9 @@ impl Node {
             pfmemalloc_wait: Vec::new(),
             nr_writeback_throttled: 0,
             nr_reclaim_start: 0,
+            numa_hit: 0,
+            numa_miss: 0,
+            numa_foreign: 0,
             nr_throttled_written: 0,
             nr_isolated: [0; 2],
         }

@@ -37,12 +37,18 @@ pub fn zone_highsize(low_wmark: u64, node_cpus: u64, batch: u64) -> u64 {
     (low_wmark / node_cpus.max(1)).max(batch << 2)
 }
 
-/// The per-CPU lists of every CPU for every node, indexed cpu * nodes + node.
-pub fn pcp_lists(nodes: &[Node], cpus: usize) -> Vec<Pcp> {
-    let node_cpus = (cpus / nodes.len()).max(1) as u64;
+/// The per-CPU lists of every CPU for every node, indexed cpu * nodes + node;
+/// `cpu_node` gives each CPU's node. zone_highsize() splits a zone's high over its
+/// node's CPUs, or over every online CPU when the node has none (6.1).
+pub fn pcp_lists(nodes: &[Node], cpu_node: &[u16]) -> Vec<Pcp> {
+    let cpus = cpu_node.len();
+    let node_cpus: Vec<u64> = (0..nodes.len())
+        .map(|n| cpu_node.iter().filter(|&&c| c as usize == n).count() as u64)
+        .map(|c| if c == 0 { cpus as u64 } else { c })
+        .collect();
     (0..cpus)
-        .flat_map(|_| nodes.iter())
-        .map(|n| {
+        .flat_map(|_| nodes.iter().zip(&node_cpus))
+        .map(|(n, &node_cpus)| {
             // zone_set_pageset_high_and_batch(): at least one page.
             let batch = zone_batchsize(n.zone.managed).max(1);
             let high = zone_highsize(n.zone.wmark[WMARK_LOW], node_cpus, batch);

@@ -70,9 +70,17 @@ pub struct ScanControl {
     /// sc->proactive_swappiness (6.13+): memory.reclaim's `swappiness=`, used instead of
     /// vm.swappiness by this reclaim (sc_swappiness()).
     pub swappiness: Option<u32>,
+    /// sc->nodemask: the nodes direct reclaim may shrink, those the allocation may use (a
+    /// bit per node); 0 (NULL) for every node, as kswapd and memcg reclaim have it.
+    pub nodemask: u64,
 }
 
 impl ScanControl {
+    /// Whether shrink_zones() visits `node` (for_each_zone_zonelist_nodemask).
+    pub fn node_allowed(&self, node: usize) -> bool {
+        self.nodemask == 0 || self.nodemask >> node & 1 == 1
+    }
+
     pub fn new(nr_to_reclaim: u64, target: Option<MemcgId>, kswapd: bool) -> Self {
         ScanControl {
             nr_to_reclaim,
@@ -100,6 +108,7 @@ impl ScanControl {
             memcgs_avoid_swapping: false,
             proactive: false,
             swappiness: None,
+            nodemask: 0,
         }
     }
 
@@ -588,12 +597,17 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
         sc.priority = DEF_PRIORITY;
         while sc.priority >= 0 {
             sc.nr_scanned = 0;
+            // shrink_zones(): the zonelist from the local node, within the nodemask.
             let local = k.cpu_node[k.cur.cpu as usize] as usize;
             let nodes = k.nr_nodes();
-            for i in 0..nodes {
-                shrink_node(k, p, (local + i) % nodes, sc);
+            let mut first = None;
+            for node in (0..nodes).map(|i| (local + i) % nodes) {
+                if sc.node_allowed(node) {
+                    first.get_or_insert(node);
+                    shrink_node(k, p, node, sc);
+                }
             }
-            throttle::consider_reclaim_throttle(k, local, sc);
+            throttle::consider_reclaim_throttle(k, first.unwrap_or(local), sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
             }
@@ -602,7 +616,7 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
             }
             sc.priority -= 1;
         }
-        for node in 0..k.nr_nodes() {
+        for node in (0..k.nr_nodes()).filter(|&n| sc.node_allowed(n)) {
             p.snapshot_refaults(k, sc.root(), node);
             if sc.cgroup_reclaim() {
                 let lv = k.lruvec(sc.root(), node);
@@ -632,14 +646,15 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
 /// `memcg`'s tasks.
 pub fn try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> u64 {
     let start = k.cur.clock;
-    let local = k.cpu_node[k.cur.cpu as usize] as usize;
-    if throttle::throttle_direct_reclaim(k, local) {
+    // throttle_direct_reclaim() looks at the first node of the zonelist in the nodemask.
+    if throttle::throttle_direct_reclaim(k, crate::kernel::fault::preferred_node(k)) {
         // Killed while throttled: report progress so the allocation does not OOM.
         k.alloc_stall.record(k.cur.clock - start);
         k.record_stall(memcg, StallKind::Direct, k.cur.clock - start);
         return 1;
     }
     let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, None, false);
+    sc.nodemask = k.cur.mems;
     let reclaimed = do_try_to_free_pages(k, p, &mut sc);
     k.alloc_stall.record(k.cur.clock - start);
     k.record_stall(memcg, StallKind::Direct, k.cur.clock - start);

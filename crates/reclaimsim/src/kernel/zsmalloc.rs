@@ -64,9 +64,9 @@ impl ZsPool {
 }
 
 /// The pool's frames follow its bytes: as many pages as the classes' bytes fill, taken
-/// from the running CPU's node and charged to no memcg (zsmalloc's alloc_page has no
-/// __GFP_ACCOUNT), given back when they empty. False when a frame was needed and none
-/// was free.
+/// from the running task's preferred node (its CPU's, unless its nodemask leaves that
+/// out) and charged to no memcg (zsmalloc's alloc_page has no __GFP_ACCOUNT), given
+/// back when they empty. False when a frame was needed and none was free.
 pub fn fit_frames(k: &mut Kernel, pool: fn(&mut Kernel) -> &mut ZsPool) -> bool {
     loop {
         let z = pool(k);
@@ -76,7 +76,7 @@ pub fn fit_frames(k: &mut Kernel, pool: fn(&mut Kernel) -> &mut ZsPool) -> bool 
             let pfn = z.frames.pop().unwrap();
             k.free_unaccounted(pfn);
         } else if have < need {
-            let node = k.cpu_node[k.cur.cpu as usize] as usize;
+            let node = crate::kernel::fault::preferred_node(k);
             let Some(pfn) = k.take_free_page(node) else {
                 return false;
             };

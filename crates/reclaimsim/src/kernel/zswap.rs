@@ -457,10 +457,11 @@ fn new_zpage(k: &mut Kernel) -> Option<u32> {
     })
 }
 
-/// A frame for the pool, from the running CPU's node, charged to no memcg (zpool's
-/// alloc_page has no __GFP_ACCOUNT).
+/// A frame for the pool, from the running task's preferred node (its CPU's, unless its
+/// nodemask leaves that out), charged to no memcg (zpool's alloc_page has no
+/// __GFP_ACCOUNT).
 fn take_pool_frame(k: &mut Kernel) -> Option<Pfn> {
-    let node = k.cpu_node[k.cur.cpu as usize] as usize;
+    let node = crate::kernel::fault::preferred_node(k);
     k.take_free_page(node)
 }
 

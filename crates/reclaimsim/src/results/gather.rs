@@ -10,6 +10,7 @@ use crate::kernel::stats::{memory_events, memory_stat, Vm, CAT_NAMES, MEMCG_GLOB
 use crate::kernel::stats::{NR_KERNEL_VM, VM_NAMES};
 use crate::kernel::Kernel;
 use crate::scenario::config::Scenario;
+use crate::units::PAGE_SIZE;
 use std::collections::BTreeMap;
 
 /// Runs one scenario (a variant already merged into it) and gathers its results.
@@ -77,6 +78,7 @@ impl Engine {
             swap_device: swap_device(k),
             zram: zram(k),
             agents: self.agents.iter().map(|a| a.result.clone()).collect(),
+            nodes: nodes(k),
             alloc_stall: AllocStall::from(&k.alloc_stall),
             sched: self.sched_use(),
             pressure: k.psi.system(),
@@ -85,6 +87,37 @@ impl Engine {
             plugin: self.p.plugin_stats(),
         }
     }
+}
+
+/// Each node's memory, CPUs, watermarks, LRU pages and numastat, on a machine of more
+/// than one node.
+fn nodes(k: &Kernel) -> Vec<crate::results::NodeResult> {
+    if k.nr_nodes() < 2 {
+        return Vec::new();
+    }
+    let cpulist = |node: usize| {
+        let cpus: Vec<u32> = (0..k.cpu_node.len() as u32)
+            .filter(|&c| k.cpu_node[c as usize] as usize == node)
+            .collect();
+        crate::sim::topology::format_cpulist(&cpus)
+    };
+    let lru = |node: usize, kinds: std::ops::Range<usize>| -> u64 {
+        let lvs = k.lruvecs.iter().filter(|l| l.node as usize == node);
+        lvs.map(|l| l.nr[kinds.clone()].iter().sum::<u64>()).sum()
+    };
+    (k.nodes.iter().enumerate())
+        .map(|(i, n)| crate::results::NodeResult {
+            mem_total: n.zone.managed * PAGE_SIZE,
+            mem_free: n.zone.free * PAGE_SIZE,
+            anon: lru(i, 0..2) * PAGE_SIZE,
+            file: lru(i, 2..4) * PAGE_SIZE,
+            cpus: cpulist(i),
+            watermarks: n.zone.wmark,
+            numa_hit: n.numa_hit,
+            numa_miss: n.numa_miss,
+            numa_foreign: n.numa_foreign,
+        })
+        .collect()
 }
 
 /// zswap's debugfs view, when configured.

@@ -98,6 +98,10 @@ pub struct VariantResult {
     /// pressure it had read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentResult>,
+    /// Per NUMA node, in node order, on machines of more than one node: its memory,
+    /// CPUs, watermarks and what it holds and counted at the end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeResult>,
     /// Direct reclaim: the time each try_to_free_pages() call took (allocation stalls).
     pub alloc_stall: AllocStall,
     /// The scheduler: each CPU's busy share and context switches, each task's CPU
@@ -175,6 +179,31 @@ pub struct GuestSnapshot {
     pub vmstat: BTreeMap<String, u64>,
     /// Per memcg path, memory.stat's event counters since setup and memory.current.
     pub memcgs: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+/// One NUMA node at the end of a run, as /sys/devices/system/node/nodeN/ shows it:
+/// `meminfo` (sizes in bytes), `cpulist`, `numastat` and the zone's watermarks
+/// (/proc/zoneinfo, in pages).
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
+pub struct NodeResult {
+    /// MemTotal: the node's memory.
+    pub mem_total: u64,
+    /// MemFree: its free pages at the end (the per-CPU lists' not counted, as
+    /// NR_FREE_PAGES).
+    pub mem_free: u64,
+    /// Its anon and file pages on the LRU lists at the end, over all memcgs.
+    pub anon: u64,
+    pub file: u64,
+    /// Its CPUs as a cpulist (`""` for a memory-only node).
+    pub cpus: String,
+    /// The zone's min, low and high watermarks, in pages.
+    pub watermarks: [u64; 3],
+    /// numastat: pages allocated here for an allocation that preferred this node,
+    /// allocated here for one that preferred another, and that preferred this node
+    /// but came from another.
+    pub numa_hit: u64,
+    pub numa_miss: u64,
+    pub numa_foreign: u64,
 }
 
 /// Allocation stalls: how many direct reclaim calls (try_to_free_pages) there were and

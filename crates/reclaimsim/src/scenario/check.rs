@@ -118,6 +118,15 @@ pub(super) fn check_python_policy(s: &Scenario, allowed: bool) -> Result<(), Pro
 fn check_machine(s: &Scenario) -> Result<(), Problem> {
     let m = &s.machine;
     let memory = m.memory.0;
+    if m.memory_key.is_none() && m.node.is_empty() {
+        return fail(
+            at("machine.memory"),
+            "missing field `memory` (or a memory on each [[machine.node]])",
+        );
+    }
+    if !m.node.is_empty() {
+        check_nodes(m)?;
+    }
     if !(16 * MIB..ABSURD).contains(&memory) {
         return fail(
             at("machine.memory"),
@@ -143,22 +152,7 @@ fn check_machine(s: &Scenario) -> Result<(), Problem> {
             ),
         );
     }
-    if m.has_topology_keys() {
-        check_topology(m)?;
-    } else if !(1..=4096).contains(&m.cpus) {
-        return fail(
-            at("machine.cpus"),
-            format!("{} CPUs: must be 1 to 4096", m.cpus),
-        );
-    } else if m.cpus % m.nodes != 0 {
-        return fail(
-            at("machine.cpus"),
-            format!(
-                "{} CPUs cannot be split evenly over {} nodes (a multiple of machine.nodes)",
-                m.cpus, m.nodes
-            ),
-        );
-    }
+    check_machine_cpus(m)?;
     match &m.swap {
         Some(swap) if swap.size.0 == 0 || swap.size.0 >= ABSURD => fail(
             at("machine.swap.size"),
@@ -168,6 +162,34 @@ fn check_machine(s: &Scenario) -> Result<(), Problem> {
             ),
         ),
         _ => Ok(()),
+    }
+}
+
+/// The CPUs, by count or by topology, and their nodes: those of `[[machine.node]]`, or
+/// an even split.
+fn check_machine_cpus(m: &MachineConfig) -> Result<(), Problem> {
+    if m.has_topology_keys() {
+        check_topology(m)?;
+    } else if !(1..=4096).contains(&m.cpus) {
+        return fail(
+            at("machine.cpus"),
+            format!("{} CPUs: must be 1 to 4096", m.cpus),
+        );
+    }
+    if !m.node.is_empty() {
+        check_node_cpus(m)
+    } else if m.has_topology_keys() {
+        check_topology_nodes(m)
+    } else if m.cpus % m.nodes != 0 {
+        fail(
+            at("machine.cpus"),
+            format!(
+                "{} CPUs cannot be split evenly over {} nodes (a multiple of machine.nodes)",
+                m.cpus, m.nodes
+            ),
+        )
+    } else {
+        Ok(())
     }
 }
 
@@ -320,6 +342,13 @@ fn check_topology(m: &MachineConfig) -> Result<(), Problem> {
             format!("{cpus} CPUs, but the topology has {shape} (leave machine.cpus out)"),
         );
     }
+    Ok(())
+}
+
+/// `machine.nodes` on a topology: one per socket, or all on one, or an even split of
+/// one socket's cores (SNC).
+fn check_topology_nodes(m: &MachineConfig) -> Result<(), Problem> {
+    let (sockets, cores) = (m.sockets.unwrap_or(1), m.cores_per_socket.unwrap_or(1));
     if sockets > 1 && m.nodes != 1 && m.nodes != sockets {
         return fail(
             at("machine.nodes"),
@@ -337,6 +366,90 @@ fn check_topology(m: &MachineConfig) -> Result<(), Problem> {
         );
     }
     Ok(())
+}
+
+/// `[[machine.node]]`: 1 to 64 of them, `machine.nodes` (if given) their count,
+/// `machine.memory` (if given) their sum, each at least 16 MiB.
+fn check_nodes(m: &MachineConfig) -> Result<(), Problem> {
+    let count = m.node.len();
+    if count > 64 {
+        return fail(
+            at("machine.node"),
+            format!("{count} nodes: must be 1 to 64"),
+        );
+    }
+    if let Some(n) = m.nodes_key.filter(|&n| n as usize != count) {
+        return fail(
+            at("machine.nodes"),
+            format!("{n}, but there are {count} [[machine.node]] tables (leave machine.nodes out)"),
+        );
+    }
+    for (i, n) in m.node.iter().enumerate() {
+        if !(16 * MIB..ABSURD).contains(&n.memory.0) {
+            return fail(
+                node_at(i, "memory"),
+                format!(
+                    "{} is out of range: at least 16 MiB, less than 1 PiB",
+                    human_bytes(n.memory.0)
+                ),
+            );
+        }
+    }
+    let sum: u64 = m.node.iter().map(|n| n.memory.0).sum();
+    match m.memory_key {
+        Some(total) if total.0 != sum => fail(
+            at("machine.memory"),
+            format!(
+                "{} differs from the sum of the [[machine.node]] memories, {} (leave machine.memory out)",
+                human_bytes(total.0),
+                human_bytes(sum)
+            ),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// `machine.node[i].FIELD`.
+fn node_at(i: usize, field: &str) -> Vec<Seg> {
+    let mut path = at("machine.node");
+    path.push(Seg::Index(i));
+    path.extend(at(field));
+    path
+}
+
+/// Every CPU of the machine on exactly one `[[machine.node]]`, and no node naming a CPU
+/// the machine does not have.
+fn check_node_cpus(m: &MachineConfig) -> Result<(), Problem> {
+    let mut owner: Vec<Option<usize>> = vec![None; m.cpus as usize];
+    for (i, n) in m.node.iter().enumerate() {
+        for &c in &n.cpus {
+            match owner.get_mut(c as usize) {
+                None => {
+                    return fail(
+                        node_at(i, "cpus"),
+                        format!("CPU {c} does not exist (the machine has {} CPUs)", m.cpus),
+                    )
+                }
+                Some(Some(j)) => {
+                    return fail(
+                        node_at(i, "cpus"),
+                        format!("CPU {c} is on node {j} already: a CPU belongs to one node"),
+                    )
+                }
+                Some(slot) => *slot = Some(i),
+            }
+        }
+    }
+    match owner.iter().position(Option::is_none) {
+        Some(c) => fail(
+            node_at(m.node.len() - 1, "cpus"),
+            format!(
+                "CPU {c} is on no node: every CPU of the machine belongs to one [[machine.node]] ({} CPUs)",
+                m.cpus
+            ),
+        ),
+        None => Ok(()),
+    }
 }
 
 fn check_kernel(s: &Scenario) -> Result<(), Problem> {
@@ -742,7 +855,28 @@ fn check_placement(s: &Scenario, i: usize) -> Result<(), Problem> {
             format!("no [[memcg]] with path \"{}\"", w.memcg),
         );
     }
+    check_mems(s, i)?;
     check_cpuset(s, i)
+}
+
+/// Workload `i`'s `mems`: at least one node, each existing.
+fn check_mems(s: &Scenario, i: usize) -> Result<(), Problem> {
+    let Some(mems) = &s.workloads[i].mems else {
+        return Ok(());
+    };
+    if mems.is_empty() {
+        return fail(elem("workload", i, "mems"), "must list at least one node");
+    }
+    match mems.iter().find(|&&n| n >= s.machine.nodes) {
+        Some(n) => fail(
+            elem("workload", i, "mems"),
+            format!(
+                "node {n} does not exist (the machine has {} nodes)",
+                s.machine.nodes
+            ),
+        ),
+        None => Ok(()),
+    }
 }
 
 /// Workload `i`'s `cpus` on the machine and `node` existing, with some CPU in common.
@@ -755,6 +889,15 @@ fn check_cpuset(s: &Scenario, i: usize) -> Result<(), Problem> {
                 "node {node} does not exist (machine.nodes = {})",
                 s.machine.nodes
             ),
+        );
+    }
+    if let Some(node) = w
+        .node
+        .filter(|_| w.cpus.is_none() && w.cpuset(&topology).is_empty())
+    {
+        return fail(
+            elem("workload", i, "node"),
+            format!("node {node} has no CPUs (a memory-only node): its memory is bound with mems"),
         );
     }
     let Some(cpus) = &w.cpus else {

@@ -188,10 +188,19 @@ impl EventValue {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(from = "MachineKeys")]
 pub struct MachineConfig {
-    /// Total physical memory, split evenly over the nodes.
+    /// Total physical memory: split evenly over the nodes, or the sum of the
+    /// `[[machine.node]]` tables' (`machine.memory`, if also given, must equal it).
     pub memory: ByteSize,
-    /// NUMA nodes (pgdats), each with an equal share of the memory and of the cores.
+    /// `machine.memory` as the file gave it (checked against the nodes' sum).
+    pub memory_key: Option<ByteSize>,
+    /// NUMA nodes (pgdats): `machine.nodes`, each with an equal share of the memory and
+    /// of the cores, or the number of `[[machine.node]]` tables.
     pub nodes: u32,
+    /// `machine.nodes` as the file gave it (checked against the node tables' count).
+    pub nodes_key: Option<u32>,
+    /// `[[machine.node]]`: each node's memory and CPUs, in node order; empty for the
+    /// even split of `machine.nodes`.
+    pub node: Vec<NodeConfig>,
     /// The number of logical CPUs: `machine.cpus`, or sockets x cores_per_socket x
     /// threads_per_core when those are given.
     pub cpus: u32,
@@ -223,9 +232,10 @@ pub struct MachineConfig {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct MachineKeys {
-    pub memory: ByteSize,
-    #[serde(default = "default_nodes")]
-    pub nodes: u32,
+    pub memory: Option<ByteSize>,
+    pub nodes: Option<u32>,
+    #[serde(default)]
+    pub node: Vec<NodeConfig>,
     pub cpus: Option<u32>,
     pub sockets: Option<u32>,
     pub cores_per_socket: Option<u32>,
@@ -250,9 +260,17 @@ impl From<MachineKeys> for MachineConfig {
                 n.min(u64::from(u32::MAX)) as u32
             }
         };
+        let sum = k.node.iter().map(|n| n.memory.0).sum();
+        let nodes = match k.node.len() {
+            0 => k.nodes.unwrap_or(1),
+            n => n as u32,
+        };
         MachineConfig {
-            memory: k.memory,
-            nodes: k.nodes,
+            memory: k.memory.unwrap_or(ByteSize(sum)),
+            memory_key: k.memory,
+            nodes,
+            nodes_key: k.nodes,
+            node: k.node,
             cpus,
             cpus_key: k.cpus,
             sockets: k.sockets,
@@ -279,21 +297,53 @@ impl MachineConfig {
 
     /// The machine's sockets, cores, SMT threads and nodes; with `cpus` alone, one socket
     /// of `cpus` single-threaded cores (`Topology::flat`).
+    /// With `[[machine.node]]` tables, each node holds the CPUs its table lists.
     pub fn topology(&self) -> Topology {
-        if !self.has_topology_keys() {
-            return Topology::flat(self.cpus, self.nodes);
+        let t = if !self.has_topology_keys() {
+            Topology::flat(self.cpus, self.nodes)
+        } else {
+            Topology::new(
+                self.sockets.unwrap_or(1),
+                self.cores_per_socket.unwrap_or(0),
+                self.threads_per_core.unwrap_or(1),
+                self.nodes,
+            )
+        };
+        match self.node.is_empty() {
+            true => t,
+            false => {
+                t.with_node_cpus(&self.node.iter().map(|n| n.cpus.clone()).collect::<Vec<_>>())
+            }
         }
-        Topology {
-            sockets: self.sockets.unwrap_or(1),
-            cores_per_socket: self.cores_per_socket.unwrap_or(0),
-            threads_per_core: self.threads_per_core.unwrap_or(1),
-            nodes: self.nodes,
-        }
+    }
+
+    /// Each node's memory in pages, from `[[machine.node]]`; empty for the even split.
+    pub fn node_pages(&self) -> Vec<u64> {
+        self.node.iter().map(|n| n.memory.pages()).collect()
     }
 }
 
-fn default_nodes() -> u32 {
-    1
+/// One `[[machine.node]]`: a NUMA node's memory and CPUs, as
+/// /sys/devices/system/node/nodeN/meminfo (MemTotal) and cpulist show them.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    /// The node's memory (its zone's managed pages).
+    pub memory: ByteSize,
+    /// Its CPUs: a cpulist string (`"0-7,16-23"`) or a list; `""` for a memory-only node
+    /// (CXL memory, or a node whose CPUs are offline), whose kswapd may run on any CPU.
+    #[serde(deserialize_with = "node_cpu_list")]
+    pub cpus: Vec<u32>,
+}
+
+/// A node's `cpus`: as a workload's `cpus` (`cpu_list`), and `""` for none.
+fn node_cpu_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u32>, D::Error> {
+    match toml::Value::deserialize(d)? {
+        toml::Value::String(s) if s.trim().is_empty() => Ok(Vec::new()),
+        v => cpu_list(v)
+            .map(Option::unwrap_or_default)
+            .map_err(serde::de::Error::custom),
+    }
 }
 fn default_cpus() -> u32 {
     4
@@ -381,9 +431,16 @@ pub struct WorkloadConfig {
     /// are not simulated and each batch waits `loopback_wait`.
     #[serde(default, deserialize_with = "cpu_list")]
     pub client_cpus: Option<Vec<u32>>,
-    /// Bind to this NUMA node (cpuset.mems and its CPUs): the cpuset is the node's CPUs
-    /// (with `cpus`, both), and the kernel's local allocation then takes the memory there.
+    /// Run on this NUMA node's CPUs (`numactl --cpunodebind`): the cpuset is the node's
+    /// CPUs (with `cpus`, both). Memory is not bound: the kernel's local allocation takes
+    /// it from the node first and falls back to the others when the node is short.
     pub node: Option<u32>,
+    /// Bind the workload's memory to these nodes (cgroup v2 cpuset.mems, `numactl
+    /// --membind`: MPOL_BIND): a node list string (`"0"`, `"0-1"`) or a list. Its page
+    /// allocations come only from them, nearest first; reclaim for them shrinks only
+    /// them, and an allocation they cannot satisfy OOMs. Default: every node.
+    #[serde(default, deserialize_with = "node_list")]
+    pub mems: Option<Vec<u32>>,
     /// Pin thread t to the t-th CPU of the cpuset, round-robin (sched_setaffinity to one
     /// CPU, as `taskset -c` per thread); otherwise the scheduler places the threads
     /// anywhere in the cpuset.
@@ -435,7 +492,28 @@ fn cpu_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<u32>>, 
     d.deserialize_any(CpuList).map(Some)
 }
 
+/// Reads `mems` as a list of node numbers or a node list string (`"0-1,3"`,
+/// `sim::topology::parse_nodelist`); ascending, each once.
+fn node_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<u32>>, D::Error> {
+    let mut nodes = match toml::Value::deserialize(d)? {
+        toml::Value::String(text) => crate::sim::topology::parse_nodelist(&text)
+            .map_err(|e| serde::de::Error::custom(format!("{text:?}: {e}")))?,
+        v => Vec::<u32>::deserialize(v).map_err(|_| {
+            serde::de::Error::custom("a list of node numbers or a node list string such as \"0-1\"")
+        })?,
+    };
+    nodes.sort_unstable();
+    nodes.dedup();
+    Ok(Some(nodes))
+}
+
 impl WorkloadConfig {
+    /// `mems` as the kernel takes it: a bit per allowed node, 0 for no binding (every
+    /// node).
+    pub fn mems_mask(&self) -> u64 {
+        (self.mems.iter().flatten()).fold(0, |m, &n| m | 1u64.checked_shl(n).unwrap_or(0))
+    }
+
     /// The CPUs the workload may run on, ascending (its cpuset's effective CPUs): `cpus`,
     /// the CPUs of `node`, both, or all the machine's CPUs.
     pub fn cpuset(&self, topology: &Topology) -> Vec<u32> {
@@ -476,6 +554,7 @@ impl WorkloadConfig {
             cpus: _,
             client_cpus: _,
             node: _,
+            mems: _,
             pin: _,
             start: _,
             after: _,
@@ -543,6 +622,7 @@ impl Scenario {
         let m = &self.machine;
         Setup {
             memory_pages: m.memory.pages(),
+            node_pages: m.node_pages(),
             topology: m.topology(),
             swap: m.swap.as_ref().map(|sw| (sw.device, sw.size.pages())),
             ssd_profile: (m.swap.as_ref())

@@ -92,19 +92,41 @@ fn raw_topology(doc: &Table) -> Option<Topology> {
     ];
     let topology = match keys {
         [None, None, None] => Topology::flat(int("cpus").unwrap_or(Some(4))?, nodes),
-        [sockets, Some(cores), threads] => Topology {
-            sockets: sockets.unwrap_or(Some(1))?,
-            cores_per_socket: cores?,
-            threads_per_core: threads.unwrap_or(Some(1))?,
+        [sockets, Some(cores), threads] => Topology::new(
+            sockets.unwrap_or(Some(1))?,
+            cores?,
+            threads.unwrap_or(Some(1))?,
             nodes,
-        },
+        ),
         _ => return None,
     };
     let count = u64::from(topology.sockets)
         * u64::from(topology.cores_per_socket)
         * u64::from(topology.threads_per_core);
     let ok = (1..=64).contains(&nodes) && (1..=4096).contains(&count);
-    ok.then_some(topology)
+    match machine.and_then(|m| m.get("node")) {
+        None => ok.then_some(topology),
+        Some(tables) if ok => Some(topology.with_node_cpus(&raw_node_cpus(tables)?)),
+        Some(_) => None,
+    }
+}
+
+/// The CPUs of each `[[machine.node]]` as written, `None` when one does not read (the
+/// check reports it).
+fn raw_node_cpus(tables: &Value) -> Option<Vec<Vec<u32>>> {
+    let list = |v: &Value| -> Option<Vec<u32>> {
+        match v {
+            Value::String(s) if s.trim().is_empty() => Some(Vec::new()),
+            Value::String(s) => crate::sim::topology::parse_cpulist(s).ok(),
+            Value::Array(a) => (a.iter())
+                .map(|c| c.as_integer().and_then(|n| u32::try_from(n).ok()))
+                .collect(),
+            _ => None,
+        }
+    };
+    let tables = tables.as_array()?;
+    (1..=64).contains(&tables.len()).then_some(())?;
+    tables.iter().map(|t| list(t.get("cpus")?)).collect()
 }
 
 /// Element `t` of the `[[array]]` tables, whose instances are told apart by `id_key`.

@@ -37,9 +37,19 @@ pub(super) fn apply(s: &mut Scenario) -> Result<(), Problem> {
         );
     }
     let exempt = std::mem::take(&mut s.scale_exempt);
+    let m = &s.machine;
+    let node_sum = |m: &crate::scenario::config::MachineConfig| -> u64 {
+        m.node.iter().map(|n| n.memory.0).sum()
+    };
+    // With [[machine.node]] tables the nodes scale and the memory is their sum again,
+    // unless it was not their sum to begin with (which check() then reports).
+    let follows = !m.node.is_empty() && m.memory.0 == node_sum(m);
     let result = scale_fields(fields(s), &exempt, k);
     s.scale_exempt = exempt;
     result?;
+    if follows {
+        s.machine.memory = ByteSize(node_sum(&s.machine));
+    }
     let named = std::mem::take(&mut s.scale_durations);
     let result = scale_durations(durations(s), &named, k);
     s.scale_durations = named;
@@ -139,6 +149,7 @@ fn workload_durations<'a>(w: &'a mut WorkloadConfig, out: &mut Vec<(String, &'a 
         cpus: _,
         client_cpus: _,
         node: _,
+        mems: _,
         pin: _,
         after: _,
         until: _,
@@ -273,7 +284,14 @@ fn multiply(size: Size, k: f64) {
 /// The sizes of `s` that scale multiplies, each with its `--set` path.
 fn fields(s: &mut Scenario) -> Vec<(String, Size<'_>)> {
     let m = &mut s.machine;
-    let mut out = vec![(path(&["machine", "memory"]), Size::Bytes(&mut m.memory))];
+    let mut out = Vec::new();
+    if m.node.is_empty() {
+        out.push((path(&["machine", "memory"]), Size::Bytes(&mut m.memory)));
+    }
+    for (i, n) in m.node.iter_mut().enumerate() {
+        let at = path(&["machine", "node", &i.to_string(), "memory"]);
+        out.push((at, Size::Bytes(&mut n.memory)));
+    }
     if let Some(swap) = &mut m.swap {
         out.push((
             path(&["machine", "swap", "size"]),
@@ -317,6 +335,7 @@ fn workload_fields<'a>(w: &'a mut WorkloadConfig, out: &mut Vec<(String, Size<'a
         cpus: _,
         client_cpus: _,
         node: _,
+        mems: _,
         pin: _,
         start: _,
         after: _,

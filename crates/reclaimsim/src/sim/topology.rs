@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 /// of every socket, then the second thread of each, and so on, so that on one socket of
 /// 18 cores with 2 threads CPU c and CPU c + 18 are SMT siblings (what
 /// `thread_siblings_list` shows). Each socket has one last-level cache (its L3, what
-/// the scheduler's MC domain spans); the cores are split evenly over the NUMA nodes in
-/// order of socket then core (one node per socket, or sub-NUMA clusters within one).
+/// the scheduler's MC domain spans). Each CPU's NUMA node is read from a table: by
+/// default the cores split evenly over the nodes in order of socket then core (one node
+/// per socket, or sub-NUMA clusters within one); `with_node_cpus` gives each node its
+/// own CPUs, none for a memory-only node (CXL memory, as `cpumask_of_node` is empty).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Topology {
     /// Physical packages (`physical_package_id`).
@@ -20,20 +22,51 @@ pub struct Topology {
     pub cores_per_socket: u32,
     /// Hardware threads of each core (SMT: 2 with hyper-threading).
     pub threads_per_core: u32,
-    /// NUMA nodes (`pgdat`s): each holds an equal share of the cores.
+    /// NUMA nodes (`pgdat`s).
     pub nodes: u32,
+    /// Each CPU's node (`cpu_to_node`), indexed by CPU.
+    cpu_node: Vec<u32>,
 }
 
 impl Topology {
+    /// `sockets` of `cores_per_socket` cores of `threads_per_core` threads, the cores
+    /// split evenly over `nodes` nodes in order of socket then core.
+    pub fn new(sockets: u32, cores_per_socket: u32, threads_per_core: u32, nodes: u32) -> Topology {
+        let mut t = Topology {
+            sockets,
+            cores_per_socket,
+            threads_per_core,
+            nodes,
+            cpu_node: Vec::new(),
+        };
+        let cores = u64::from(t.nr_cores().max(1));
+        t.cpu_node = (0..t.nr_cpus())
+            .map(|cpu| (u64::from(t.core_of(cpu)) * u64::from(nodes) / cores) as u32)
+            .collect();
+        t
+    }
+
     /// One socket of `cpus` single-threaded cores over `nodes` nodes: the machine a
     /// scenario with only `machine.cpus` describes (CPU c on node c * nodes / cpus).
     pub fn flat(cpus: u32, nodes: u32) -> Topology {
-        Topology {
-            sockets: 1,
-            cores_per_socket: cpus,
-            threads_per_core: 1,
-            nodes,
+        Topology::new(1, cpus, 1, nodes)
+    }
+
+    /// The same CPUs on `node_cpus.len()` nodes, node n holding the CPUs of
+    /// `node_cpus[n]` (`[[machine.node]]`; empty for a memory-only node). Every CPU must
+    /// be on exactly one node (the scenario's check says which is not); a CPU on none
+    /// stays on node 0.
+    pub fn with_node_cpus(mut self, node_cpus: &[Vec<u32>]) -> Topology {
+        self.nodes = node_cpus.len() as u32;
+        self.cpu_node = vec![0; self.nr_cpus() as usize];
+        for (n, cpus) in node_cpus.iter().enumerate() {
+            for &c in cpus {
+                if let Some(slot) = self.cpu_node.get_mut(c as usize) {
+                    *slot = n as u32;
+                }
+            }
         }
+        self
     }
 
     /// All physical cores of the machine (each with `threads_per_core` CPUs).
@@ -78,12 +111,12 @@ impl Topology {
             .filter(move |&c| c != cpu)
     }
 
-    /// The NUMA node of a CPU (`cpu_to_node`): its core's share of the nodes, in order
-    /// of socket then core. On one socket of single-threaded cores this is
-    /// `cpu * nodes / cpus`.
+    /// The NUMA node of a CPU (`cpu_to_node`), from the table: by default its core's
+    /// share of the nodes, in order of socket then core (on one socket of
+    /// single-threaded cores, `cpu * nodes / cpus`). A CPU past the machine's is on
+    /// node 0.
     pub fn node_of(&self, cpu: u32) -> u32 {
-        let core = u64::from(self.core_of(cpu));
-        (core * u64::from(self.nodes) / u64::from(self.nr_cores().max(1))) as u32
+        self.cpu_node.get(cpu as usize).copied().unwrap_or(0)
     }
 
     /// The CPUs of a NUMA node, ascending (`/sys/devices/system/node/nodeN/cpulist`).
@@ -108,17 +141,49 @@ impl Topology {
 /// numbers and inclusive ranges, `"0-17,36-53"`. Returns the CPUs ascending, each once;
 /// the error says which part is bad. Strides (`0-35:2/4`) are not read.
 pub fn parse_cpulist(text: &str) -> Result<Vec<u32>, String> {
+    parse_list(text, "CPU")
+}
+
+/// Writes ascending CPUs in the cpulist format, as /sys/devices/system/node/nodeN/cpulist
+/// shows them (`bitmap_print_to_pagebuf`'s list form): `"0-25,52-77"`, `""` for none.
+pub fn format_cpulist(cpus: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(match j == i {
+            true => cpus[i].to_string(),
+            false => format!("{}-{}", cpus[i], cpus[j]),
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// Reads a node list in the same format (`nodelist_parse`, as cgroup v2's cpuset.mems
+/// and `numactl --membind` take it): `"0"`, `"0-1,3"`.
+pub fn parse_nodelist(text: &str) -> Result<Vec<u32>, String> {
+    parse_list(text, "node")
+}
+
+/// A list of `what`s (CPUs, nodes) in the kernel's list format.
+fn parse_list(text: &str, what: &str) -> Result<Vec<u32>, String> {
     let number = |s: &str| {
         let s = s.trim();
         match s.parse::<u32>() {
             Ok(n) if !s.starts_with('+') => Ok(n),
-            _ => Err(format!("\"{s}\" is not a CPU number")),
+            _ => Err(format!("\"{s}\" is not a {what} number")),
         }
     };
     let mut cpus = Vec::new();
     for part in text.split(',') {
         if part.trim().is_empty() {
-            return Err("an empty entry (a CPU or a range FIRST-LAST between commas)".into());
+            return Err(format!(
+                "an empty entry (a {what} or a range FIRST-LAST between commas)"
+            ));
         }
         let (first, last) = match part.split_once('-') {
             Some((a, b)) => (number(a)?, number(b)?),
@@ -132,7 +197,7 @@ pub fn parse_cpulist(text: &str) -> Result<Vec<u32>, String> {
         }
         if last - first >= 1 << 16 {
             return Err(format!(
-                "range {}: more CPUs than a machine has",
+                "range {}: more {what}s than a machine has",
                 part.trim()
             ));
         }
@@ -149,12 +214,7 @@ mod tests {
 
     /// One socket of 18 cores with 2 threads each and 2 nodes (sub-NUMA clustering).
     fn one_socket() -> Topology {
-        Topology {
-            sockets: 1,
-            cores_per_socket: 18,
-            threads_per_core: 2,
-            nodes: 2,
-        }
+        Topology::new(1, 18, 2, 2)
     }
 
     #[test]
@@ -181,12 +241,7 @@ mod tests {
 
     #[test]
     fn two_sockets_one_node_each() {
-        let t = Topology {
-            sockets: 2,
-            cores_per_socket: 26,
-            threads_per_core: 2,
-            nodes: 2,
-        };
+        let t = Topology::new(2, 26, 2, 2);
         assert_eq!(t.nr_cpus(), 104);
         let node0: Vec<u32> = (0..26).chain(52..78).collect();
         let node1: Vec<u32> = (26..52).chain(78..104).collect();
@@ -209,6 +264,32 @@ mod tests {
                 assert_eq!(t.node_of(c), c * nodes / cpus);
                 assert_eq!(t.siblings(c).count(), 0);
             }
+        }
+    }
+
+    #[test]
+    fn explicit_nodes_and_a_memory_only_node() {
+        let t =
+            Topology::new(1, 4, 2, 1).with_node_cpus(&[vec![0, 1, 4, 5], vec![2, 3, 6, 7], vec![]]);
+        assert_eq!(t.nodes, 3);
+        assert_eq!(t.node_cpus(0), [0, 1, 4, 5]);
+        assert_eq!(t.node_cpus(1), [2, 3, 6, 7]);
+        assert!(t.node_cpus(2).is_empty());
+        assert_eq!((t.node_of(6), t.node_of(100)), (1, 0));
+        // Unequal shares of the CPUs.
+        let t = Topology::flat(4, 1).with_node_cpus(&[vec![0, 1, 2], vec![3]]);
+        assert_eq!((t.node_of(2), t.node_of(3)), (0, 1));
+    }
+
+    #[test]
+    fn cpulists_print_as_they_read() {
+        for text in ["", "3", "0-25,52-77", "0,2,4-5"] {
+            let cpus = if text.is_empty() {
+                vec![]
+            } else {
+                parse_cpulist(text).unwrap()
+            };
+            assert_eq!(format_cpulist(&cpus), text);
         }
     }
 

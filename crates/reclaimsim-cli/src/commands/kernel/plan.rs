@@ -293,6 +293,12 @@ fn machine(s: &Scenario, notes: &mut Vec<String>) -> Result<(u32, u32), PlanErro
             format!("the guest has at most {MAX_CPUS} NUMA nodes (one vCPU each)"),
         );
     }
+    if !m.node.is_empty() {
+        return fail(
+            at("machine.node"),
+            "the guest's NUMA nodes are an even split: give machine.nodes",
+        );
+    }
     if m.has_topology_keys() {
         return fail(
             at("machine.cores_per_socket"),
@@ -640,6 +646,7 @@ fn placement(
     }
     let placement = [
         ("node", w.node.is_some()),
+        ("mems", w.mems.is_some()),
         ("pin", w.pin),
         ("page_content", w.page_content.is_some()),
     ];

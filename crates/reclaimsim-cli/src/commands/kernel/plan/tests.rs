@@ -678,3 +678,25 @@ fn fio_io_counts_follow_fio() {
     let fio = plan(&l.base).unwrap().workloads[1].command.join(" ");
     assert!(fio.contains(" -N -B -T 2 "), "{fio}");
 }
+
+#[test]
+fn numa_nodes_of_their_own_and_mems_are_located_errors() {
+    let nodes = DEMO.replace("memory = \"384MiB\"\n", "").replace(
+        "\n[kernel]\n",
+        "[[machine.node]]\nmemory = \"256MiB\"\ncpus = \"0-1\"\n[[machine.node]]\nmemory = \"128MiB\"\ncpus = \"\"\n\n[kernel]\n",
+    );
+    assert_ne!(nodes, DEMO);
+    let e = error(&nodes, &[], None);
+    assert!(
+        e.starts_with(&format!(
+            "t.toml:{}: machine.node: the guest's NUMA nodes are an even split",
+            line_of(&nodes, "[[machine.node]]")
+        )),
+        "{e}"
+    );
+    let e = error(DEMO, &["machine.nodes=2", "workload.anon.mems=\"1\""], None);
+    assert!(
+        e.starts_with("--set workload.anon.mems=\"1\": workload[0].mems: the guest does not place"),
+        "{e}"
+    );
+}

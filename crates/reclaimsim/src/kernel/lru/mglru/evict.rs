@@ -423,6 +423,7 @@ mod tests {
     fn one_folio_on_the_lru() -> (Kernel, Box<Mglru>, Pfn) {
         let mut k = Kernel::new(&Setup {
             memory_pages: 4096,
+            node_pages: Vec::new(),
             topology: crate::sim::topology::Topology::flat(2, 1),
             swap: None,
             ssd_profile: None,
