@@ -492,12 +492,14 @@ impl Engine {
             .expect("a cpuset is never empty") as usize
     }
 
-    /// The tasks waiting on `from` that may move to `to`: allowed there, and not the
-    /// task `from` has chosen to run next.
-    fn movable(&self, from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
+    /// The tasks waiting on `from` at `now` that may move to `to`: allowed there, not
+    /// the task `from` has chosen to run next, and woken by `now` (a wake-up a step
+    /// already made for a later time is not on a run queue yet at `now`).
+    fn movable(&self, from: usize, to: usize, now: u64) -> impl Iterator<Item = usize> + '_ {
         let c = &self.cpus[from];
         (c.queue.iter().copied()).filter(move |&t| {
             c.next != Some(t)
+                && self.tasks[t].enqueued_at <= now
                 && (self.cpusets[self.tasks[t].cpuset as usize])
                     .binary_search(&(to as u32))
                     .is_ok()
@@ -510,7 +512,7 @@ impl Engine {
     fn idle_balance(&mut self, cpu: usize, now: u64) {
         let llc = self.k.topology.socket_of(cpu as u32);
         let busiest = (0..self.cpus.len())
-            .filter(|&c| c != cpu && self.movable(c, cpu).next().is_some())
+            .filter(|&c| c != cpu && self.movable(c, cpu, now).next().is_some())
             .max_by_key(|&c| {
                 let same = self.k.topology.socket_of(c as u32) == llc;
                 (same, self.cpus[c].queue.len(), std::cmp::Reverse(c))
@@ -561,7 +563,7 @@ impl Engine {
         let t = &self.k.topology;
         let busiest = (0..self.cpus.len())
             .filter(|&c| c != cpu && d.spans(t, cpu as u32, c as u32))
-            .filter(|&c| self.movable(c, cpu).next().is_some())
+            .filter(|&c| self.movable(c, cpu, now).next().is_some())
             .max_by_key(|&c| (self.nr_running(c), std::cmp::Reverse(c)));
         let Some(from) = busiest else { return false };
         if self.nr_running(from) < self.nr_running(cpu) + 2 {
@@ -577,7 +579,7 @@ impl Engine {
     /// vruntime; ties in wake-up order, then id) to `to`, keeping its lag behind
     /// min_vruntime; returns it. The caller queues it on `to`.
     fn detach_task(&mut self, from: usize, to: usize, now: u64) -> usize {
-        let pick = (self.movable(from, to))
+        let pick = (self.movable(from, to, now))
             .max_by_key(|&t| (self.tasks[t].vruntime, self.k.sched.place(t), t))
             .expect("a movable task");
         self.cpus[from].queue.retain(|&t| t != pick);
@@ -839,5 +841,26 @@ mod tests {
             super::JIFFY_NS,
             "the next kick at the next tick"
         );
+    }
+
+    /// newidle_balance at `now` does not pull a task whose wake-up (made by a step
+    /// already run, for a later time) is after `now`: it is not on a run queue yet, and
+    /// pulled it would run before it was woken (a memcached worker did, 2.5 us before
+    /// its client sent the batch it served). Woken by `now`, it is pulled.
+    #[test]
+    fn an_idle_cpu_does_not_pull_a_task_woken_later() {
+        let mut e = engine("cpus = 2", 3);
+        let ids: Vec<usize> = (0..3).map(|t| thread(&e, t)).collect();
+        busy(&mut e, 0, ids[0]);
+        e.tasks[ids[1]].cpu = 0;
+        e.tasks[ids[1]].ran = true;
+        e.tasks[ids[1]].enqueued_at = 2000;
+        e.cpus[0].queue = vec![ids[1]];
+        e.idle_balance(1, 1000);
+        assert_eq!(e.cpus[1].next, None, "pulled a task woken at 2000 at 1000");
+        assert_eq!(e.cpus[0].queue, [ids[1]]);
+        e.idle_balance(1, 2000);
+        assert_eq!(e.cpus[1].next, Some(ids[1]));
+        assert_eq!(e.k.sched.pop(), Some((2000, ids[1])));
     }
 }
