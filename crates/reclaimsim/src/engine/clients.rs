@@ -90,13 +90,19 @@ impl Engine {
         c.worker_asleep[t] = !more;
         let client = c.tasks[owner];
         let wake = std::mem::take(&mut c.client_asleep[owner]);
+        self.go_on_and_wake(id, end, more, wake.then_some(client));
+    }
+
+    /// Task `id` goes on at `end` if it has more to do, else sleeps until woken; then
+    /// `other`, asleep until now, is woken at `end`.
+    fn go_on_and_wake(&mut self, id: usize, end: u64, more: bool, other: Option<usize>) {
         if more {
             self.schedule(id, end);
         } else {
             self.sleep_at(id, end);
         }
-        if wake {
-            self.wake(client, end);
+        if let Some(other) = other {
+            self.wake(other, end);
         }
     }
 
@@ -119,8 +125,8 @@ impl Engine {
 
     /// One step of client `t` (task `id`) of workload `wi`: the replies of its oldest
     /// answered connection read, that connection's next batch sent, its worker woken if
-    /// asleep. A connection whose worker has stopped is dropped; a client left with
-    /// nothing to read sleeps (stops, when its last connection's worker stopped).
+    /// asleep. A connection whose worker has stopped (killed, or its workload's `until`)
+    /// is dropped. A client left with nothing to read sleeps.
     pub(super) fn client_step(&mut self, id: usize, wi: usize, t: usize, clock: u64) {
         let Some(conn) = self.wls[wi].clients.replies[t].pop_front() else {
             self.wls[wi].clients.client_asleep[t] = true;
@@ -131,12 +137,9 @@ impl Engine {
         let server = w.gen.connections().map_or(0, |c| c.server(conn));
         let worker = w.tasks[server];
         if self.tasks[worker].state == State::Done {
-            if w.clients.replies[t].is_empty() {
-                self.tasks[id].state = State::Done;
-                self.sleep_at(id, clock);
-            } else {
-                self.schedule(id, clock);
-            }
+            let more = !w.clients.replies[t].is_empty();
+            w.clients.client_asleep[t] = !more;
+            self.go_on_and_wake(id, clock, more, None);
             return;
         }
         let cpu = self.tasks[id].cpu;
@@ -154,13 +157,6 @@ impl Engine {
         let more = !c.replies[t].is_empty();
         c.client_asleep[t] = !more;
         let wake = std::mem::take(&mut c.worker_asleep[server]);
-        if more {
-            self.schedule(id, end);
-        } else {
-            self.sleep_at(id, end);
-        }
-        if wake {
-            self.wake(worker, end);
-        }
+        self.go_on_and_wake(id, end, more, wake.then_some(worker));
     }
 }
