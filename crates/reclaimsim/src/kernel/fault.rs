@@ -189,11 +189,17 @@ pub fn current_killed(k: &Kernel) -> bool {
 /// modelled), leaving out those the running task's nodemask (`Exec::mems`, MPOL_BIND or
 /// cpuset.mems) does not allow.
 pub fn zonelist(k: &Kernel) -> impl Iterator<Item = usize> {
+    zonelist_nodemask(k, k.cur.mems)
+}
+
+/// The zonelist from the running CPU's node within `nodemask` (a bit per node; 0 for
+/// every node), as reclaim's shrink_zones() walks it with sc->nodemask.
+pub fn zonelist_nodemask(k: &Kernel, nodemask: u64) -> impl Iterator<Item = usize> {
     let local = k.cpu_node[k.cur.cpu as usize] as usize;
-    let (n, mems) = (k.nr_nodes(), k.cur.mems);
+    let n = k.nr_nodes();
     (0..n)
         .map(move |i| (local + i) % n)
-        .filter(move |&node| mems == 0 || mems >> node & 1 == 1)
+        .filter(move |&node| nodemask == 0 || nodemask >> node & 1 == 1)
 }
 
 /// The first node of the zonelist (ac->preferred_zoneref, first_zones_zonelist): the

@@ -76,11 +76,6 @@ pub struct ScanControl {
 }
 
 impl ScanControl {
-    /// Whether shrink_zones() visits `node` (for_each_zone_zonelist_nodemask).
-    pub fn node_allowed(&self, node: usize) -> bool {
-        self.nodemask == 0 || self.nodemask >> node & 1 == 1
-    }
-
     pub fn new(nr_to_reclaim: u64, target: Option<MemcgId>, kswapd: bool) -> Self {
         ScanControl {
             nr_to_reclaim,
@@ -599,13 +594,10 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
             sc.nr_scanned = 0;
             // shrink_zones(): the zonelist from the local node, within the nodemask.
             let local = k.cpu_node[k.cur.cpu as usize] as usize;
-            let nodes = k.nr_nodes();
             let mut first = None;
-            for node in (0..nodes).map(|i| (local + i) % nodes) {
-                if sc.node_allowed(node) {
-                    first.get_or_insert(node);
-                    shrink_node(k, p, node, sc);
-                }
+            for node in crate::kernel::fault::zonelist_nodemask(k, sc.nodemask) {
+                first.get_or_insert(node);
+                shrink_node(k, p, node, sc);
             }
             throttle::consider_reclaim_throttle(k, first.unwrap_or(local), sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
@@ -616,7 +608,7 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
             }
             sc.priority -= 1;
         }
-        for node in (0..k.nr_nodes()).filter(|&n| sc.node_allowed(n)) {
+        for node in crate::kernel::fault::zonelist_nodemask(k, sc.nodemask) {
             p.snapshot_refaults(k, sc.root(), node);
             if sc.cgroup_reclaim() {
                 let lv = k.lruvec(sc.root(), node);
