@@ -92,6 +92,8 @@ fn own_end(w: &WorkloadConfig) -> End {
         },
         WorkloadOptions::PageFault3(p) => End::time(p.runtime.0),
         WorkloadOptions::Anon(a) => anon_end(a),
+        // Its script's operations; its pauses make most of its time.
+        WorkloadOptions::Tabs(t) => End::ops(reclaimsim::workload::tabs::operations(t).into()),
         // The trace's first pass, already done when the scenario was checked.
         WorkloadOptions::Trace(t) => End::ops(t.summary().map_or(0, |s| u128::from(s.requests))),
     }

@@ -247,7 +247,7 @@ const PROBE: &str = "zz_probe";
 /// `every_shipped_profile_is_complete_with_sources_and_ranges` checks), a phase's `mix`
 /// (the same keys as `workload.anon.mix`), and the tables whose keys are names
 /// (`[variants]`, `trace.tenants`).
-const PROBES: [(&str, &str); 25] = [
+const PROBES: [(&str, &str); 26] = [
     ("", "{P}\n[machine]\nmemory = \"64MiB\"\n"),
     ("machine", "[machine]\nmemory = \"64MiB\"\n{P}\n"),
     (
@@ -295,6 +295,7 @@ const PROBES: [(&str, &str); 25] = [
     ("workload.anon", "{W}[workload.anon]\nsize = \"1MiB\"\n{P}\n"),
     ("workload.anon.phase", "{W}[workload.anon]\nsize = \"1MiB\"\n[[workload.anon.phase]]\n{P}\n"),
     ("workload.anon.mix", "{W}[workload.anon]\nsize = \"1MiB\"\n[[workload.anon.mix]]\nweight = 1\n{P}\n"),
+    ("workload.tabs", "{W}[workload.tabs]\ntabs = 1\ntab_size = \"1MiB\"\n{P}\n"),
     ("workload.trace", "{W}[workload.trace]\npath = \"t.csv\"\n{P}\n"),
     (
         "expect",

@@ -77,6 +77,7 @@ pub(super) fn setup_workload(
         WorkloadOptions::Dd(_)
         | WorkloadOptions::PageFault3(_)
         | WorkloadOptions::Anon(_)
+        | WorkloadOptions::Tabs(_)
         | WorkloadOptions::Trace(_) => 0,
     };
     let memcg =

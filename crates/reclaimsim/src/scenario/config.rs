@@ -461,6 +461,7 @@ pub struct WorkloadConfig {
     pub dd: Option<crate::workload::dd::DdOptions>,
     pub page_fault3: Option<crate::workload::pagefault::PageFault3Options>,
     pub anon: Option<crate::workload::anon::AnonOptions>,
+    pub tabs: Option<crate::workload::tabs::TabsOptions>,
     pub trace: Option<crate::workload::trace::TraceOptions>,
 }
 
@@ -565,6 +566,7 @@ impl WorkloadConfig {
             dd,
             page_fault3,
             anon,
+            tabs,
             trace,
         } = self;
         let mut found = Vec::new();
@@ -583,14 +585,17 @@ impl WorkloadConfig {
         if let Some(o) = anon {
             found.push(WorkloadOptions::Anon(o.clone()));
         }
+        if let Some(o) = tabs {
+            found.push(WorkloadOptions::Tabs(o.clone()));
+        }
         if let Some(o) = trace {
             found.push(WorkloadOptions::Trace(o.clone()));
         }
         match found.len() {
             1 => Ok(found.pop().unwrap()),
-            0 => Err("needs one of the tables fio, memcached, dd, page_fault3, anon, trace".into()),
+            0 => Err("needs one of the tables fio, memcached, dd, page_fault3, anon, tabs, trace".into()),
             _ => Err(
-                "has more than one of the tables fio, memcached, dd, page_fault3, anon, trace"
+                "has more than one of the tables fio, memcached, dd, page_fault3, anon, tabs, trace"
                     .into(),
             ),
         }

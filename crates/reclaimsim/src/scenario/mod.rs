@@ -617,6 +617,7 @@ fn kind(o: &WorkloadOptions) -> &'static str {
         WorkloadOptions::Dd(_) => "dd",
         WorkloadOptions::PageFault3(_) => "page_fault3",
         WorkloadOptions::Anon(_) => "anon",
+        WorkloadOptions::Tabs(_) => "tabs",
         WorkloadOptions::Trace(_) => "trace",
     }
 }

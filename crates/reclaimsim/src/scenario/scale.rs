@@ -142,6 +142,7 @@ fn workload_durations<'a>(w: &'a mut WorkloadConfig, out: &mut Vec<(String, &'a 
         dd,
         page_fault3,
         anon,
+        tabs,
         // A trace's times are the trace's.
         trace: _,
         start,
@@ -201,6 +202,7 @@ fn workload_durations<'a>(w: &'a mut WorkloadConfig, out: &mut Vec<(String, &'a 
             ));
         }
     }
+    out.extend((tabs.as_mut()).map(|o| (at(&["tabs", "settle"]), &mut o.settle)));
 }
 
 /// memtier's runs' `delay` and `test-time`, under the workload's `memcached` path. Its
@@ -329,6 +331,7 @@ fn workload_fields<'a>(w: &'a mut WorkloadConfig, out: &mut Vec<(String, Size<'a
         dd,
         page_fault3,
         anon,
+        tabs,
         // A trace's objects are the trace's: not scaled.
         trace: _,
         memcg: _,
@@ -370,6 +373,10 @@ fn workload_fields<'a>(w: &'a mut WorkloadConfig, out: &mut Vec<(String, Size<'a
     if let Some(o) = anon {
         // `mix` ranges are percentages of the region: they follow it.
         out.push((field(&["anon", "size"]), Size::Bytes(&mut o.size)));
+    }
+    if let Some(o) = tabs {
+        // `run` is how the renderer's memory is laid out, not how much of it there is.
+        out.push((field(&["tabs", "tab_size"]), Size::Bytes(&mut o.tab_size)));
     }
 }
 

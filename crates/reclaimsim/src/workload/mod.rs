@@ -168,6 +168,7 @@ pub mod mcitems;
 pub mod memtier;
 pub mod pagefault;
 pub mod phase;
+pub mod tabs;
 pub mod trace;
 
 /// The options of one workload, by the tool it models.
@@ -178,6 +179,7 @@ pub enum WorkloadOptions {
     Dd(dd::DdOptions),
     PageFault3(pagefault::PageFault3Options),
     Anon(anon::AnonOptions),
+    Tabs(tabs::TabsOptions),
     Trace(trace::TraceOptions),
 }
 
@@ -190,6 +192,7 @@ impl WorkloadOptions {
             Self::Dd(o) => Box::new(dd::Dd::new(o)?),
             Self::PageFault3(o) => Box::new(pagefault::PageFault3::new(o)?),
             Self::Anon(o) => Box::new(anon::Anon::new(o, seed)?),
+            Self::Tabs(o) => Box::new(tabs::Tabs::new(o, seed)?),
             Self::Trace(o) => Box::new(trace::Trace::new(o)?),
         })
     }

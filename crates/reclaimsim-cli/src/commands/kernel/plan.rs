@@ -612,6 +612,12 @@ fn program(
             files.push(f);
             cmd
         }
+        WorkloadOptions::Tabs(_) => {
+            return fail(
+                wl(i, "tabs"),
+                "the guest has no Chrome: the tab test runs on the model only",
+            )
+        }
         WorkloadOptions::Trace(o) => {
             let (cmd, f, replay) = programs::trace(i, w, o)?;
             files.extend(f);
@@ -724,7 +730,8 @@ pub(super) fn finish_name(
         WorkloadOptions::Anon(_)
         | WorkloadOptions::Memcached(_)
         | WorkloadOptions::Dd(_)
-        | WorkloadOptions::PageFault3(_) => None,
+        | WorkloadOptions::PageFault3(_)
+        | WorkloadOptions::Tabs(_) => None,
         WorkloadOptions::Fio(_) => Some("fio"),
         WorkloadOptions::Trace(_) => Some("trace"),
     };

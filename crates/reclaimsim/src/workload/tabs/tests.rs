@@ -1,0 +1,195 @@
+use super::*;
+use crate::workload::Workload;
+
+fn opts(tabs: u64) -> TabsOptions {
+    TabsOptions {
+        tabs,
+        tab_size: ByteSize(64 * PAGE_SIZE),
+        visible: 25.0,
+        run: ByteSize(4 * PAGE_SIZE),
+        scroll: 50.0,
+        initial: 5,
+        recent: 5,
+        cold: 10,
+        repeats: 10,
+        load_time: Duration(160 * MS),
+        settle: Duration(10_000_000_000),
+    }
+}
+
+/// Runs every thread of `w` as the engine would, one event at a time: each thread is
+/// stepped until it reaches the barrier (or is done), sleeps advancing a shared clock.
+/// Returns, per event, the thread that did operations and the touches it made.
+fn drive(w: &mut Tabs) -> Vec<(usize, Vec<Touch>)> {
+    let n = w.layout().threads();
+    let mut now = 0u64;
+    let mut log = Vec::new();
+    let mut out = Vec::new();
+    loop {
+        let mut acted: Option<(usize, Vec<Touch>)> = None;
+        let mut done = 0;
+        for t in 0..n {
+            loop {
+                out.clear();
+                match w.next(t, now, &mut out) {
+                    Step::Op { .. } => {
+                        assert!(
+                            acted.as_ref().map_or(true, |a| a.0 == t),
+                            "two tabs act in one step"
+                        );
+                        acted
+                            .get_or_insert((t, Vec::new()))
+                            .1
+                            .extend(out.iter().copied());
+                        now += 1000;
+                    }
+                    Step::Sleep { until_ns } => {
+                        assert!(until_ns > now, "a sleep into the past");
+                        now = until_ns;
+                    }
+                    Step::Barrier => break,
+                    Step::Done => {
+                        done += 1;
+                        break;
+                    }
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+        }
+        if done == n {
+            return log;
+        }
+        log.extend(acted);
+    }
+}
+
+#[test]
+fn the_script_opens_switches_and_ends_with_the_heavy_cycles() {
+    let o = opts(7);
+    let s = script(&o);
+    // First five tabs: load and scroll each.
+    for t in 0..5u32 {
+        assert_eq!(s[2 * t as usize].act, Act::Load);
+        assert_eq!(s[2 * t as usize].tab, t);
+        assert_eq!(s[2 * t as usize + 1].act, Act::Scroll);
+    }
+    // Then 11 cycles of 5 switches, the first with 1 s pauses, the rest with 200 ms.
+    assert_eq!(s[10].pause_ns, 1000 * MS);
+    assert_eq!(s[15].pause_ns, 200 * MS);
+    assert!(s[10..65].iter().all(|e| e.act == Act::Switch));
+    // Before tab 5 loads: the 5 newest (0..5) switched and scrolled, the first 5 switched.
+    assert_eq!(s[65].act, Act::Switch);
+    assert_eq!(s[66].act, Act::Scroll);
+    assert_eq!(s[80].act, Act::Load);
+    assert_eq!(s[80].tab, 5);
+    // Before tab 6: the newest are 1..6.
+    assert_eq!(s[81].tab, 1);
+    assert_eq!(s[96].tab, 6);
+    assert_eq!(s[96].act, Act::Load);
+    // A wait, the cold tabs (5, 6), a double wait, then 55 switches of the first 5.
+    assert_eq!(s[97].act, Act::Wait);
+    assert_eq!((s[98].tab, s[99].tab), (5, 6));
+    assert_eq!(s[100].pause_ns, 2 * o.settle.0);
+    assert_eq!(s.len(), 101 + 55);
+}
+
+#[test]
+fn one_tab_acts_at_a_time_and_loads_write_every_page_once() {
+    let mut w = Tabs::new(&opts(7), 1).unwrap();
+    let log = drive(&mut w);
+    let acts: Vec<usize> = log.iter().map(|(t, _)| *t).collect();
+    assert_eq!(&acts[..2], &[0, 0], "tab 0 loads, then scrolls");
+    // Each tab's first act writes each of its 64 pages once, in order.
+    for t in 0..7 {
+        let first = log.iter().find(|(a, _)| *a == t).unwrap();
+        let pages: Vec<u64> = (first.1.iter())
+            .map(|x| match x {
+                Touch::Mem {
+                    page, write: true, ..
+                } => *page,
+                other => panic!("load touched {other:?}"),
+            })
+            .collect();
+        assert_eq!(pages, (0..64).collect::<Vec<_>>());
+    }
+    // Every later act reads only the tab's visible runs (25% of 16 runs: 4).
+    for (t, touches) in &log {
+        let visible = &w.tabs[*t].visible;
+        assert_eq!(visible.len(), 4);
+        for x in touches {
+            if let Touch::Mem {
+                page, write: false, ..
+            } = x
+            {
+                assert!(
+                    visible.contains(&(page / 4)),
+                    "tab {t} read page {page} outside its visible runs"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_switch_reads_the_visible_set_and_a_scroll_takes_its_fifty_steps() {
+    let mut w = Tabs::new(&opts(5), 3).unwrap();
+    let mut out = Vec::new();
+    // Thread 0 loads (16 runs of 4 pages), then scrolls 50 steps 50 ms apart.
+    let mut now = 0;
+    for i in 0..16 {
+        out.clear();
+        assert!(matches!(
+            w.next(0, now, &mut out),
+            Step::Op { phase: 0, .. }
+        ));
+        // The load's 16 runs are spread over its 160 ms: one every 10 ms.
+        if i < 15 {
+            out.clear();
+            assert_eq!(
+                w.next(0, now, &mut out),
+                Step::Sleep {
+                    until_ns: now + 10 * MS
+                }
+            );
+            now += 10 * MS;
+        }
+    }
+    let start = now;
+    out.clear();
+    assert_eq!(w.next(0, now, &mut out), Step::Barrier);
+    let mut steps = 0;
+    loop {
+        out.clear();
+        match w.next(0, now, &mut out) {
+            Step::Op { phase: 2, .. } => {
+                steps += 1;
+                // 50% of 4 visible runs: 2 runs of 4 pages.
+                assert_eq!(out.len(), 8);
+            }
+            Step::Sleep { until_ns } => {
+                assert_eq!(until_ns, now + SCROLL_DELAY);
+                now = until_ns;
+            }
+            Step::Barrier => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(steps, 50);
+    assert_eq!(now, start + 49 * SCROLL_DELAY);
+}
+
+#[test]
+fn bad_options_are_refused_by_name() {
+    let mut o = opts(3);
+    o.tab_size = ByteSize(0);
+    assert!(Tabs::new(&o, 1).err().unwrap().starts_with("tabs.tab_size"));
+    let mut o = opts(3);
+    o.run = ByteSize(65 * PAGE_SIZE);
+    assert!(Tabs::new(&o, 1).err().unwrap().starts_with("tabs.run"));
+    let mut o = opts(3);
+    o.visible = 0.0;
+    assert!(Tabs::new(&o, 1).err().unwrap().starts_with("tabs.visible"));
+    let mut o = opts(0);
+    o.tabs = 0;
+    assert!(Tabs::new(&o, 1).err().unwrap().starts_with("tabs.tabs"));
+}
