@@ -279,6 +279,8 @@ impl Engine {
             .collect();
         k.sched
             .set_smt(siblings, k.costs.smt_compute, k.costs.smt_memory);
+        let little = (0..cpus).map(|c| k.topology.is_little(c)).collect();
+        (k.sched).set_little(little, k.costs.little_compute, k.costs.little_memory);
         let run_queues = vec![cfs::Cpu::new(&k.topology); cpus as usize];
         let mut e = Engine {
             k,
