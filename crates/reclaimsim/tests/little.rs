@@ -142,3 +142,24 @@ fn little_cpus_at_full_speed_change_nothing() {
         assert!(none != slow, "{topology}: little_memory changed nothing");
     }
 }
+
+/// The shipped `snapdragon-7c` profile on its machine (8 CPUs, the A55s 0-5 first): a
+/// compute-bound thread on an A55 makes `little_compute` (305) per mille of the progress
+/// of one on an A76.
+#[test]
+fn the_snapdragon_7c_profile_runs_its_a55s_at_its_capacity() {
+    let text = format!(
+        "name = \"7c\"\n[machine]\nmemory = \"64MiB\"\ncpus = 8\nlittle_cpus = \"0-5\"\n\
+         profile = \"snapdragon-7c\"\n{}{}",
+        hogs("a55", 1, "[5]"),
+        hogs("a76", 1, "[6]")
+    );
+    let s = common::scenario(&text, Some(1));
+    assert_eq!((s.costs.little_compute, s.costs.smt_compute), (305, 1000));
+    let r = run(&text);
+    let ratio = ops(&r, "a55") / ops(&r, "a76");
+    assert!(
+        (ratio - 0.305).abs() < 0.01,
+        "an A55 made {ratio:.4} of an A76's progress"
+    );
+}
