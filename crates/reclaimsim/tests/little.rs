@@ -163,3 +163,39 @@ fn the_snapdragon_7c_profile_runs_its_a55s_at_its_capacity() {
         "an A55 made {ratio:.4} of an A76's progress"
     );
 }
+
+/// `Kernel::spend` on a little CPU: the kswapd profile's memory-latency-bound categories
+/// (rmap_walk, unmap, pte_scan) take 1000 / `little_memory` as long, the compute-bound
+/// ones 1000 / `little_compute`, a lock wait as long as on a big CPU; on a big CPU
+/// nothing is stretched. The engine sets the speeds as here (`set_cpu_speeds`).
+#[test]
+fn spend_stretches_each_category_by_its_class() {
+    use reclaimsim::kernel::stats::Cat;
+    let mut sys = common::Sys::new(
+        "[machine]\nmemory = \"64MiB\"\ncpus = 2\nlittle_cpus = \"0\"\n\
+         [costs]\nlittle_compute = 400\nlittle_memory = 800\n",
+    );
+    let k = &mut sys.k;
+    let little = (0..2).map(|c| k.topology.is_little(c)).collect();
+    (k.sched).set_little(little, k.costs.little_compute, k.costs.little_memory);
+    let cats = [
+        (Cat::RmapWalk, 1250),
+        (Cat::Unmap, 1250),
+        (Cat::PteScan, 1250),
+        (Cat::ListOps, 2500),
+        (Cat::Compression, 2500),
+        (Cat::Io, 2500),
+        (Cat::Other, 2500),
+        (Cat::LockWait, 1000),
+    ];
+    for (cpu, little) in [(0, true), (1, false)] {
+        sys.on(cpu);
+        for (cat, on_little) in cats {
+            let before = sys.k.cur.clock;
+            sys.k.spend(1000, cat);
+            let took = sys.k.cur.clock - before;
+            let want = if little { on_little } else { 1000 };
+            assert_eq!(took, want, "{cat:?} on CPU {cpu}");
+        }
+    }
+}
