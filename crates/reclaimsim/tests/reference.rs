@@ -71,7 +71,7 @@ fn cost_reference() -> String {
          with the built-in default, the range the value is plausible in (what \
          [sensitivity bands](../guide/sensitivity.md) sweep) and where the value comes \
          from. Values are virtual nanoseconds unless the source says otherwise (`smt_*` \
-         are per mille, `*_queue_depth` counts). A scenario's `[costs]` or a [machine \
+         and `little_*` are per mille, `*_queue_depth` counts). A scenario's `[costs]` or a [machine \
          profile](../guide/profiles.md) overrides any of them; the fields by group are in \
          [the engine](../model/engine.md).\n\n\
          | field | default | range | source |\n|---|---|---|---|\n",

@@ -827,6 +827,31 @@ fn cpulist_out_of_range() {
     assert!(e.message.contains("CPU 2 does not exist"), "{e}");
 }
 
+/// `machine.little_cpus`: each CPU must exist; its syntax is a cpulist's; with `--set`.
+#[test]
+fn little_cpus_out_of_range() {
+    let text = edit("cpus = 2", "cpus = 2\nlittle_cpus = \"0-2\"");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "little_cpus", "machine.little_cpus");
+    assert_eq!(
+        e.message, "CPU 2 does not exist (the machine has 2 CPUs)",
+        "{e}"
+    );
+    let text = edit("cpus = 2", "cpus = 2\nlittle_cpus = [1, 7]");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "little_cpus", "machine.little_cpus");
+    assert!(e.message.starts_with("CPU 7 does not exist"), "{e}");
+    let text = edit("cpus = 2", "cpus = 2\nlittle_cpus = \"0-x\"");
+    let e = error(&text, &[]);
+    assert_at(&e, &text, "little_cpus", "machine.little_cpus");
+    assert!(e.message.contains("\"x\" is not a CPU number"), "{e}");
+    let e = error(GOOD, &["machine.little_cpus=\"1-3\""]);
+    assert!(e.from_set && e.field == "machine.little_cpus", "{e}");
+    assert!(e.message.starts_with("CPU 2 does not exist"), "{e}");
+    let ok = edit("cpus = 2", "cpus = 2\nlittle_cpus = \"1\"");
+    assert!(scenario::parse(&ok, "s.toml", &[], None).is_ok());
+}
+
 #[test]
 fn cpulist_in_instances_names_the_template() {
     let text = edit(

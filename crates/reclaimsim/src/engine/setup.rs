@@ -213,6 +213,18 @@ pub(super) fn event_tasks(
 }
 
 /// The scenario's `kernel.policy`; a plugin whose `init` failed fails the run.
+/// What slows a CPU's work: its busy SMT siblings and, on a little core, its lower
+/// speed (`Sched::set_smt`, `Sched::set_little`).
+fn set_cpu_speeds(k: &mut Kernel) {
+    let cpus = k.topology.nr_cpus();
+    let siblings = (0..cpus)
+        .map(|c| k.topology.siblings(c).collect())
+        .collect();
+    (k.sched).set_smt(siblings, k.costs.smt_compute, k.costs.smt_memory);
+    let little = (0..cpus).map(|c| k.topology.is_little(c)).collect();
+    (k.sched).set_little(little, k.costs.little_compute, k.costs.little_memory);
+}
+
 pub(super) fn new_policy(
     k: &mut Kernel,
     s: &Scenario,
@@ -275,11 +287,7 @@ impl Engine {
             .map(|wi| setup_workload(&mut k, s, wi, &mut tasks, &mut cpusets))
             .collect::<Result<Vec<_>, _>>()?;
         let events = event_tasks(&k, s, &mut tasks, &mut cpusets)?;
-        let siblings = (0..cpus)
-            .map(|c| k.topology.siblings(c).collect())
-            .collect();
-        k.sched
-            .set_smt(siblings, k.costs.smt_compute, k.costs.smt_memory);
+        set_cpu_speeds(&mut k);
         let run_queues = vec![cfs::Cpu::new(&k.topology); cpus as usize];
         let mut e = Engine {
             k,

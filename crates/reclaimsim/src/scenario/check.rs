@@ -176,6 +176,7 @@ fn check_machine_cpus(m: &MachineConfig) -> Result<(), Problem> {
             format!("{} CPUs: must be 1 to 4096", m.cpus),
         );
     }
+    check_little_cpus(m)?;
     if !m.node.is_empty() {
         check_node_cpus(m)
     } else if m.has_topology_keys() {
@@ -190,6 +191,17 @@ fn check_machine_cpus(m: &MachineConfig) -> Result<(), Problem> {
         )
     } else {
         Ok(())
+    }
+}
+
+/// `machine.little_cpus`: each a CPU of the machine.
+fn check_little_cpus(m: &MachineConfig) -> Result<(), Problem> {
+    match m.little_cpus.iter().find(|&&c| c >= m.cpus) {
+        Some(c) => fail(
+            at("machine.little_cpus"),
+            format!("CPU {c} does not exist (the machine has {} CPUs)", m.cpus),
+        ),
+        None => Ok(()),
     }
 }
 

@@ -212,6 +212,9 @@ pub struct MachineConfig {
     pub cores_per_socket: Option<u32>,
     /// Hardware threads (SMT siblings) per core (default 1).
     pub threads_per_core: Option<u32>,
+    /// `machine.little_cpus`: the CPUs that are little cores (the cost table's
+    /// `little_compute` and `little_memory` slow them); empty when every core is alike.
+    pub little_cpus: Vec<u32>,
     pub swap: Option<SwapConfig>,
     /// A machine profile whose `[costs]` values replace the cost table's defaults; the
     /// scenario's `[costs]` still win. A name (no '/', no `.toml` ending) is a shipped
@@ -240,6 +243,9 @@ pub struct MachineKeys {
     pub sockets: Option<u32>,
     pub cores_per_socket: Option<u32>,
     pub threads_per_core: Option<u32>,
+    /// The little cores of an asymmetric machine: a cpulist string (`"0-5"`) or a list.
+    #[serde(default, deserialize_with = "cpu_list")]
+    pub little_cpus: Option<Vec<u32>>,
     pub swap: Option<SwapConfig>,
     pub profile: Option<String>,
     pub start_jitter: Option<Duration>,
@@ -276,6 +282,7 @@ impl From<MachineKeys> for MachineConfig {
             sockets: k.sockets,
             cores_per_socket: k.cores_per_socket,
             threads_per_core: k.threads_per_core,
+            little_cpus: k.little_cpus.unwrap_or_default(),
             swap: k.swap,
             profile: k.profile,
             start_jitter: k.start_jitter,
@@ -309,11 +316,15 @@ impl MachineConfig {
                 self.nodes,
             )
         };
-        match self.node.is_empty() {
+        let t = match self.node.is_empty() {
             true => t,
             false => {
                 t.with_node_cpus(&self.node.iter().map(|n| n.cpus.clone()).collect::<Vec<_>>())
             }
+        };
+        match self.little_cpus.is_empty() {
+            true => t,
+            false => t.with_little_cpus(&self.little_cpus),
         }
     }
 

@@ -109,7 +109,7 @@ impl MachineProfile {
 /// The profiles shipped with the library, by name: the built-in cost table and the seeds'
 /// machines. Each field of each has a value, a range and its source (`method`); a test
 /// checks all of them.
-pub const BUILTIN: [(&str, &str); 4] = [
+pub const BUILTIN: [(&str, &str); 5] = [
     ("default", include_str!("../../profiles/default.toml")),
     (
         "epyc-7k62-2s",
@@ -122,6 +122,10 @@ pub const BUILTIN: [(&str, &str); 4] = [
     (
         "xeon-sp-26c-2s",
         include_str!("../../profiles/xeon-sp-26c-2s.toml"),
+    ),
+    (
+        "snapdragon-7c",
+        include_str!("../../profiles/snapdragon-7c.toml"),
     ),
 ];
 

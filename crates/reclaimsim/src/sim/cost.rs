@@ -10,8 +10,10 @@
 //! benchmarks); a minor fault round trip is ~1 us (will-it-scale page_fault3 reaches ~1 M
 //! faults/s per core); syscall entry/exit ~100-200 ns. Each field says which it uses.
 //!
-//! Every field is in nanoseconds but four: `smt_compute` and `smt_memory` are factors in
-//! per mille (the speed a hardware thread keeps while its SMT sibling is busy), and
+//! Every field is in nanoseconds but six: `smt_compute` and `smt_memory` are factors in
+//! per mille (the speed a hardware thread keeps while its SMT sibling is busy),
+//! `little_compute` and `little_memory` too (the speed of a little core, one of
+//! `machine.little_cpus`, against the cores the table describes), and
 //! `nvme_queue_depth` and `sata_queue_depth` are counts of I/Os.
 
 use serde::{Deserialize, Serialize};
@@ -190,6 +192,18 @@ pub struct CostTable {
     /// miss leaves the core's execution units to its sibling, which is what SMT is for, so
     /// a busy sibling costs little (a shared fill-buffer and L1/L2 share). Not ns.
     pub smt_memory: u64,
+    /// The speed of a little core (a CPU of `machine.little_cpus`, such as a Cortex-A55
+    /// beside Cortex-A76s) on compute-bound work, in per mille of the speed of the cores
+    /// the rest of the table describes: the kernel's CPU capacity
+    /// (arch_scale_cpu_capacity, from the device tree's `capacity-dmips-mhz` times the
+    /// clock) is the same kind of ratio. A little CPU's compute-bound costs are divided by
+    /// it, and by `smt_compute` as well when an SMT sibling is busy. 1000 (the default):
+    /// no slower. Not ns.
+    pub little_compute: u64,
+    /// The same for memory-latency-bound work, in per mille: an in-order little core
+    /// overlaps fewer misses than an out-of-order big one, but a dependent miss costs
+    /// both the memory's latency. 1000 (the default): no slower. Not ns.
+    pub little_memory: u64,
     /// The CPU time of one 4 KiB bio to an SSD, charged to its submitter: bio_alloc,
     /// submit_bio through blk-mq to the NVMe or AHCI driver, and its share of the
     /// completion interrupt and end_io (~1-2 us: the block layer's published per-core
@@ -261,79 +275,89 @@ pub struct CostTable {
 
 impl Default for CostTable {
     fn default() -> Self {
-        CostTable {
-            access_hit: 2,
-            fault: 1000,
-            page_alloc: 150,
-            page_free: 100,
-            page_zero: 400,
-            page_copy: 400,
-            read_syscall: 200,
-            xarray: 50,
-            file_read_miss: 1000,
-            charge: 30,
-            batch_add: 10,
-            list_op: 20,
-            lock_acquire: 20,
-            lock_bounce: 100,
-            lock_bounce_remote: 150,
-            rmap_lookup: 150,
-            pvmw_descent: 350,
-            pte_clear_young: 150,
-            pte_scan: 4,
-            unmap: 300,
-            folio_check: 60,
-            zram_compress: 1800,
-            zram_decompress: 1100,
-            swap_slot: 100,
-            swap_in_rest: 1800,
-            swap_out_rest: 1200,
-            lz4_compress: 1500,
-            lz4_decompress: 500,
-            zstd_compress: 6000,
-            zstd_decompress: 2500,
-            memcached_request: 4900,
-            memcached_batch: 4600,
-            loopback_wait: 4000,
-            fio_io: 590,
-            fio_psync_io: 500,
-            lru_flag_atomic: 10,
-            wp_fault: 600,
-            mark_dirty: 300,
-            writeback_page: 500,
-            writeback_latency: 30_000,
-            end_writeback: 100,
-            lru_scan_miss: 90,
-            lru_scan_prefetched: 15,
-            gen_size_update: 6,
-            lru_stat_update: 20,
-            smt_compute: 600,
-            smt_memory: 900,
-            block_io: 1500,
-            nvme_read_latency: 44_500,
-            nvme_write_latency: 19_000,
-            nvme_read_page: 1000,
-            nvme_write_page: 1000,
-            nvme_queue_depth: 32,
-            sata_read_latency: 66_700,
-            sata_write_latency: 16_400,
-            sata_read_page: 10_200,
-            sata_write_page: 11_400,
-            sata_queue_depth: 32,
-            context_switch: 1500,
-            wakeup_latency: 3000,
-            memtier_request: 4900,
-            memtier_batch: 4600,
-            cgroup_read: 3000,
-            cgroup_stat_read: 15_000,
-            cgroup_write: 3000,
-            policy_hook: 100,
-        }
+        DEFAULT
     }
 }
 
+/// The built-in table (`profiles/default.toml`'s values), as a constant.
+pub const DEFAULT: CostTable = CostTable {
+    access_hit: 2,
+    fault: 1000,
+    page_alloc: 150,
+    page_free: 100,
+    page_zero: 400,
+    page_copy: 400,
+    read_syscall: 200,
+    xarray: 50,
+    file_read_miss: 1000,
+    charge: 30,
+    batch_add: 10,
+    list_op: 20,
+    lock_acquire: 20,
+    lock_bounce: 100,
+    lock_bounce_remote: 150,
+    rmap_lookup: 150,
+    pvmw_descent: 350,
+    pte_clear_young: 150,
+    pte_scan: 4,
+    unmap: 300,
+    folio_check: 60,
+    zram_compress: 1800,
+    zram_decompress: 1100,
+    swap_slot: 100,
+    swap_in_rest: 1800,
+    swap_out_rest: 1200,
+    lz4_compress: 1500,
+    lz4_decompress: 500,
+    zstd_compress: 6000,
+    zstd_decompress: 2500,
+    memcached_request: 4900,
+    memcached_batch: 4600,
+    loopback_wait: 4000,
+    fio_io: 590,
+    fio_psync_io: 500,
+    lru_flag_atomic: 10,
+    wp_fault: 600,
+    mark_dirty: 300,
+    writeback_page: 500,
+    writeback_latency: 30_000,
+    end_writeback: 100,
+    lru_scan_miss: 90,
+    lru_scan_prefetched: 15,
+    gen_size_update: 6,
+    lru_stat_update: 20,
+    smt_compute: 600,
+    smt_memory: 900,
+    little_compute: 1000,
+    little_memory: 1000,
+    block_io: 1500,
+    nvme_read_latency: 44_500,
+    nvme_write_latency: 19_000,
+    nvme_read_page: 1000,
+    nvme_write_page: 1000,
+    nvme_queue_depth: 32,
+    sata_read_latency: 66_700,
+    sata_write_latency: 16_400,
+    sata_read_page: 10_200,
+    sata_write_page: 11_400,
+    sata_queue_depth: 32,
+    context_switch: 1500,
+    wakeup_latency: 3000,
+    memtier_request: 4900,
+    memtier_batch: 4600,
+    cgroup_read: 3000,
+    cgroup_stat_read: 15_000,
+    cgroup_write: 3000,
+    policy_hook: 100,
+};
+
 /// The fields that are factors in per mille rather than nanoseconds.
-pub const PER_MILLE: [&str; 2] = ["smt_compute", "smt_memory"];
+pub const PER_MILLE: [&str; 4] = [
+    "smt_compute",
+    "smt_memory",
+    "little_compute",
+    "little_memory",
+];
 
 impl CostTable {
     /// The table with `field` set to `value`; None when the table has no such field.

@@ -58,13 +58,16 @@ pub struct Sched {
     pub switches: u64,
     /// What a busy SMT sibling does to a CPU's progress.
     smt: Smt,
+    /// What a little core's lower speed does to it.
+    little: Little,
     _pin: std::marker::PhantomPinned,
 }
 
 /// How a cost's work shares a core with a busy SMT sibling: instruction-bound work
 /// slows to the profile's `smt_compute`, memory-latency-bound work (cache misses the
 /// sibling's instructions fill) to `smt_memory`; time spent waiting (spinning on a
-/// lock held elsewhere, whose length the holder decides) is not stretched.
+/// lock held elsewhere, whose length the holder decides) is not stretched. A little
+/// core slows the same classes by `little_compute` and `little_memory`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SmtClass {
     Compute,
@@ -86,6 +89,16 @@ struct Smt {
     /// ns x 1000 / speed units), carried into the next so that short costs (a 2 ns
     /// access) stretch by the factor on average rather than rounding.
     carry: Vec<u64>,
+}
+
+/// Per CPU, whether it is a little core, and the per-mille speeds a little core keeps
+/// against the big cores the cost table describes.
+#[derive(Default)]
+struct Little {
+    /// Indexed by CPU; empty on a machine of alike cores.
+    is: Vec<bool>,
+    compute: u64,
+    memory: u64,
 }
 
 impl Sched {
@@ -118,27 +131,62 @@ impl Sched {
         }
     }
 
-    /// `ns` of work of `class` on `cpu` at `clock`, stretched when a sibling is busy.
+    /// The machine's little cores (per CPU, whether it is one) and the per-mille speeds
+    /// they keep against the big ones (`CostTable::little_compute`, `little_memory`): the
+    /// cost table's figures are a big core's, as the kernel's CPU capacity is 1024 on the
+    /// biggest (arch_scale_cpu_capacity).
+    pub fn set_little(&mut self, is: Vec<bool>, compute: u64, memory: u64) {
+        if self.smt.carry.len() < is.len() {
+            self.smt.carry.resize(is.len(), 0);
+        }
+        self.little = Little {
+            is: if is.iter().any(|&l| l) {
+                is
+            } else {
+                Vec::new()
+            },
+            compute: compute.clamp(1, 1000),
+            memory: memory.clamp(1, 1000),
+        };
+    }
+
+    /// `ns` of work of `class` on `cpu` at `clock`, stretched when a sibling is busy
+    /// and on a little core, by both when both apply.
     #[inline]
     pub fn smt_stretch(&mut self, cpu: u32, clock: u64, ns: u64, class: SmtClass) -> u64 {
-        let Some(sibs) = self.smt.siblings.get(cpu as usize) else {
-            return ns;
-        };
-        if !sibs
-            .iter()
-            .any(|&s| self.smt.busy_until[s as usize] > clock)
-        {
+        let busy = self.sibling_busy(cpu, clock);
+        let little = self.little.is.get(cpu as usize).copied().unwrap_or(false);
+        if !busy && !little {
             return ns;
         }
-        let speed = match class {
-            SmtClass::Compute => self.smt.compute,
-            SmtClass::Memory => self.smt.memory,
+        let (smt, slow) = match class {
+            SmtClass::Compute => (self.smt.compute, self.little.compute),
+            SmtClass::Memory => (self.smt.memory, self.little.memory),
             SmtClass::Wait => return ns,
         };
+        let smt = if busy { smt } else { 1000 };
         let carry = &mut self.smt.carry[cpu as usize];
-        let total = ns * 1000 + *carry;
-        *carry = total % speed;
-        total / speed
+        if !little {
+            let total = ns * 1000 + *carry;
+            *carry = total % smt;
+            return total / smt;
+        }
+        // On a little core, in millionths: its speed times the SMT share, the carry
+        // kept in the same unit (a CPU is little or not for the whole run).
+        let speed = u128::from(smt * slow);
+        let total = u128::from(ns) * 1_000_000 + u128::from(*carry);
+        *carry = (total % speed) as u64;
+        u64::try_from(total / speed).unwrap_or(u64::MAX)
+    }
+
+    /// Whether an SMT sibling of `cpu` is busy at `clock`.
+    #[inline]
+    fn sibling_busy(&self, cpu: u32, clock: u64) -> bool {
+        let Some(sibs) = self.smt.siblings.get(cpu as usize) else {
+            return false;
+        };
+        sibs.iter()
+            .any(|&s| self.smt.busy_until[s as usize] > clock)
     }
 
     /// `id`'s place among tasks due at the same time.
@@ -278,6 +326,36 @@ pub fn switch_cost_ns(rounds: u64) -> f64 {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    /// A little core stretches compute-bound work by `little_compute`, memory-bound work
+    /// by `little_memory` and a lock wait not at all; with a busy SMT sibling by the
+    /// product of both speeds; a big core only by its sibling; short costs by the factor
+    /// on average (the carry).
+    #[test]
+    fn a_little_core_stretches_by_class_and_composes_with_smt() {
+        let mut s = Sched::default();
+        // Cores {0, 1} and {2, 3} of two SMT threads each; CPUs 0 and 1 little.
+        s.set_smt(vec![vec![1], vec![0], vec![3], vec![2]], 600, 900);
+        s.set_little(vec![true, true, false, false], 400, 800);
+        let n = 1_000_000;
+        assert_eq!(s.smt_stretch(0, 0, n, SmtClass::Compute), 2_500_000);
+        assert_eq!(s.smt_stretch(0, 0, n, SmtClass::Memory), 1_250_000);
+        assert_eq!(s.smt_stretch(0, 0, n, SmtClass::Wait), n);
+        assert_eq!(s.smt_stretch(2, 0, n, SmtClass::Compute), n);
+        s.smt_busy(1, 100);
+        s.smt_busy(3, 100);
+        // 0.6 x 0.4 of a big core's speed alone; 0.9 x 0.8.
+        assert_eq!(s.smt_stretch(0, 0, 1_200_000, SmtClass::Compute), 5_000_000);
+        assert_eq!(s.smt_stretch(0, 0, 720_000, SmtClass::Memory), 1_000_000);
+        assert_eq!(s.smt_stretch(0, 0, n, SmtClass::Wait), n);
+        assert_eq!(s.smt_stretch(2, 0, 600, SmtClass::Compute), 1000);
+        assert_eq!(s.smt_stretch(2, 0, 900, SmtClass::Memory), 1000);
+        // Past the siblings' busy time: 3 ns at 0.4 is 7.5 ns, on average.
+        let total: u64 = (0..1000)
+            .map(|_| s.smt_stretch(0, 200, 3, SmtClass::Compute))
+            .sum();
+        assert_eq!(total, 7500);
+    }
 
     /// `due_before` answers first from the heap's top, which may be a stale entry (a
     /// task cancelled or queued again): its answer must be the one the live entries

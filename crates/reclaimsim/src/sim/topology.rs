@@ -26,6 +26,10 @@ pub struct Topology {
     pub nodes: u32,
     /// Each CPU's node (`cpu_to_node`), indexed by CPU.
     cpu_node: Vec<u32>,
+    /// Whether each CPU is a little core (`machine.little_cpus`), indexed by CPU; empty
+    /// when every core is alike.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    little: Vec<bool>,
 }
 
 impl Topology {
@@ -38,6 +42,7 @@ impl Topology {
             threads_per_core,
             nodes,
             cpu_node: Vec::new(),
+            little: Vec::new(),
         };
         let cores = u64::from(t.nr_cores().max(1));
         t.cpu_node = (0..t.nr_cpus())
@@ -67,6 +72,28 @@ impl Topology {
             }
         }
         self
+    }
+
+    /// The same CPUs with those of `little` the slower cores of an asymmetric machine
+    /// (big.LITTLE / DynamIQ: the CPUs whose device-tree `capacity-dmips-mhz` is the
+    /// lower, as arch_scale_cpu_capacity reports them). A CPU past the machine's is left
+    /// out (the scenario's check names it); none at all keeps every core alike.
+    pub fn with_little_cpus(mut self, little: &[u32]) -> Topology {
+        self.little = Vec::new();
+        if little.iter().any(|&c| c < self.nr_cpus()) {
+            self.little = vec![false; self.nr_cpus() as usize];
+            for &c in little {
+                if let Some(slot) = self.little.get_mut(c as usize) {
+                    *slot = true;
+                }
+            }
+        }
+        self
+    }
+
+    /// Whether `cpu` is a little core; false on a machine of alike cores.
+    pub fn is_little(&self, cpu: u32) -> bool {
+        self.little.get(cpu as usize).copied().unwrap_or(false)
     }
 
     /// All physical cores of the machine (each with `threads_per_core` CPUs).
