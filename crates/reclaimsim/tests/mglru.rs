@@ -246,7 +246,7 @@ const LOOK_AROUND_SMALL: [&str; 5] = [
 #[test]
 fn look_around_takes_work_off_the_rmap_walk() {
     // The seed's setup: no page-table walks (patch1-6 vs patch1-7).
-    let v = run_file("seeds/002-look-around-client.toml", &LOOK_AROUND_SMALL);
+    let v = run_file("analysis/002-look-around-client-memcached.toml", &LOOK_AROUND_SMALL);
     let (off, on) = (&v[0], &v[1]);
     assert_eq!(
         (off.name.as_str(), on.name.as_str()),
@@ -270,7 +270,7 @@ fn look_around_takes_work_off_the_rmap_walk() {
     // tables in the walk.
     let mut sets = LOOK_AROUND_SMALL.to_vec();
     sets.push("kernel.lru_gen_walks=true");
-    let v = run_file("seeds/002-look-around-client.toml", &sets);
+    let v = run_file("analysis/002-look-around-client-memcached.toml", &sets);
     assert!(
         walked(&v[1]) > 2 * walked(&v[0]),
         "{} vs {}",

@@ -263,9 +263,9 @@ fn every_seed_scenario_sets_its_machines_profile() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seeds");
     let expected = [
         ("000", "xeon-gold-6154-2s"),
-        // The kswapd profile rows' stand-in keeps the profile issue 14 gave seed 002; the
-        // server row runs on the series' server (shared/design/seed-setups.md).
-        ("002-look-around-client", "epyc-7k62-2s"),
+        // The kswapd profile rows ran on the series' client Chromebook, the server row on
+        // its server (shared/design/seed-setups.md).
+        ("002-look-around-client", "snapdragon-7c"),
         ("002", "xeon-gold-6154-2s"),
         ("003", "epyc-7k62-2s"),
         ("004", "xeon-sp-26c-2s"),
