@@ -316,8 +316,9 @@ impl Kernel {
             .record(ns);
     }
 
-    /// Charges `ns` of virtual CPU time to the running task.
-    #[inline]
+    /// Charges `ns` of virtual CPU time to the running task. Inlined at every call site,
+    /// as the compiler chose before the little cores' check made it a little larger.
+    #[inline(always)]
     pub fn spend(&mut self, ns: u64, cat: Cat) {
         let ns = (self.sched).smt_stretch(self.cur.cpu, self.cur.clock, ns, cat.smt_class());
         self.cur.clock += ns;

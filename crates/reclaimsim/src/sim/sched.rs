@@ -80,7 +80,7 @@ pub enum SmtClass {
 struct Smt {
     /// Virtual time each CPU is busy until (u64::MAX while a step holds it).
     busy_until: Vec<u64>,
-    /// Each CPU's siblings; empty on a machine without SMT.
+    /// Each CPU's siblings; empty on a machine without SMT or little cores.
     siblings: Vec<Vec<u32>>,
     /// Per mille of a core's speed left with a busy sibling, per class.
     compute: u64,
@@ -139,21 +139,54 @@ impl Sched {
         if self.smt.carry.len() < is.len() {
             self.smt.carry.resize(is.len(), 0);
         }
+        let any = is.iter().any(|&l| l);
+        if any && self.smt.siblings.is_empty() {
+            self.smt.siblings = vec![Vec::new(); is.len()];
+            self.smt.busy_until.resize(is.len(), 0);
+        }
         self.little = Little {
-            is: if is.iter().any(|&l| l) {
-                is
-            } else {
-                Vec::new()
-            },
+            is: if any { is } else { Vec::new() },
             compute: compute.clamp(1, 1000),
             memory: memory.clamp(1, 1000),
         };
     }
 
     /// `ns` of work of `class` on `cpu` at `clock`, stretched when a sibling is busy
-    /// and on a little core, by both when both apply.
+    /// and, on a machine with little cores, on a little one (`little_stretch`).
     #[inline]
     pub fn smt_stretch(&mut self, cpu: u32, clock: u64, ns: u64, class: SmtClass) -> u64 {
+        // Without SMT and little cores `siblings` is empty: nothing to stretch. With
+        // little cores it has an entry (maybe empty) for every CPU.
+        let Some(sibs) = self.smt.siblings.get(cpu as usize) else {
+            return ns;
+        };
+        if !self.little.is.is_empty() {
+            return self.little_stretch(cpu, clock, ns, class);
+        }
+        if !sibs
+            .iter()
+            .any(|&s| self.smt.busy_until[s as usize] > clock)
+        {
+            return ns;
+        }
+        let speed = match class {
+            SmtClass::Compute => self.smt.compute,
+            SmtClass::Memory => self.smt.memory,
+            SmtClass::Wait => return ns,
+        };
+        let carry = &mut self.smt.carry[cpu as usize];
+        let total = ns * 1000 + *carry;
+        *carry = total % speed;
+        total / speed
+    }
+
+    /// `smt_stretch` on a machine with little cores, out of line (and marked cold, which
+    /// keeps `Kernel::spend` inlined at its call sites) so that the common machine's path
+    /// stays as small as it was: a big CPU's work as there, a little CPU's slowed by its
+    /// class's factor and by a busy sibling's, both when both apply.
+    #[cold]
+    #[inline(never)]
+    fn little_stretch(&mut self, cpu: u32, clock: u64, ns: u64, class: SmtClass) -> u64 {
         let busy = self.sibling_busy(cpu, clock);
         let little = self.little.is.get(cpu as usize).copied().unwrap_or(false);
         if !busy && !little {
