@@ -17,7 +17,10 @@ const SCALED: &[(&str, &[&str])] = &[
     ("002-look-around.toml", &["duration=400ms"]),
     // Memory and tabs at 1/16 (256 MiB, 12 MiB a tab): the first reclaim comes once
     // 21 tabs are open, about 270 s into the script.
-    ("002-look-around-client.toml", &["scale=0.0625", "duration=300s"]),
+    (
+        "002-look-around-client.toml",
+        &["scale=0.0625", "duration=300s"],
+    ),
     ("mglru-vs-classic-memcached.toml", &["duration=100ms"]),
     (
         "004-page-fault3.toml",

@@ -246,7 +246,10 @@ const LOOK_AROUND_SMALL: [&str; 5] = [
 #[test]
 fn look_around_takes_work_off_the_rmap_walk() {
     // The seed's setup: no page-table walks (patch1-6 vs patch1-7).
-    let v = run_file("analysis/002-look-around-client-memcached.toml", &LOOK_AROUND_SMALL);
+    let v = run_file(
+        "analysis/002-look-around-client-memcached.toml",
+        &LOOK_AROUND_SMALL,
+    );
     let (off, on) = (&v[0], &v[1]);
     assert_eq!(
         (off.name.as_str(), on.name.as_str()),
@@ -277,6 +280,29 @@ fn look_around_takes_work_off_the_rmap_walk() {
         walked(&v[1]),
         walked(&v[0])
     );
+}
+
+/// Seed 002's client scenario (Chrome OS's tab test on the Snapdragon 7c, at the seed's
+/// 4 GiB): look-around, off and on in one run, halves the rmap walks reclaim makes to
+/// check young bits (folio_referenced's anon_vma acquisitions), promotes the young
+/// neighbours it finds (pgactivate), and scans PTE tables in kswapd; try_to_unmap's
+/// walks stay.
+#[test]
+fn look_around_halves_the_reference_walks_in_the_tab_test() {
+    let v = run_file("seeds/002-look-around-client.toml", &[]);
+    let (off, on) = (&v[0], &v[1]);
+    assert_eq!(off.name, "look_around_off");
+    let walks = |r: &VariantResult, site: &str| r.locks["anon_vma"].sites[site].acquisitions;
+    let (w_off, w_on) = (
+        walks(off, "folio_referenced"),
+        walks(on, "folio_referenced"),
+    );
+    assert!(10 * w_on < 7 * w_off, "{w_on} vs {w_off}");
+    assert!(walks(on, "try_to_unmap") >= walks(off, "try_to_unmap"));
+    assert_eq!(vm(off, "pgactivate"), 0);
+    assert!(vm(on, "pgactivate") > 100_000);
+    assert_eq!(share(off, "pte_scan"), 0.0);
+    assert!(share(on, "pte_scan") > 0.0);
 }
 
 #[test]
