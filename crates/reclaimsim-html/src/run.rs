@@ -636,7 +636,14 @@ fn scheduling(vs: &[VariantResult]) -> Section {
     if nr_cpus == 0 {
         return Section::empty(heading, "No scheduler data in these results.");
     }
-    let cpus: Vec<String> = (0..nr_cpus).map(|c| c.to_string()).collect();
+    // A little core of an asymmetric machine is labelled so (`machine.little_cpus`).
+    let little = |c: usize| (vs.iter()).any(|v| v.sched.cpus.get(c).is_some_and(|u| u.little));
+    let cpus: Vec<String> = (0..nr_cpus)
+        .map(|c| match little(c) {
+            true => format!("{c} little"),
+            false => c.to_string(),
+        })
+        .collect();
     let busy = series(vs, |v| {
         let busy = |c: usize| v.sched.cpus.get(c).map_or(0.0, |u| 100.0 * u.busy_fraction);
         (0..nr_cpus).map(busy).collect()

@@ -39,9 +39,36 @@ fn ops(r: &VariantResult, name: &str) -> f64 {
     r.workloads[name].ops as f64
 }
 
+/// The results as JSON, less the wall time and the marks of which CPUs are little (so
+/// that runs with and without little CPUs compare on what they did).
 fn json(mut r: VariantResult) -> String {
     r.wall_s = 0.0;
+    for c in &mut r.sched.cpus {
+        c.little = false;
+    }
     serde_json::to_string(&r).unwrap()
+}
+
+/// The results mark the little CPUs (and the report's CPU line lists them); a machine
+/// without little cores marks none, and its JSON has no `little` key.
+#[test]
+fn the_results_mark_the_little_cpus() {
+    let text = |extra: &str| {
+        format!(
+            "name = \"l\"\n[machine]\nmemory = \"64MiB\"\ncpus = 4\n{extra}\n\
+             [[workload]]\nname = \"w\"\nanon = {{ size = \"64KiB\", threads = 4 }}\n"
+        )
+    };
+    let r = run(&text("little_cpus = \"0-1,3\""));
+    let little: Vec<bool> = r.sched.cpus.iter().map(|c| c.little).collect();
+    assert_eq!(little, [true, true, false, true]);
+    let out = reclaimsim::output::report::table(&r, false);
+    assert!(out.contains("CPUs: 4 (little: 0-1,3), busy"), "{out}");
+    let plain = run(&text(""));
+    assert!(plain.sched.cpus.iter().all(|c| !c.little));
+    assert!(!serde_json::to_string(&plain)
+        .unwrap()
+        .contains("\"little\""));
 }
 
 /// A compute-bound thread on a little CPU makes `little_compute` / 1000 of the progress

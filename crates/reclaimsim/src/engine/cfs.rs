@@ -622,6 +622,7 @@ impl Engine {
                 // A step that began before a `duration` cut may end after it.
                 busy_fraction: c.busy_ns.min(end) as f64 / end as f64,
                 context_switches: c.switches,
+                little: self.k.topology.is_little(i as u32),
             })
             .collect();
         let tasks = (0..self.tasks.len())

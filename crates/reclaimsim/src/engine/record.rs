@@ -90,6 +90,10 @@ pub struct CpuUse {
     pub busy_fraction: f64,
     /// Times a task started on it that was not the last to run there.
     pub context_switches: u64,
+    /// A little core of an asymmetric machine (`machine.little_cpus`); left out when
+    /// false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub little: bool,
 }
 
 /// One task over the run.

@@ -181,8 +181,19 @@ fn sched_table(out: &mut String, v: &VariantResult) {
             moves.to_string(),
         ]);
     }
+    let little: Vec<u32> = (s.cpus.iter())
+        .filter(|c| c.little)
+        .map(|c| c.cpu)
+        .collect();
+    let little = match little.is_empty() {
+        true => String::new(),
+        false => format!(
+            " (little: {})",
+            crate::sim::topology::format_cpulist(&little)
+        ),
+    };
     let head = format!(
-        "CPUs: {}, busy {:.1}% on average, {switches} context switches",
+        "CPUs: {}{little}, busy {:.1}% on average, {switches} context switches",
         s.cpus.len(),
         100.0 * busy
     );
