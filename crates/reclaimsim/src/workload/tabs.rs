@@ -166,14 +166,18 @@ fn sizes(o: &TabsOptions) -> (u64, u64, u64) {
 pub fn operations(o: &TabsOptions) -> u64 {
     let (_, shown, _) = sizes(o);
     let load = o.tab_size.pages().div_ceil(o.run.pages().max(1));
-    (script(o).iter())
-        .map(|e| match e.act {
-            Act::Load => load,
-            Act::Switch => shown,
-            Act::Scroll => SCROLL_STEPS,
-            Act::Wait => 0,
-        })
-        .sum()
+    script(o).iter().map(|e| act_ops(e.act, load, shown)).sum()
+}
+
+/// Operations `act` takes: a load's runs of `run` pages (`load`), a switch's visible
+/// runs (`shown`), a scroll's steps.
+fn act_ops(act: Act, load: u64, shown: u64) -> u64 {
+    match act {
+        Act::Load => load,
+        Act::Switch => shown,
+        Act::Scroll => SCROLL_STEPS,
+        Act::Wait => 0,
+    }
 }
 
 /// A tab's renderer: the runs of its memory a frame reads, chosen once.
@@ -251,12 +255,8 @@ impl Tabs {
 
     /// Operations `act` takes: runs of `run` pages.
     fn ops(&self, act: Act) -> u64 {
-        match act {
-            Act::Load => self.pages.div_ceil(self.run),
-            Act::Switch => self.tabs[0].visible.len() as u64,
-            Act::Scroll => SCROLL_STEPS,
-            Act::Wait => 0,
-        }
+        let shown = self.tabs[0].visible.len() as u64;
+        act_ops(act, self.pages.div_ceil(self.run), shown)
     }
 
     /// Operation `i` of `act` on tab `t`: its touches into `out`.
