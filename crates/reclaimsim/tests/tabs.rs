@@ -42,3 +42,66 @@ fn tabs_that_fit_are_never_swapped() {
     assert_eq!(vmstat(&r, "pswpout"), 0, "{:?}", r.vmstat);
     assert_eq!(r.workloads["chrome:load"].ops, 4 * 192);
 }
+
+/// 16 tabs of 12 MiB on 64 MiB with 64 MiB of zram, with Chrome OS's tab discarding
+/// (checked every 10 ms, as the script here runs 100 times faster than the test): as swap
+/// fills, resourced's available memory falls below the default critical margin (5.2% of
+/// RAM) and Chrome kills the renderer of an unpinned tab (the order: the unit tests of
+/// `workload::tabs`); the test stops
+/// opening tabs at its loop's next pass, as mempressure.Run does when a tab has gone.
+#[test]
+fn chrome_discards_a_tab_and_the_test_stops_opening_tabs() {
+    let agent = "[[agent]]\nkind = \"chromeos\"\nworkload = \"chrome\"\ninterval = \"10ms\"\n";
+    let small_swap = scenario(16).replace("128MiB", "64MiB");
+    let without = common::run_checked(&small_swap);
+    assert_eq!(without.workloads["chrome:load"].ops, 16 * 192);
+    assert!(without.agents.is_empty());
+    let with = common::run_checked(&format!("{small_swap}{agent}"));
+    let kills = &with.agents[0].kills;
+    assert!(!kills.is_empty(), "no discard: {:?}", with.events);
+    // An unpinned tab (the first five are pinned), one already opened.
+    let victim: usize = kills[0].victims[0]
+        .strip_prefix("chrome tab ")
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{:?}", kills[0].victims));
+    assert!((5..16).contains(&victim), "{victim}");
+    assert_eq!(kills[0].action, "discard_tab");
+    let loaded = with.workloads["chrome:load"].ops;
+    assert!(loaded < 16 * 192, "every tab opened: {loaded} load runs");
+    // The tab under way when the discard came finished loading.
+    assert_eq!(loaded % 192, 0, "{loaded}");
+    // The discarded renderers' memory went with them: what is left in RAM and in zram
+    // is the tabs still open (3072 pages each), give or take the swap cache's copies.
+    let last = with.timeseries.last().expect("samples");
+    let in_ram = last.lru["/"][0] + last.lru["/"][1];
+    let swapped = with.zram.as_ref().expect("zram").orig_data_size / 4096;
+    let open = (loaded / 192)
+        .checked_sub(kills.len() as u64)
+        .unwrap_or_else(|| panic!("{} discards of {} tabs", kills.len(), loaded / 192));
+    assert!(
+        in_ram + swapped <= open * 3072 + 512,
+        "{in_ram} + {swapped}, {open} open"
+    );
+    assert!(vmstat(&with, "pswpout") < vmstat(&without, "pswpout"));
+}
+
+#[test]
+fn a_chromeos_agent_needs_a_tabs_workload() {
+    let bad = format!(
+        "{}[[agent]]\nkind = \"chromeos\"\nworkload = \"nope\"\n",
+        scenario(4)
+    );
+    let e = reclaimsim::scenario::parse(&bad, "t.toml", &[], None).unwrap_err();
+    assert!(e.to_string().contains("agent[0].workload"), "{e}");
+    assert!(
+        e.to_string().contains("no [[workload]] named \"nope\""),
+        "{e}"
+    );
+    let senpai = format!(
+        "{}[[memcg]]\npath = \"/a\"\n[[agent]]\nkind = \"senpai\"\nmemcg = \"/a\"\nworkload = \"chrome\"\n",
+        scenario(4)
+    );
+    let e = reclaimsim::scenario::parse(&senpai, "t.toml", &[], None).unwrap_err();
+    assert!(e.to_string().contains("agent[0].workload"), "{e}");
+    assert!(e.to_string().contains("only a chromeos agent"), "{e}");
+}

@@ -226,6 +226,7 @@ pub(crate) struct Agent {
 enum AgentState {
     Senpai(Senpai),
     Oomd(super::oomd::Oomd),
+    ChromeOs(agent::ChromeOsConf),
     External(External),
 }
 
@@ -485,6 +486,7 @@ impl Engine {
             let kind = match parsed.kind {
                 AgentKind::Senpai(conf) => AgentState::Senpai(Senpai::new(conf)),
                 AgentKind::Oomd(conf) => AgentState::Oomd(super::oomd::Oomd::new(conf)),
+                AgentKind::ChromeOs(conf) => AgentState::ChromeOs(conf),
             };
             self.agents.push(Agent {
                 memcg: m,
@@ -585,6 +587,16 @@ impl Engine {
                 };
                 o.interval_ns()
             }
+            AgentState::ChromeOs(conf) => {
+                let (critical, avail) = super::chromeos::critical(&mut self.k, conf);
+                let (workload, interval_ns) = (conf.workload.clone(), conf.interval_ns);
+                if critical {
+                    if let Some(kill) = self.discard_tab(&workload, avail) {
+                        self.agents[a].result.kills.push(kill);
+                    }
+                }
+                interval_ns
+            }
             AgentState::External(x) => {
                 match x.step(&mut self.k, self.p.as_mut()) {
                     Ok(done) => self.event_results.extend(done),
@@ -596,6 +608,40 @@ impl Engine {
         let end = self.k.cur.clock;
         self.agents[a].last_end = end;
         self.schedule(id, end + tick);
+    }
+
+    /// Chrome's discard of one tab of workload `name` (the first its tab manager ranks
+    /// that is still alive): its renderer killed, the workload told, the kill in the
+    /// results and the run's events. None when it has no tab to give.
+    fn discard_tab(&mut self, name: &str, avail_pages: u64) -> Option<AgentKill> {
+        let wi = self.wls.iter().position(|w| w.name == name)?;
+        let w = &self.wls[wi];
+        let process = (w.gen.discard_order().into_iter()).find(|&p| {
+            w.mms
+                .get(p)
+                .is_some_and(|&mm| !self.k.mms[mm as usize].dead)
+        })?;
+        let mm = self.wls[wi].mms[process];
+        crate::kernel::fault::kill_process(&mut self.k, self.p.as_mut(), mm);
+        self.wls[wi].gen.process_killed(process);
+        let time_s = self.k.cur.clock as f64 / 1e9;
+        let victim = format!("{name} tab {process}");
+        self.event_results.push(EventResult {
+            time_s,
+            command: format!(
+                "chromeos: critical pressure, {} MiB available",
+                (avail_pages * PAGE_SIZE) >> 20
+            ),
+            result: format!("discarded {victim}"),
+        });
+        Some(AgentKill {
+            time_s,
+            ruleset: "critical".into(),
+            action: "discard_tab".into(),
+            memcg: self.k.memcgs.cgs[self.wls[wi].memcg as usize].path.clone(),
+            victims: vec![victim],
+            dry: false,
+        })
     }
 
     /// An oomd kill as the results show it, also in the run's events (its command

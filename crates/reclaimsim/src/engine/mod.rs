@@ -10,6 +10,7 @@
 mod agent;
 mod cfs;
 pub mod check;
+mod chromeos;
 mod clients;
 mod oomd;
 mod prefetch;

@@ -343,6 +343,14 @@ fn exit_mmap(k: &mut Kernel, p: &mut dyn Policy, mm: usize) {
     }
 }
 
+/// A SIGKILL from user space to process `mm` (Chrome killing a renderer to discard its
+/// tab): it exits and its memory is freed. Not an OOM kill.
+pub fn kill_process(k: &mut Kernel, p: &mut dyn Policy, mm: u32) {
+    if !k.mms[mm as usize].dead {
+        exit_mmap(k, p, mm as usize);
+    }
+}
+
 /// A SIGKILL from user space to every process of memcg `m` and its descendants (as
 /// oomd's kill of a cgroup, or a write to cgroup.kill): each exits and its memory is
 /// freed. Not an OOM kill: no oom_kill event, no entry in `oom_kills`. The processes

@@ -5,7 +5,7 @@ use crate::scenario::config::AgentConfig;
 use crate::scenario::oomd::{self, OomdConf};
 
 /// The kinds of agent.
-pub const KINDS: [&str; 2] = ["senpai", "oomd"];
+pub const KINDS: [&str; 3] = ["senpai", "oomd", "chromeos"];
 
 /// senpai.py's options (facebookincubator/senpai, senpai.py's argparse defaults), the
 /// interval and tick as times.
@@ -47,11 +47,35 @@ pub enum SenpaiMode {
     Reclaim,
 }
 
+/// Chrome OS's low-memory handling as of 2022: resourced's available memory
+/// (platform2 `resourced/src/memory.rs`, calculate_available_memory_kb: free memory above
+/// the reserve, the file cache above min_filelist less dirty pages, and
+/// min(anon, free swap) / ram_swap_weight) against the critical margin that swap.sh sets
+/// (5.2% of MemTotal), checked as often as Chrome's memory pressure monitor checks
+/// (kMemoryPressureIntervalMs, 1 s); at critical pressure Chrome discards one tab.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChromeOsConf {
+    /// The tabs workload (by name) whose renderers it discards.
+    pub workload: String,
+    /// The critical margin, bytes; None: 5.2% of MemTotal (swap.sh's 520 bips).
+    pub critical_margin: Option<u64>,
+    /// resourced's ram_swap_weight (the chromeos-low_mem file's default, 4).
+    pub ram_swap_weight: u64,
+    /// vm.min_filelist_kbytes as swap.sh sets it, bytes (100000 KiB).
+    pub min_filelist: u64,
+    /// Between two checks, ns (Chrome's kMemoryPressureIntervalMs, 1000).
+    pub interval_ns: u64,
+}
+
+/// swap.sh's critical margin, in basis points of MemTotal.
+pub const CRITICAL_MARGIN_BIPS: u64 = 520;
+
 /// What an agent is, by kind.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AgentKind {
     Senpai(SenpaiConf),
     Oomd(OomdConf),
+    ChromeOs(ChromeOsConf),
 }
 
 /// An agent read: its kind, the memcg it controls (by path; oomd: none, its rulesets
@@ -77,6 +101,17 @@ pub const SENPAI_TICKS: u64 = 6;
 
 /// Reads an agent of a known `kind`, its parameters checked.
 pub fn parse(a: &AgentConfig) -> Result<ParsedAgent, AgentProblem> {
+    if a.kind != "chromeos" {
+        let given = [
+            ("workload", a.workload.is_some()),
+            ("critical_margin", a.critical_margin.is_some()),
+            ("ram_swap_weight", a.ram_swap_weight.is_some()),
+            ("min_filelist", a.min_filelist.is_some()),
+        ];
+        if let Some((key, _)) = given.iter().find(|(_, set)| *set) {
+            return Err((key.to_string(), "only a chromeos agent has it".into()));
+        }
+    }
     let kind = match a.kind.as_str() {
         "senpai" => {
             if a.memcg.is_none() {
@@ -96,6 +131,7 @@ pub fn parse(a: &AgentConfig) -> Result<ParsedAgent, AgentProblem> {
             }
             AgentKind::Oomd(oomd::parse(a.interval.map(|d| d.0), &a.rulesets)?)
         }
+        "chromeos" => AgentKind::ChromeOs(chromeos(a)?),
         other => {
             return Err((
                 "kind".into(),
@@ -110,6 +146,38 @@ pub fn parse(a: &AgentConfig) -> Result<ParsedAgent, AgentProblem> {
         kind,
         memcg: a.memcg.clone(),
         start_ns: a.start.map_or(0, |d| d.0),
+    })
+}
+
+/// A chromeos agent's options, Chrome OS's defaults for those not given.
+fn chromeos(a: &AgentConfig) -> Result<ChromeOsConf, AgentProblem> {
+    let problem = |key: &str, why: &str| Err((key.to_string(), why.to_string()));
+    if a.memcg.is_some() {
+        return problem("memcg", "a chromeos agent watches the whole machine");
+    }
+    if !a.rulesets.is_empty() {
+        return problem("ruleset", "only an oomd agent has rulesets");
+    }
+    let Some(workload) = a.workload.clone() else {
+        return problem(
+            "workload",
+            "a chromeos agent needs the tabs `workload` it discards",
+        );
+    };
+    let ram_swap_weight = a.ram_swap_weight.unwrap_or(4);
+    if ram_swap_weight == 0 {
+        return problem("ram_swap_weight", "must be more than 0");
+    }
+    let interval_ns = a.interval.map_or(1_000_000_000, |d| d.0);
+    if interval_ns == 0 {
+        return problem("interval", "must be more than 0");
+    }
+    Ok(ChromeOsConf {
+        workload,
+        critical_margin: a.critical_margin.map(|b| b.0),
+        ram_swap_weight,
+        min_filelist: a.min_filelist.map_or(100_000 * 1024, |b| b.0),
+        interval_ns,
     })
 }
 

@@ -626,6 +626,22 @@ fn check_agents(s: &Scenario) -> Result<(), Problem> {
                 );
             }
         }
+        if let agent::AgentKind::ChromeOs(conf) = &parsed.kind {
+            match s.workloads.iter().find(|w| w.name == conf.workload) {
+                None => {
+                    let why = format!("no [[workload]] named \"{}\"", conf.workload);
+                    return fail(elem("agent", i, "workload"), why);
+                }
+                Some(w) if w.tabs.is_none() => {
+                    let why = format!(
+                        "\"{}\" is not a tabs workload: a chromeos agent discards tabs",
+                        conf.workload
+                    );
+                    return fail(elem("agent", i, "workload"), why);
+                }
+                Some(_) => {}
+            }
+        }
         if let Some(cpu) = a.cpu.filter(|&c| c >= s.machine.cpus) {
             return fail(
                 elem("agent", i, "cpu"),

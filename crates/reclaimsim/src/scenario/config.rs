@@ -106,7 +106,8 @@ pub struct EventConfig {
 /// A user-space controller (`kind`): a task that wakes at an interval, reads a memcg's
 /// files and writes its limits. `kind = "senpai"`: facebookincubator/senpai's senpai.py,
 /// its options under their names there (`scenario::agent` gives each its default);
-/// `kind = "oomd"`: facebookincubator/oomd with its `ruleset`s (`scenario::oomd`).
+/// `kind = "oomd"`: facebookincubator/oomd with its `ruleset`s (`scenario::oomd`);
+/// `kind = "chromeos"`: Chrome OS's resourced and Chrome's tab discarding (`scenario::agent`).
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
@@ -138,6 +139,15 @@ pub struct AgentConfig {
     /// oomd's rulesets (`[[agent.ruleset]]`).
     #[serde(default, rename = "ruleset")]
     pub rulesets: Vec<RulesetConfig>,
+    /// chromeos: the `[workload.tabs]` workload whose tabs Chrome discards.
+    pub workload: Option<String>,
+    /// chromeos: the critical margin (default 5.2% of RAM, swap.sh's).
+    pub critical_margin: Option<ByteSize>,
+    /// chromeos: swap's weight in available memory (default 4, resourced's).
+    pub ram_swap_weight: Option<u64>,
+    /// chromeos: vm.min_filelist_kbytes, the file cache not counted available (default
+    /// 100000 KiB, swap.sh's).
+    pub min_filelist: Option<ByteSize>,
 }
 
 /// An oomd ruleset as oomd's JSON config has it: `detectors`, groups of detector plugins

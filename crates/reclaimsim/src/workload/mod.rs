@@ -137,6 +137,14 @@ pub trait Workload {
     fn connections(&mut self) -> Option<&mut dyn Connections> {
         None
     }
+    /// For a low-memory killer that asks the application which process to give up (the
+    /// `chromeos` agent: Chrome's tab discarding): the processes it may kill now, the
+    /// first to go first. Empty when it has none to offer.
+    fn discard_order(&self) -> Vec<usize> {
+        Vec::new()
+    }
+    /// Process `process` was killed by an agent; its threads are gone.
+    fn process_killed(&mut self, _process: usize) {}
 }
 
 /// A server workload's client connections, for the engine that runs the clients as

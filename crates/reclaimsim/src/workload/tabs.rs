@@ -118,6 +118,12 @@ const SCROLL_DELAY: u64 = 50 * MS;
 
 /// The test's script (mempressure.go's Run) as events, in order.
 fn script(o: &TabsOptions) -> Vec<Event> {
+    script_and_loop(o).0
+}
+
+/// The script, and where each pass of its loop that opens tabs begins, with the event
+/// after the loop last (where the test goes once a tab has gone).
+fn script_and_loop(o: &TabsOptions) -> (Vec<Event>, Vec<usize>) {
     let ev = |tab: u64, act, pause_ns| Event {
         tab: tab as u32,
         act,
@@ -139,7 +145,9 @@ fn script(o: &TabsOptions) -> Vec<Event> {
         }
     };
     switches(&mut s);
+    let mut passes = Vec::new();
     for new in initial..o.tabs {
+        passes.push(s.len());
         for t in new.saturating_sub(o.recent)..new {
             s.push(ev(t, Act::Switch, 0));
             s.push(ev(t, Act::Scroll, 0));
@@ -147,11 +155,12 @@ fn script(o: &TabsOptions) -> Vec<Event> {
         cycle(&mut s, 0..initial, 0);
         s.push(ev(new, Act::Load, 0));
     }
+    passes.push(s.len());
     s.push(ev(0, Act::Wait, o.settle.0));
     cycle(&mut s, initial..(initial + o.cold).min(o.tabs), 0);
     s.push(ev(0, Act::Wait, 2 * o.settle.0));
     switches(&mut s);
-    s
+    (s, passes)
 }
 
 /// A tab's runs of `run` pages, those its frame reads, and those a scroll step reads.
@@ -208,8 +217,17 @@ pub struct Tabs {
     /// Time between the starts of two runs of a load.
     load_pace: u64,
     events: Vec<Event>,
+    /// Where each pass of the loop opening tabs begins; last, the event after the loop.
+    passes: Vec<usize>,
+    /// The test's first tabs, which it pins (pinTabs): Chrome discards them last.
+    pinned: usize,
     tabs: Vec<Tab>,
     at: Vec<Cursor>,
+    /// Tabs an agent discarded (their renderers killed).
+    discarded: Vec<bool>,
+    /// Once a tab has gone: the pass of the loop at which the test stops opening tabs
+    /// (the next to begin), and the event it goes on from instead.
+    cut: Option<(usize, usize)>,
 }
 
 impl Tabs {
@@ -242,15 +260,35 @@ impl Tabs {
             })
             .collect();
         let load_pace = o.load_time.0 / pages.div_ceil(run);
+        let (events, passes) = script_and_loop(o);
         Ok(Tabs {
             pages,
             run,
             scroll_runs,
             load_pace,
-            events: script(o),
+            events,
+            passes,
+            pinned: o.initial.min(o.tabs) as usize,
             tabs,
             at: vec![Cursor::default(); n],
+            discarded: vec![false; n],
+            cut: None,
         })
+    }
+
+    /// The event after `event`: the next, or, once a tab has gone and the test reaches
+    /// the next pass of its loop, the event after the loop ("Ending allocation because
+    /// one or more targets (tabs) have gone").
+    fn after(&self, event: usize) -> usize {
+        match self.cut {
+            Some((at, to)) if event + 1 == at => to,
+            _ => event + 1,
+        }
+    }
+
+    /// The event the script is at: the furthest any renderer has reached.
+    fn now_event(&self) -> usize {
+        self.at.iter().map(|c| c.event).max().unwrap_or(0)
     }
 
     /// Operations `act` takes: runs of `run` pages.
@@ -321,9 +359,45 @@ impl Workload for Tabs {
     /// The phase of the event after `barriers` barriers, for the progress line.
     fn phase_after(&self, barriers: usize) -> usize {
         let last = self.events.len().saturating_sub(1);
+        let event = match self.cut {
+            Some((at, to)) if barriers >= at => barriers - at + to,
+            _ => barriers,
+        };
         self.events
-            .get(barriers.min(last))
+            .get(event.min(last))
             .map_or(0, |e| phase_of(e.act) as usize)
+    }
+
+    /// Chrome's choice of tab to discard (TabManagerDelegate on Chrome OS): never the
+    /// tab in front, not a tab not yet opened or already gone; unpinned tabs before the
+    /// pinned, each the least recently in front first.
+    fn discard_order(&self) -> Vec<usize> {
+        let now = self.now_event().min(self.events.len().saturating_sub(1));
+        let mut last: Vec<Option<usize>> = vec![None; self.tabs.len()];
+        let mut front = None;
+        for (i, e) in self.events[..=now].iter().enumerate() {
+            if e.act != Act::Wait {
+                last[e.tab as usize] = Some(i);
+                front = Some(e.tab as usize);
+            }
+        }
+        let mut order: Vec<usize> = (0..self.tabs.len())
+            .filter(|&t| last[t].is_some() && !self.discarded[t] && Some(t) != front)
+            .collect();
+        order.sort_by_key(|&t| (t < self.pinned, last[t]));
+        order
+    }
+
+    /// A tab's renderer was killed: the test stops opening tabs at its loop's next pass.
+    fn process_killed(&mut self, process: usize) {
+        self.discarded[process] = true;
+        let now = self.now_event();
+        let end = *self.passes.last().expect("the loop's end");
+        if self.cut.is_none() {
+            if let Some(&at) = self.passes.iter().find(|&&p| p > now && p < end) {
+                self.cut = Some((at, end));
+            }
+        }
     }
 
     fn next(&mut self, thread: usize, now_ns: u64, out: &mut Vec<Touch>) -> Step {
@@ -360,7 +434,7 @@ impl Workload for Tabs {
             };
         }
         self.at[thread] = Cursor {
-            event: c.event + 1,
+            event: self.after(c.event),
             ..Cursor::default()
         };
         Step::Barrier

@@ -193,3 +193,47 @@ fn bad_options_are_refused_by_name() {
     o.tabs = 0;
     assert!(Tabs::new(&o, 1).err().unwrap().starts_with("tabs.tabs"));
 }
+
+#[test]
+fn chrome_discards_the_least_recently_shown_unpinned_tab_and_the_test_stops_opening() {
+    let mut w = Tabs::new(&opts(9), 1).unwrap();
+    // The passes opening tabs 5..9 start at 65, 81, 97 and 113; the loop ends at 129.
+    assert_eq!(w.passes, vec![65, 81, 97, 113, 129]);
+    // The script at tab 6's load (event 96): tab 6 is in front, 7 and 8 not opened yet.
+    for c in &mut w.at {
+        c.event = 96;
+    }
+    assert_eq!(
+        w.events[96],
+        Event {
+            tab: 6,
+            act: Act::Load,
+            pause_ns: 0
+        }
+    );
+    // Tab 5 (unpinned) first; then the pinned first five, least recently shown first
+    // (they were switched through in order just before).
+    assert_eq!(w.discard_order(), vec![5, 0, 1, 2, 3, 4]);
+    w.process_killed(5);
+    assert_eq!(w.discard_order(), vec![0, 1, 2, 3, 4]);
+    // The pass under way ends; the next (97) is not begun: the test goes on after the loop.
+    assert_eq!(w.cut, Some((97, 129)));
+    assert_eq!((w.after(95), w.after(96), w.after(129)), (96, 129, 130));
+    // Barriers count the events run: after 97 of them the script is at event 129.
+    assert_eq!(w.phase_after(96), phase_of(Act::Load) as usize);
+    assert_eq!(w.phase_after(97), phase_of(w.events[129].act) as usize);
+    // A second discard moves nothing further.
+    w.process_killed(0);
+    assert_eq!(w.cut, Some((97, 129)));
+}
+
+#[test]
+fn a_discard_after_the_last_pass_began_cuts_nothing() {
+    let mut w = Tabs::new(&opts(9), 1).unwrap();
+    for c in &mut w.at {
+        c.event = 120;
+    }
+    w.process_killed(5);
+    assert_eq!(w.cut, None);
+    assert_eq!(w.after(128), 129);
+}
