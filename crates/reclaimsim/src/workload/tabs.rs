@@ -17,7 +17,11 @@
 //!   after 20 s, switch through the first 5 once with a 1 s pause and 10 times with
 //!   200 ms.
 //!
-//! Departs: the test opens tabs until Chrome discards one; here `tabs` says how many.
+//! The test opens tabs until Chrome discards one: a `chromeos` agent (engine::chromeos)
+//! discards the tab `discard_order` ranks first, and the script then leaves its loop at
+//! the next pass (`process_killed`). Without one, `tabs` tabs open.
+//!
+//! Departs: a discarded tab is not reloaded when the script switches to it.
 //! A renderer's memory is one anonymous region, written once when its tab loads and
 //! read in runs of `run` bytes afterwards; Chrome's browser and GPU processes, the page
 //! loads' file reads and the renderers' own CPU work are not modelled; a step starts
