@@ -104,4 +104,10 @@ fn a_chromeos_agent_needs_a_tabs_workload() {
     let e = reclaimsim::scenario::parse(&senpai, "t.toml", &[], None).unwrap_err();
     assert!(e.to_string().contains("agent[0].workload"), "{e}");
     assert!(e.to_string().contains("only a chromeos agent"), "{e}");
+    let probing = format!(
+        "{}[[agent]]\nkind = \"chromeos\"\nworkload = \"chrome\"\nmax_probe = 0.1\n",
+        scenario(4)
+    );
+    let e = reclaimsim::scenario::parse(&probing, "t.toml", &[], None).unwrap_err();
+    assert!(e.to_string().contains("agent[0].max_probe"), "{e}");
 }

@@ -158,6 +158,21 @@ fn chromeos(a: &AgentConfig) -> Result<ChromeOsConf, AgentProblem> {
     if !a.rulesets.is_empty() {
         return problem("ruleset", "only an oomd agent has rulesets");
     }
+    let senpai = [
+        ("tick", a.tick.is_some()),
+        ("min_size", a.min_size.is_some()),
+        ("max_size", a.max_size.is_some()),
+        ("pressure", a.pressure.is_some()),
+        ("max_probe", a.max_probe.is_some()),
+        ("max_backoff", a.max_backoff.is_some()),
+        ("coeff_probe", a.coeff_probe.is_some()),
+        ("coeff_backoff", a.coeff_backoff.is_some()),
+        ("mode", a.mode.is_some()),
+        ("mem_pressure_pct", a.mem_pressure_pct.is_some()),
+    ];
+    if let Some((key, _)) = senpai.iter().find(|(_, set)| *set) {
+        return problem(key, "only a senpai agent has it");
+    }
     let Some(workload) = a.workload.clone() else {
         return problem(
             "workload",
