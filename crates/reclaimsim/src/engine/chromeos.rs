@@ -8,7 +8,6 @@
 //! pressure reading before the next.
 
 use crate::kernel::folio::lru;
-use crate::kernel::node::WMARK_HIGH;
 use crate::kernel::stats::Cat;
 use crate::kernel::Kernel;
 use crate::scenario::agent::{ChromeOsConf, CRITICAL_MARGIN_BIPS};
@@ -37,10 +36,9 @@ pub fn meminfo(k: &mut Kernel) -> MemInfo {
         swap_free: k.swap.as_ref().map_or(0, |s| s.nr_free()),
         ..MemInfo::default()
     };
-    for v in &k.lruvecs {
-        m.anon += v.nr[lru::INACTIVE_ANON] + v.nr[lru::ACTIVE_ANON];
-        m.file += v.nr[lru::INACTIVE_FILE] + v.nr[lru::ACTIVE_FILE];
-    }
+    let nr = k.lru_pages();
+    m.anon = nr[lru::INACTIVE_ANON] + nr[lru::ACTIVE_ANON];
+    m.file = nr[lru::INACTIVE_FILE] + nr[lru::ACTIVE_FILE];
     m
 }
 
@@ -52,13 +50,6 @@ pub fn available(m: &MemInfo, reserved: u64, min_filelist: u64, ram_swap_weight:
     let cache = m.file.saturating_sub(m.dirty).saturating_sub(min_filelist);
     let swap = m.anon.min(m.swap_free) / ram_swap_weight;
     free + cache + swap
-}
-
-/// The reserve resourced subtracts from free memory (calculate_reserved_free_kb: each
-/// zone's high watermark plus its largest lowmem_reserve; the model's zones keep no
-/// lowmem_reserve), in pages.
-pub fn reserved_free(k: &Kernel) -> u64 {
-    k.nodes.iter().map(|n| n.zone.wmark[WMARK_HIGH]).sum()
 }
 
 /// The critical margin in pages: the configured one, or swap.sh's 5.2% of MemTotal
@@ -79,7 +70,13 @@ pub fn critical_margin(conf: &ChromeOsConf, total_pages: u64) -> u64 {
 pub fn critical(k: &mut Kernel, conf: &ChromeOsConf) -> (bool, u64) {
     let m = meminfo(k);
     let min_filelist = conf.min_filelist / PAGE_SIZE;
-    let avail = available(&m, reserved_free(k), min_filelist, conf.ram_swap_weight);
+    // resourced's calculate_reserved_free_kb is the kernel's calculate_totalreserve_pages.
+    let avail = available(
+        &m,
+        k.totalreserve_pages(),
+        min_filelist,
+        conf.ram_swap_weight,
+    );
     (avail < critical_margin(conf, m.total), avail)
 }
 

@@ -344,7 +344,7 @@ fn exit_mmap(k: &mut Kernel, p: &mut dyn Policy, mm: usize) {
 }
 
 /// A SIGKILL from user space to process `mm` (Chrome killing a renderer to discard its
-/// tab): it exits and its memory is freed. Not an OOM kill.
+/// tab): it exits and its memory is freed (do_exit's exit_mmap). Not an OOM kill.
 pub fn kill_process(k: &mut Kernel, p: &mut dyn Policy, mm: u32) {
     if !k.mms[mm as usize].dead {
         exit_mmap(k, p, mm as usize);

@@ -522,6 +522,27 @@ impl Kernel {
         self.nodes.iter().map(|n| n.zone.free).sum()
     }
 
+    /// Models calculate_totalreserve_pages() (6.1): each zone's high watermark plus its
+    /// largest lowmem_reserve, summed; the model's zones keep no lowmem_reserve.
+    pub fn totalreserve_pages(&self) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| n.zone.wmark[node::WMARK_HIGH])
+            .sum()
+    }
+
+    /// The machine's LRU list sizes, by `folio::lru` index (inactive and active anon,
+    /// inactive and active file): global_node_page_state(NR_LRU_BASE + lru) over nodes.
+    pub fn lru_pages(&self) -> [u64; 4] {
+        let mut nr = [0; 4];
+        for v in &self.lruvecs {
+            for (total, n) in nr.iter_mut().zip(&v.nr) {
+                *total += n;
+            }
+        }
+        nr
+    }
+
     /// Adjusts a classic list-size counter of the lruvec a folio belongs to.
     #[inline]
     pub fn update_lru_size(&mut self, lv: usize, lru: usize, delta: i64) {

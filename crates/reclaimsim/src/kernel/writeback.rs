@@ -19,10 +19,10 @@
 
 use crate::kernel::batch;
 use crate::kernel::config::KernelConfig;
+use crate::kernel::folio::lru::{ACTIVE_FILE, INACTIVE_FILE};
 use crate::kernel::folio::{pg, Pfn};
 use crate::kernel::lru::Policy;
 use crate::kernel::memcg::MemcgId;
-use crate::kernel::node::WMARK_HIGH;
 use crate::kernel::rmap;
 use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::{Exec, Kernel};
@@ -471,8 +471,9 @@ pub fn wakeup_flusher_threads(k: &mut Kernel) {
 /// dirty limit, in pages, from free pages above the reserves plus the file LRU pages.
 pub fn dirty_limits(k: &Kernel) -> (u64, u64) {
     let free = k.free_pages();
-    let reserve: u64 = k.nodes.iter().map(|n| n.zone.wmark[WMARK_HIGH]).sum();
-    let file: u64 = k.lruvecs.iter().map(|l| l.nr[2] + l.nr[3]).sum();
+    let reserve = k.totalreserve_pages();
+    let lru = k.lru_pages();
+    let file = lru[INACTIVE_FILE] + lru[ACTIVE_FILE];
     let avail = free - free.min(reserve) + file + 1;
     let thresh = avail * k.wb.dirty_ratio / 100;
     let mut bg = avail * k.wb.dirty_background_ratio / 100;

@@ -102,15 +102,15 @@ pub const SENPAI_TICKS: u64 = 6;
 /// Reads an agent of a known `kind`, its parameters checked.
 pub fn parse(a: &AgentConfig) -> Result<ParsedAgent, AgentProblem> {
     if a.kind != "chromeos" {
-        let given = [
-            ("workload", a.workload.is_some()),
-            ("critical_margin", a.critical_margin.is_some()),
-            ("ram_swap_weight", a.ram_swap_weight.is_some()),
-            ("min_filelist", a.min_filelist.is_some()),
-        ];
-        if let Some((key, _)) = given.iter().find(|(_, set)| *set) {
-            return Err((key.to_string(), "only a chromeos agent has it".into()));
-        }
+        only_for(
+            "a chromeos agent",
+            &[
+                ("workload", a.workload.is_some()),
+                ("critical_margin", a.critical_margin.is_some()),
+                ("ram_swap_weight", a.ram_swap_weight.is_some()),
+                ("min_filelist", a.min_filelist.is_some()),
+            ],
+        )?;
     }
     let kind = match a.kind.as_str() {
         "senpai" => {
@@ -149,6 +149,14 @@ pub fn parse(a: &AgentConfig) -> Result<ParsedAgent, AgentProblem> {
     })
 }
 
+/// An error naming the first of `keys` given (`true`): only `owner` has it.
+fn only_for(owner: &str, keys: &[(&str, bool)]) -> Result<(), AgentProblem> {
+    match keys.iter().find(|(_, given)| *given) {
+        Some((key, _)) => Err((key.to_string(), format!("only {owner} has it"))),
+        None => Ok(()),
+    }
+}
+
 /// A chromeos agent's options, Chrome OS's defaults for those not given.
 fn chromeos(a: &AgentConfig) -> Result<ChromeOsConf, AgentProblem> {
     let problem = |key: &str, why: &str| Err((key.to_string(), why.to_string()));
@@ -158,21 +166,21 @@ fn chromeos(a: &AgentConfig) -> Result<ChromeOsConf, AgentProblem> {
     if !a.rulesets.is_empty() {
         return problem("ruleset", "only an oomd agent has rulesets");
     }
-    let senpai = [
-        ("tick", a.tick.is_some()),
-        ("min_size", a.min_size.is_some()),
-        ("max_size", a.max_size.is_some()),
-        ("pressure", a.pressure.is_some()),
-        ("max_probe", a.max_probe.is_some()),
-        ("max_backoff", a.max_backoff.is_some()),
-        ("coeff_probe", a.coeff_probe.is_some()),
-        ("coeff_backoff", a.coeff_backoff.is_some()),
-        ("mode", a.mode.is_some()),
-        ("mem_pressure_pct", a.mem_pressure_pct.is_some()),
-    ];
-    if let Some((key, _)) = senpai.iter().find(|(_, set)| *set) {
-        return problem(key, "only a senpai agent has it");
-    }
+    only_for(
+        "a senpai agent",
+        &[
+            ("tick", a.tick.is_some()),
+            ("min_size", a.min_size.is_some()),
+            ("max_size", a.max_size.is_some()),
+            ("pressure", a.pressure.is_some()),
+            ("max_probe", a.max_probe.is_some()),
+            ("max_backoff", a.max_backoff.is_some()),
+            ("coeff_probe", a.coeff_probe.is_some()),
+            ("coeff_backoff", a.coeff_backoff.is_some()),
+            ("mode", a.mode.is_some()),
+            ("mem_pressure_pct", a.mem_pressure_pct.is_some()),
+        ],
+    )?;
     let Some(workload) = a.workload.clone() else {
         return problem(
             "workload",
