@@ -504,45 +504,6 @@ fn shared_libraries(program: &Path) -> Result<Vec<PathBuf>, String> {
         .collect())
 }
 
-/// QEMU's accelerator: KVM when /dev/kvm opens and QEMU starts a machine on it (some
-/// hosts have the device but fail at the first vCPU setup), else TCG.
-pub(crate) fn accelerator() -> &'static str {
-    let opens = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/kvm")
-        .is_ok();
-    let Some(qemu) = which("qemu-system-x86_64").filter(|_| opens) else {
-        return "tcg";
-    };
-    // A paused machine (-S) that is still up after a second started fine.
-    let child = Command::new(&qemu)
-        .args(["-machine", "q35", "-accel", "kvm", "-cpu", "host", "-S"])
-        .args([
-            "-display",
-            "none",
-            "-monitor",
-            "none",
-            "-serial",
-            "none",
-            "-nodefaults",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    let Ok(mut child) = child else { return "tcg" };
-    std::thread::sleep(Duration::from_millis(1500));
-    let alive = matches!(child.try_wait(), Ok(None));
-    let _ = child.kill();
-    let _ = child.wait();
-    if alive {
-        "kvm"
-    } else {
-        "tcg"
-    }
-}
-
 /// One boot: the QEMU command line.
 pub(crate) struct Boot<'a> {
     pub(crate) kernel: &'a Kernel,

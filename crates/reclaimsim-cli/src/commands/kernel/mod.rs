@@ -3,6 +3,7 @@
 //! is an error located like a scenario error, `locate`), the guest is built and booted
 //! (`guest`), and its console's counters become results in `run`'s schema (`parse`).
 
+mod accel;
 mod fiojob;
 mod guest;
 mod locate;
@@ -140,7 +141,7 @@ pub(crate) fn kernel(a: &KernelArgs) -> Result<(), Failure> {
         );
         println!(
             "# qemu: -accel {} -smp {} -m {}",
-            guest::accelerator(),
+            accel::accelerator_unprobed(),
             plan.cpus,
             plan.guest_mib()
         );
@@ -321,7 +322,7 @@ fn boot_and_read(
     name: &str,
     shown: Shown,
 ) -> Result<VariantResult, Failure> {
-    let accel = guest::accelerator();
+    let accel = accel::accelerator(kernel);
     let modules = match &kernel.modules {
         Some(m) => guest::modules(m, &wanted_modules(plan)).map_err(Failure::Run)?,
         None => Vec::new(),
