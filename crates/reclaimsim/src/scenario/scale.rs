@@ -377,6 +377,7 @@ fn workload_fields<'a>(w: &'a mut WorkloadConfig, out: &mut Vec<(String, Size<'a
     if let Some(o) = tabs {
         // `run` is how the renderer's memory is laid out, not how much of it there is.
         out.push((field(&["tabs", "tab_size"]), Size::Bytes(&mut o.tab_size)));
+        out.push((field(&["tabs", "code"]), Size::Bytes(&mut o.code)));
     }
 }
 

@@ -17,18 +17,24 @@
 //!   after 20 s, switch through the first 5 once with a 1 s pause and 10 times with
 //!   200 ms.
 //!
+//! With `code`, every renderer also maps one shared file, the browser's code (the
+//! binary's text the zygote maps before forking renderers): a load reads `code_load`
+//! percent of it and every frame `code_frame` percent, the same 64 KiB runs in every
+//! renderer, so reclaim's rmap walk of a code page visits every renderer's mapping.
+//!
 //! The test opens tabs until Chrome discards one: a `chromeos` agent (engine::chromeos)
 //! discards the tab `discard_order` ranks first, and the script then leaves its loop at
 //! the next pass (`process_killed`). Without one, `tabs` tabs open.
 //!
 //! Departs: a discarded tab is not reloaded when the script switches to it.
 //! A renderer's memory is one anonymous region, written once when its tab loads and
-//! read in runs of `run` bytes afterwards; Chrome's browser and GPU processes, the page
-//! loads' file reads and the renderers' own CPU work are not modelled; a step starts
+//! read in runs of `run` bytes afterwards; background tabs touch nothing; Chrome's
+//! browser and GPU processes, the page loads' other file reads and the renderers' own
+//! CPU work are not modelled; a step starts
 //! when the one before it has finished, so pauses add to switch times rather than
 //! overlapping them.
 
-use super::{stream_rng, Layout, ProcessSpec, RegionSpec, Rng, Step, Touch, Workload};
+use super::{stream_rng, FileSpec, Layout, ProcessSpec, RegionSpec, Rng, Step, Touch, Workload};
 use crate::units::{ByteSize, Duration, PAGE_SIZE};
 use rand::seq::SliceRandom;
 use serde::Deserialize;
@@ -71,6 +77,29 @@ pub struct TabsOptions {
     /// The test's waits for the system to settle (10 s each). Default 10s.
     #[serde(default = "settle")]
     pub settle: Duration,
+    /// The browser's code the renderers share: one file every renderer maps (the text of
+    /// Chrome's binary, which the zygote maps before it forks them). Default 0: none;
+    /// its size is the build's (Debian's Chromium 148 for x86-64: 225 MiB), so a
+    /// scenario that models it says which.
+    #[serde(default)]
+    pub code: ByteSize,
+    /// Percent of `code` a renderer runs while its tab loads: the same pages in every
+    /// renderer, read over the load. Default 34 (measured: a renderer that has loaded a
+    /// page maps 32-38% of Chromium's text; docs/workloads.md).
+    #[serde(default = "code_load")]
+    pub code_load: f64,
+    /// Percent of `code` one frame runs (a switch, or a scroll step): a part of the
+    /// load's code. Default 3.5 (measured: a renderer drawing 60 frames a second
+    /// touched 3.5% of the text in one second).
+    #[serde(default = "code_frame")]
+    pub code_frame: f64,
+}
+
+fn code_load() -> f64 {
+    34.0
+}
+fn code_frame() -> f64 {
+    3.5
 }
 
 fn twenty() -> f64 {
@@ -193,6 +222,25 @@ fn act_ops(act: Act, load: u64, shown: u64) -> u64 {
     }
 }
 
+/// Pages of the shared code read at a time: fault-around's window (fault_around_bytes,
+/// 64 KiB), so the runs a renderer maps are whole windows.
+const CODE_RUN: u64 = 16;
+
+/// The shared code's runs of [`CODE_RUN`] pages that a load runs and that a frame runs
+/// (a part of the load's), chosen once for all renderers: they run the same code.
+fn code_runs(o: &TabsOptions, rng: &mut Rng) -> (Vec<u64>, Vec<u64>) {
+    let runs = o.code.pages().div_ceil(CODE_RUN);
+    let pick = |pct: f64| ((runs as f64 * pct / 100.0).ceil() as u64).min(runs) as usize;
+    let mut all: Vec<u64> = (0..runs).collect();
+    all.shuffle(rng);
+    all.truncate(pick(o.code_load));
+    let mut frame = all.clone();
+    frame.truncate(pick(o.code_frame).min(all.len()));
+    all.sort_unstable();
+    frame.sort_unstable();
+    (all, frame)
+}
+
 /// A tab's renderer: the runs of its memory a frame reads, chosen once.
 struct Tab {
     rng: Rng,
@@ -226,6 +274,10 @@ pub struct Tabs {
     /// The test's first tabs, which it pins (pinTabs): Chrome discards them last.
     pinned: usize,
     tabs: Vec<Tab>,
+    /// Pages of the shared code (0: none), and its runs a load and a frame read.
+    code_pages: u64,
+    code_load: Vec<u64>,
+    code_frame: Vec<u64>,
     at: Vec<Cursor>,
     /// Tabs an agent discarded (their renderers killed).
     discarded: Vec<bool>,
@@ -247,7 +299,13 @@ impl Tabs {
                 "tabs.run: must be between {PAGE_SIZE} bytes and tab_size"
             ));
         }
-        for (name, v) in [("visible", o.visible), ("scroll", o.scroll)] {
+        let shares = [
+            ("visible", o.visible),
+            ("scroll", o.scroll),
+            ("code_load", o.code_load),
+            ("code_frame", o.code_frame),
+        ];
+        for (name, v) in shares {
             if !(v > 0.0 && v <= 100.0) {
                 return Err(format!("tabs.{name}: must be above 0 and at most 100"));
             }
@@ -263,6 +321,12 @@ impl Tabs {
                 Tab { rng, visible: all }
             })
             .collect();
+        if o.code_frame > o.code_load {
+            return Err("tabs.code_frame: a frame runs part of the load's code, \
+                        so at most code_load"
+                .into());
+        }
+        let (code_load, code_frame) = code_runs(o, &mut stream_rng(seed, u64::MAX));
         let load_pace = o.load_time.0 / pages.div_ceil(run);
         let (events, passes) = script_and_loop(o);
         Ok(Tabs {
@@ -274,6 +338,9 @@ impl Tabs {
             passes,
             pinned: o.initial.min(o.tabs) as usize,
             tabs,
+            code_pages: o.code.pages(),
+            code_load,
+            code_frame,
             at: vec![Cursor::default(); n],
             discarded: vec![false; n],
             cut: None,
@@ -312,6 +379,8 @@ impl Tabs {
                 write,
             }));
         };
+        let ops = self.ops(act);
+        self.code(act, i, ops, out);
         let tab = &mut self.tabs[t];
         match act {
             Act::Load => read(out, i * run, true),
@@ -330,6 +399,35 @@ impl Tabs {
     }
 }
 
+impl Tabs {
+    /// The shared code operation `i` of `ops` of `act` reads, into `out`: a load's code
+    /// spread over its operations, a frame's over a switch's, and the whole frame's code
+    /// at every scroll step (each step draws a frame).
+    fn code(&self, act: Act, i: u64, ops: u64, out: &mut Vec<Touch>) {
+        let runs: &[u64] = match act {
+            Act::Load => &self.code_load,
+            Act::Switch | Act::Scroll => &self.code_frame,
+            Act::Wait => &[],
+        };
+        let part = match act {
+            Act::Scroll => runs,
+            _ => {
+                let n = runs.len() as u64;
+                let (from, to) = (i * n / ops.max(1), (i + 1) * n / ops.max(1));
+                &runs[from as usize..to.min(n) as usize]
+            }
+        };
+        for &r in part {
+            let end = ((r + 1) * CODE_RUN).min(self.code_pages);
+            out.extend((r * CODE_RUN..end).map(|page| Touch::Mem {
+                region: 1,
+                page,
+                write: false,
+            }));
+        }
+    }
+}
+
 /// The phase results are reported under, per act.
 fn phase_of(act: Act) -> u8 {
     match act {
@@ -340,13 +438,21 @@ fn phase_of(act: Act) -> u8 {
 }
 
 impl Workload for Tabs {
+    /// One renderer a tab: its anonymous memory, and the shared code's file if any.
     fn layout(&self) -> Layout {
-        let region = ProcessSpec {
-            regions: vec![RegionSpec::Anon { pages: self.pages }],
-        };
+        let mut regions = vec![RegionSpec::Anon { pages: self.pages }];
+        let mut files = Vec::new();
+        if self.code_pages > 0 {
+            regions.push(RegionSpec::File { file: 0 });
+            files.push(FileSpec {
+                pages: self.code_pages,
+                sparse: false,
+            });
+        }
+        let region = ProcessSpec { regions };
         let n = self.tabs.len();
         Layout {
-            files: Vec::new(),
+            files,
             processes: vec![region; n],
             thread_process: (0..n).map(Some).collect(),
         }

@@ -69,7 +69,9 @@ fn boot_id() -> Option<String> {
 /// The accelerator recorded for `key`, if any.
 fn cached(file: &Path, key: &str) -> Option<&'static str> {
     let text = std::fs::read_to_string(file).ok()?;
-    let line = text.lines().find(|l| l.split_once('\t').map(|x| x.0) == Some(key))?;
+    let line = text
+        .lines()
+        .find(|l| l.split_once('\t').map(|x| x.0) == Some(key))?;
     match line.rsplit('\t').next() {
         Some("kvm") => Some("kvm"),
         Some("tcg") => Some("tcg"),
@@ -101,7 +103,9 @@ fn kvm_boots(qemu: &Path, image: &Path) -> bool {
         return false;
     };
     let child = Command::new(qemu)
-        .args(["-machine", "q35", "-accel", "kvm", "-cpu", "host", "-m", "256"])
+        .args([
+            "-machine", "q35", "-accel", "kvm", "-cpu", "host", "-m", "256",
+        ])
         .args(["-display", "none", "-monitor", "none", "-nodefaults"])
         .args(["-no-reboot", "-serial", "stdio", "-kernel"])
         .arg(image)

@@ -14,6 +14,9 @@ fn opts(tabs: u64) -> TabsOptions {
         repeats: 10,
         load_time: Duration(160 * MS),
         settle: Duration(10_000_000_000),
+        code: ByteSize(0),
+        code_load: 34.0,
+        code_frame: 3.5,
     }
 }
 
@@ -192,6 +195,77 @@ fn bad_options_are_refused_by_name() {
     let mut o = opts(0);
     o.tabs = 0;
     assert!(Tabs::new(&o, 1).err().unwrap().starts_with("tabs.tabs"));
+    let mut o = opts(3);
+    o.code_frame = 40.0;
+    assert!(Tabs::new(&o, 1)
+        .err()
+        .unwrap()
+        .starts_with("tabs.code_frame"));
+    o.code_load = 120.0;
+    assert!(Tabs::new(&o, 1)
+        .err()
+        .unwrap()
+        .starts_with("tabs.code_load"));
+}
+
+/// The pages of the shared code (region 1) among `touches`.
+fn code_pages(touches: &[Touch]) -> Vec<u64> {
+    let mut pages: Vec<u64> = (touches.iter())
+        .filter_map(|x| match *x {
+            Touch::Mem {
+                region: 1,
+                page,
+                write,
+            } => {
+                assert!(!write, "the code is only read");
+                Some(page)
+            }
+            _ => None,
+        })
+        .collect();
+    pages.sort_unstable();
+    pages
+}
+
+/// With `code`, every renderer maps one shared file; each load reads the same 40% of it
+/// in 64 KiB runs, and every frame (a switch, each scroll step) the same 10%, a part of
+/// the load's.
+#[test]
+fn renderers_share_the_code_a_load_and_a_frame_run() {
+    let mut o = opts(6);
+    o.code = ByteSize(160 * 16 * PAGE_SIZE);
+    o.code_load = 40.0;
+    o.code_frame = 10.0;
+    let mut w = Tabs::new(&o, 5).unwrap();
+    let layout = w.layout();
+    assert_eq!(layout.files.len(), 1);
+    assert_eq!(layout.files[0].pages, 160 * 16);
+    assert!((layout.processes.iter()).all(|p| p.regions[1] == RegionSpec::File { file: 0 }));
+    let script = script(&o);
+    let log = drive(&mut w);
+    let mut load = None;
+    let mut frame = None;
+    for ((_, touches), e) in log.iter().zip(script.iter().filter(|e| e.act != Act::Wait)) {
+        let pages = code_pages(touches);
+        assert!(pages
+            .iter()
+            .all(|p| p % 16 == 0 || pages.contains(&(p - 1))));
+        match e.act {
+            Act::Load => assert_eq!(load.get_or_insert(pages.clone()), &pages),
+            Act::Switch => assert_eq!(frame.get_or_insert(pages.clone()), &pages),
+            // 50 steps, each the whole frame's code
+            Act::Scroll => assert_eq!(pages.len(), 50 * 16 * 16),
+            Act::Wait => unreachable!(),
+        }
+    }
+    let (load, frame) = (load.unwrap(), frame.unwrap());
+    assert_eq!(load.len(), 64 * 16);
+    assert_eq!(frame.len(), 16 * 16);
+    assert!(frame.iter().all(|p| load.binary_search(p).is_ok()));
+    // Without code the renderers map nothing else and read no code.
+    let mut w = Tabs::new(&opts(6), 5).unwrap();
+    assert!(w.layout().files.is_empty());
+    assert!(drive(&mut w).iter().all(|(_, t)| code_pages(t).is_empty()));
 }
 
 #[test]
