@@ -297,3 +297,22 @@ fn fio_errors_name_the_flag_and_the_job_file() {
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `kernel --accel`: a given accelerator is used as given (the dry run's QEMU line), and
+/// a value QEMU's choices here do not include is refused by the flag as typed.
+#[test]
+fn kernel_accel_is_used_as_given_and_a_bad_one_exits_2() {
+    let d = dir("accel");
+    let scenario = d.join("s.toml");
+    std::fs::write(&scenario, GOOD).unwrap();
+    let s = scenario.to_str().unwrap();
+    for accel in ["tcg", "kvm"] {
+        let out = reclaimsim(&["kernel", s, "--dry-run", "--accel", accel]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains(&format!("# qemu: -accel {accel} -smp")), "{text}");
+    }
+    let out = reclaimsim(&["kernel", s, "--dry-run", "--accel", "hvf"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'hvf' for '--accel"));
+}

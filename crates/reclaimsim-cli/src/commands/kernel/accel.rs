@@ -23,6 +23,27 @@ const PROBE: Duration = Duration::from_secs(30);
 /// What the kernel prints when it reaches the root mount and finds no root.
 const NO_ROOT: &str = "VFS: Unable to mount root fs";
 
+/// The accelerator `--accel` asks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Accel {
+    /// KVM where it boots the kernel (the probe), else TCG.
+    #[default]
+    Auto,
+    /// KVM, unprobed (QEMU fails if /dev/kvm does not work).
+    Kvm,
+    /// TCG, QEMU's emulation.
+    Tcg,
+}
+
+/// QEMU's `-accel` for `kernel` as `--accel` asks: as given, or probed.
+pub(crate) fn chosen(asked: Accel, kernel: &Kernel) -> &'static str {
+    match asked {
+        Accel::Auto => accelerator(kernel),
+        Accel::Kvm => "kvm",
+        Accel::Tcg => "tcg",
+    }
+}
+
 /// `kvm` when KVM boots `kernel` (probed once per host boot), else `tcg`.
 pub(crate) fn accelerator(kernel: &Kernel) -> &'static str {
     let Some(qemu) = which("qemu-system-x86_64").filter(|_| kvm_opens()) else {
@@ -44,13 +65,16 @@ pub(crate) fn accelerator(kernel: &Kernel) -> &'static str {
     accel
 }
 
-/// What `kernel --dry-run` can say without booting: `tcg` without a usable
-/// `/dev/kvm`, otherwise what a probe would decide.
-pub(crate) fn accelerator_unprobed() -> &'static str {
-    if kvm_opens() && which("qemu-system-x86_64").is_some() {
-        "kvm if a probe boot reaches the root mount, else tcg"
-    } else {
-        "tcg"
+/// What `kernel --dry-run` can say without booting: the accelerator asked for, or with
+/// `auto`, `tcg` without a usable `/dev/kvm` and otherwise what a probe would decide.
+pub(crate) fn unprobed(asked: Accel) -> &'static str {
+    match asked {
+        Accel::Kvm => "kvm",
+        Accel::Tcg => "tcg",
+        Accel::Auto if kvm_opens() && which("qemu-system-x86_64").is_some() => {
+            "kvm if a probe boot reaches the root mount, else tcg"
+        }
+        Accel::Auto => "tcg",
     }
 }
 

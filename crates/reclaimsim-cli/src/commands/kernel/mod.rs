@@ -79,6 +79,10 @@ pub(crate) struct GuestArgs {
     /// Stop a guest after this many seconds of wall time.
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     pub(crate) timeout: u64,
+    /// QEMU's accelerator: `auto` (KVM where a probe boot of the kernel reaches its
+    /// root mount within 30 s, kept per host boot; else TCG), `kvm` or `tcg`.
+    #[arg(long, value_enum, value_name = "ACCEL", default_value = "auto")]
+    pub(crate) accel: accel::Accel,
 }
 
 /// What a kernel run shows on stderr: every counter and the guest's progress lines
@@ -141,7 +145,7 @@ pub(crate) fn kernel(a: &KernelArgs) -> Result<(), Failure> {
         );
         println!(
             "# qemu: -accel {} -smp {} -m {}",
-            accel::accelerator_unprobed(),
+            accel::unprobed(a.guest.accel),
             plan.cpus,
             plan.guest_mib()
         );
@@ -322,7 +326,7 @@ fn boot_and_read(
     name: &str,
     shown: Shown,
 ) -> Result<VariantResult, Failure> {
-    let accel = accel::accelerator(kernel);
+    let accel = accel::chosen(g.accel, kernel);
     let modules = match &kernel.modules {
         Some(m) => guest::modules(m, &wanted_modules(plan)).map_err(Failure::Run)?,
         None => Vec::new(),
