@@ -309,8 +309,15 @@ fn kernel_accel_is_used_as_given_and_a_bad_one_exits_2() {
     for accel in ["tcg", "kvm"] {
         let out = reclaimsim(&["kernel", s, "--dry-run", "--accel", accel]);
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert!(text.contains(&format!("# qemu: -accel {accel} -smp")), "{text}");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains(&format!("# qemu: -accel {accel} -smp")),
+            "{text}"
+        );
     }
     let out = reclaimsim(&["kernel", s, "--dry-run", "--accel", "hvf"]);
     assert_eq!(out.status.code(), Some(2));
