@@ -10,10 +10,10 @@
 //! anything else means TCG. The answer is kept per host boot and kernel image in the
 //! cache (`~/.cache/reclaimsim/guest/accel`), so one host boot probes once.
 
-use super::guest::{cache_dir, which, Kernel};
-use std::path::Path;
+use super::guest::{cache_dir, qemu_cpu, watchdog, which, Kernel};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a KVM probe boot may take to reach the kernel's root mount. A working KVM
 /// gets there in 1-3 s; TCG took 9.7 s on the 2-core VM, so a KVM that has not got
@@ -45,8 +45,8 @@ pub(crate) fn chosen(asked: Accel, kernel: &Kernel) -> &'static str {
 }
 
 /// `kvm` when KVM boots `kernel` (probed once per host boot), else `tcg`.
-pub(crate) fn accelerator(kernel: &Kernel) -> &'static str {
-    let Some(qemu) = which("qemu-system-x86_64").filter(|_| kvm_opens()) else {
+fn accelerator(kernel: &Kernel) -> &'static str {
+    let Some(qemu) = kvm_qemu() else {
         return "tcg";
     };
     let key = boot_id().map(|b| format!("{b} {}", kernel.image.display()));
@@ -71,17 +71,24 @@ pub(crate) fn unprobed(asked: Accel) -> &'static str {
     match asked {
         Accel::Kvm => "kvm",
         Accel::Tcg => "tcg",
-        Accel::Auto if kvm_opens() && which("qemu-system-x86_64").is_some() => {
+        Accel::Auto if kvm_qemu().is_some() => {
             "kvm if a probe boot reaches the root mount, else tcg"
         }
         Accel::Auto => "tcg",
     }
 }
 
-fn kvm_opens() -> bool {
-    (std::fs::OpenOptions::new().read(true).write(true))
+/// QEMU, where `/dev/kvm` also opens: what a KVM probe needs.
+fn kvm_qemu() -> Option<PathBuf> {
+    let opens = (std::fs::OpenOptions::new().read(true).write(true))
         .open("/dev/kvm")
-        .is_ok()
+        .is_ok();
+    which("qemu-system-x86_64").filter(|_| opens)
+}
+
+/// The key a cache line records its answer for.
+fn key_of(line: &str) -> Option<&str> {
+    line.split_once('\t').map(|x| x.0)
 }
 
 /// The host's boot id: a new one after every host reboot.
@@ -93,9 +100,7 @@ fn boot_id() -> Option<String> {
 /// The accelerator recorded for `key`, if any.
 fn cached(file: &Path, key: &str) -> Option<&'static str> {
     let text = std::fs::read_to_string(file).ok()?;
-    let line = text
-        .lines()
-        .find(|l| l.split_once('\t').map(|x| x.0) == Some(key))?;
+    let line = text.lines().find(|l| key_of(l) == Some(key))?;
     match line.rsplit('\t').next() {
         Some("kvm") => Some("kvm"),
         Some("tcg") => Some("tcg"),
@@ -108,7 +113,7 @@ fn cached(file: &Path, key: &str) -> Option<&'static str> {
 fn remember(file: &Path, key: &str, accel: &str) {
     let old = std::fs::read_to_string(file).unwrap_or_default();
     let mut text: String = (old.lines())
-        .filter(|l| l.split_once('\t').map(|x| x.0) != Some(key))
+        .filter(|l| key_of(l) != Some(key))
         .map(|l| format!("{l}\n"))
         .collect();
     text.push_str(&format!("{key}\t{accel}\n"));
@@ -126,9 +131,9 @@ fn boots(qemu: &Path, image: &Path, accel: &str, limit: Duration) -> bool {
     let Ok(out) = std::fs::File::create(&log) else {
         return false;
     };
-    let cpu = if accel == "kvm" { "host" } else { "max" };
     let child = Command::new(qemu)
-        .args(["-machine", "q35", "-accel", accel, "-cpu", cpu, "-m", "256"])
+        .args(["-machine", "q35", "-accel", accel, "-cpu", qemu_cpu(accel)])
+        .args(["-m", "256"])
         .args(["-display", "none", "-monitor", "none", "-nodefaults"])
         .args(["-no-reboot", "-serial", "stdio", "-kernel"])
         .arg(image)
@@ -138,12 +143,9 @@ fn boots(qemu: &Path, image: &Path, accel: &str, limit: Duration) -> bool {
         .stderr(Stdio::null())
         .spawn();
     let ok = child.is_ok_and(|mut c| {
-        let end = Instant::now() + limit;
-        while Instant::now() < end && matches!(c.try_wait(), Ok(None)) {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = c.kill();
+        let stop = watchdog(c.id(), limit);
         let _ = c.wait();
+        let _ = stop.join();
         std::fs::read(&log).is_ok_and(|t| String::from_utf8_lossy(&t).contains(NO_ROOT))
     });
     let _ = std::fs::remove_file(&log);

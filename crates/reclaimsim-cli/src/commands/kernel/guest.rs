@@ -517,9 +517,19 @@ pub(crate) struct Boot<'a> {
     pub(crate) timeout: Duration,
 }
 
+/// QEMU's `-cpu` for an accelerator: the host's CPU under KVM, QEMU's fullest model
+/// under TCG.
+pub(crate) fn qemu_cpu(accel: &str) -> &'static str {
+    if accel == "kvm" {
+        "host"
+    } else {
+        "max"
+    }
+}
+
 /// QEMU under `nice`, its console on stdout.
 fn qemu_command(b: &Boot, qemu: &Path) -> Command {
-    let cpu = if b.accel == "kvm" { "host" } else { "max" };
+    let cpu = qemu_cpu(b.accel);
     let mut cmd = Command::new("nice");
     cmd.args(["-n", "10"]).arg(qemu);
     cmd.args([
@@ -571,7 +581,7 @@ pub(crate) fn numa_args(cpus: u32, mib: &[u64]) -> Vec<String> {
 
 /// Ends this run's QEMU (process `pid`, which `nice` became) after `timeout`; the
 /// thread's value says whether it had to.
-fn watchdog(pid: u32, timeout: Duration) -> std::thread::JoinHandle<bool> {
+pub(crate) fn watchdog(pid: u32, timeout: Duration) -> std::thread::JoinHandle<bool> {
     std::thread::spawn(move || {
         let end = Instant::now() + timeout;
         while Instant::now() < end {
