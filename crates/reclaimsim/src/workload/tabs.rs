@@ -241,6 +241,13 @@ fn code_runs(o: &TabsOptions, rng: &mut Rng) -> (Vec<u64>, Vec<u64>) {
     (all, frame)
 }
 
+/// The part of `runs` operation `i` of `ops` takes: an even share, in order.
+fn share(runs: &[u64], i: u64, ops: u64) -> &[u64] {
+    let n = runs.len() as u64;
+    let (from, to) = (i * n / ops.max(1), ((i + 1) * n / ops.max(1)).min(n));
+    &runs[from as usize..to as usize]
+}
+
 /// A tab's renderer: the runs of its memory a frame reads, chosen once.
 struct Tab {
     rng: Rng,
@@ -397,25 +404,16 @@ impl Tabs {
             Act::Wait => {}
         }
     }
-}
 
-impl Tabs {
     /// The shared code operation `i` of `ops` of `act` reads, into `out`: a load's code
     /// spread over its operations, a frame's over a switch's, and the whole frame's code
     /// at every scroll step (each step draws a frame).
     fn code(&self, act: Act, i: u64, ops: u64, out: &mut Vec<Touch>) {
-        let runs: &[u64] = match act {
-            Act::Load => &self.code_load,
-            Act::Switch | Act::Scroll => &self.code_frame,
+        let part: &[u64] = match act {
+            Act::Load => share(&self.code_load, i, ops),
+            Act::Switch => share(&self.code_frame, i, ops),
+            Act::Scroll => &self.code_frame,
             Act::Wait => &[],
-        };
-        let part = match act {
-            Act::Scroll => runs,
-            _ => {
-                let n = runs.len() as u64;
-                let (from, to) = (i * n / ops.max(1), (i + 1) * n / ops.max(1));
-                &runs[from as usize..to.min(n) as usize]
-            }
         };
         for &r in part {
             let end = ((r + 1) * CODE_RUN).min(self.code_pages);
