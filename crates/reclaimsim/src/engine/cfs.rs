@@ -330,7 +330,9 @@ impl Engine {
         } else {
             c.free_at
         };
+        let mm = c.curr.and_then(|id| self.task_mm(id));
         self.k.sched.smt_busy(cpu, until);
+        self.k.cpu_mm[cpu] = mm;
     }
 
     /// check_preempt_tick: the last task's slice is over at the first tick after it has

@@ -514,6 +514,20 @@ impl Engine {
         }
     }
 
+    /// The mm a task runs in, its CPU's place in mm_cpumask (`kernel::tlb`): a workload
+    /// thread's process. Kernel threads run lazily in none; the benchmark clients',
+    /// agents' and events' processes are not modelled as address spaces.
+    fn task_mm(&self, id: usize) -> Option<u32> {
+        match self.tasks[id].kind {
+            Kind::Thread { w, t } => self.wls[w].thread_mm[t],
+            Kind::Flusher
+            | Kind::Kswapd { .. }
+            | Kind::Event { .. }
+            | Kind::Agent { .. }
+            | Kind::Client { .. } => None,
+        }
+    }
+
     /// Makes `id`, which holds its CPU from `clock`, the running task: its kernel context,
     /// the context switch and wake-up latency it owes (`cfs`).
     fn load_task(&mut self, id: usize, clock: u64) {

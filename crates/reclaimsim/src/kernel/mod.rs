@@ -23,6 +23,7 @@ pub mod stats;
 pub mod swap;
 pub mod swap_io;
 pub mod throttle;
+pub mod tlb;
 pub mod vmscan;
 pub mod workingset;
 pub mod writeback;
@@ -93,6 +94,8 @@ pub struct Exec {
     /// When this task last issued a `prefetchw` of the next folio of an LRU scan
     /// (`vmscan::lru_scan_touch`).
     pub prefetch_at: u64,
+    /// The TLB flushes its unmaps deferred (current->tlb_ubc).
+    pub tlb_ubc: tlb::TlbBatch,
 }
 
 impl Exec {
@@ -106,6 +109,7 @@ impl Exec {
             mems: 0,
             held: Vec::new(),
             prefetch_at: 0,
+            tlb_ubc: Default::default(),
         }
     }
 }
@@ -182,6 +186,12 @@ pub struct Kernel {
     >,
     /// Pressure stall information for memory, per memcg and system-wide.
     pub psi: psi::Psi,
+    /// Per CPU: the mm of the task it runs (its place in mm_cpumask for TLB flushes;
+    /// None for a kernel thread or an idle CPU), as the engine's scheduler sets it.
+    pub cpu_mm: Vec<Option<u32>>,
+    /// Per CPU: flush IPIs' handler time that the task it runs has yet to pay
+    /// (`tlb::try_to_unmap_flush`).
+    pub irq_pending: Vec<u64>,
 }
 
 /// One empty lruvec per memcg and node, memcg-major (`Kernel::lruvec`'s index).
@@ -303,6 +313,8 @@ impl Kernel {
             lock_site: Default::default(),
             alloc_stall: Default::default(),
             memcg_stalls: Default::default(),
+            cpu_mm: vec![None; cpus],
+            irq_pending: vec![0; cpus],
         };
         k.setup_per_zone_wmarks();
         k
@@ -316,10 +328,23 @@ impl Kernel {
             .record(ns);
     }
 
-    /// Charges `ns` of virtual CPU time to the running task. Inlined at every call site,
-    /// as the compiler chose before the little cores' check made it a little larger.
+    /// Charges `ns` of virtual CPU time to the running task, and the flush IPIs its CPU
+    /// took since its last charge with interrupts enabled (`tlb`). Inlined at every call
+    /// site, as the compiler chose before the little cores' check made it a little larger.
     #[inline(always)]
     pub fn spend(&mut self, ns: u64, cat: Cat) {
+        let irq = match self.cur.held.is_empty() || self.irqs_enabled() {
+            true => (self.irq_pending.get_mut(self.cur.cpu as usize)).map_or(0, std::mem::take),
+            false => 0,
+        };
+        self.charge(ns + irq, cat);
+    }
+
+    /// `spend` without taking the CPU's pending interrupts: a spin on a lock or a line,
+    /// which the interrupts wait out (spin_lock_irq masks them before it spins; an
+    /// atomic's stall ends before any is taken).
+    #[inline(always)]
+    pub fn charge(&mut self, ns: u64, cat: Cat) {
         let ns = (self.sched).smt_stretch(self.cur.cpu, self.cur.clock, ns, cat.smt_class());
         self.cur.clock += ns;
         self.cpu_time += ns;

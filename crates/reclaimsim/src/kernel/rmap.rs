@@ -196,6 +196,7 @@ pub fn try_to_unmap(k: &mut Kernel, pfn: Pfn) {
             f.set(pg::DIRTY);
         }
         f.mapcount -= 1;
+        crate::kernel::tlb::set_flush_pending(k, mm, dirty);
     }
     rmap_rwsem(k, lock, LockSite::TryToUnmap);
 }

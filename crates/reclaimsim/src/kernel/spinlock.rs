@@ -21,6 +21,17 @@ impl Kernel {
         }
     }
 
+    /// Whether the running task can take an interrupt: it holds no lock taken with
+    /// interrupts off (the lru_lock's spin_lock_irq, zone->lock's spin_lock_irqsave,
+    /// i_pages' xa_lock_irq); si->lock is a plain spin_lock, and the rwsems are
+    /// sleeping locks the model takes as `line_rmw`s.
+    pub fn irqs_enabled(&self) -> bool {
+        self.cur.held.iter().all(|h| match h.lock {
+            LockRef::Lru(_) | LockRef::Zone(_) | LockRef::IPages(_) => false,
+            LockRef::SwapInfo | LockRef::AnonVma { .. } | LockRef::IMmap(_) => true,
+        })
+    }
+
     /// Every lock of the model, with its name in results.
     pub fn all_locks(&self) -> impl Iterator<Item = (&'static str, &Lock)> {
         let lru = self.locks.iter().map(|l| ("lru_lock", l));
@@ -103,7 +114,7 @@ impl Kernel {
             lock.free_at.max(t)
         };
         self.cur.clock = t;
-        self.spend(start - t, Cat::LockWait);
+        self.charge(start - t, Cat::LockWait);
         let last = self.lock_of(l).last_cpu;
         let hold = cost + self.line_transfer(last, self.cur.cpu);
         let waited = start - t;

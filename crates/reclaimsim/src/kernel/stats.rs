@@ -68,6 +68,10 @@ counters! {
     // The results show them only on machines of more than one node.
     NumaHit => "numa_hit",
     NumaMiss => "numa_miss",
+    // Remote TLB flushes (x86's CONFIG_DEBUG_TLBFLUSH counters): reclaim's deferred
+    // flushes that sent IPIs, and the IPIs (kernel/tlb.rs).
+    NrTlbRemoteFlush => "nr_tlb_remote_flush",
+    NrTlbRemoteFlushReceived => "nr_tlb_remote_flush_received",
     // The model's own counts and sleep times of the throttles (kernel/throttle.rs).
     DirtyThrottle => "balance_dirty_pages_pause",
     DirtyThrottleNs => "balance_dirty_pages_pause_ns",

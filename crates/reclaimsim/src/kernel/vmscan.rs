@@ -196,6 +196,7 @@ pub fn shrink_folio_list(
             "folio {pfn} kept with PG_lru or PG_unevictable"
         );
     }
+    crate::kernel::tlb::try_to_unmap_flush(k);
     k.vm.add(Vm::Pgactivate, stat.nr_activate[0] + stat.nr_activate[1]);
     *list = survivors;
     reclaimed
@@ -332,6 +333,7 @@ fn shrink_one(
         if verdict == Verdict::ReclaimClean || !sc.may_writepage {
             return Fate::Keep;
         }
+        crate::kernel::tlb::try_to_unmap_flush_dirty(k);
         pageout(k, pfn);
         stat.nr_pageout += 1;
         // A page-cache write completes later: keep the folio (PG_reclaim is set, so

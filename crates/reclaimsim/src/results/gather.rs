@@ -198,6 +198,11 @@ fn vmstat(k: &Kernel) -> BTreeMap<String, u64> {
             vmstat.remove(VM_NAMES[c as usize]);
         }
     }
+    if k.costs.tlb_ipi == 0 {
+        for c in [Vm::NrTlbRemoteFlush, Vm::NrTlbRemoteFlushReceived] {
+            vmstat.remove(VM_NAMES[c as usize]);
+        }
+    }
     if k.nr_nodes() < 2 {
         for c in [Vm::NumaHit, Vm::NumaMiss] {
             vmstat.remove(VM_NAMES[c as usize]);

@@ -75,6 +75,13 @@ pub struct CostTable {
     pub pte_scan: u64,
     /// Unmapping one PTE in try_to_unmap, including the TLB flush share.
     pub unmap: u64,
+    /// A deferred TLB flush's wait for its IPI to reach another CPU and be handled
+    /// (smp_call_function_many_cond's round trip, one target; each further one adds a
+    /// `lock_bounce`). 0 on a machine that flushes without IPIs (arm64 before 6.5).
+    pub tlb_ipi: u64,
+    /// A CPU's time in the flush IPI: the interrupt's entry and exit and flush_tlb_func's
+    /// full flush, with the TLB refill after it.
+    pub tlb_flush_irq: u64,
     /// Deciding a folio's fate in shrink_folio_list (trylock, flags, refcount freeze).
     pub folio_check: u64,
     /// lzo-rle compression (lzo1x_1's work) of one 4 KiB page into zram: the seeds'
@@ -301,6 +308,8 @@ pub const DEFAULT: CostTable = CostTable {
     pte_clear_young: 150,
     pte_scan: 4,
     unmap: 300,
+    tlb_ipi: 1500,
+    tlb_flush_irq: 800,
     folio_check: 60,
     zram_compress: 1800,
     zram_decompress: 1100,

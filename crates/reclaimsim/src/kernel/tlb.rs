@@ -1,0 +1,175 @@
+//! Reclaim's deferred TLB flushes and the IPIs that carry them to other CPUs: mm/rmap.c's
+//! `tlbflush_unmap_batch` (set_tlb_ubc_flush_pending, try_to_unmap_flush,
+//! try_to_unmap_flush_dirty) over x86's arch_tlbbatch_add_mm and arch_tlbbatch_flush
+//! (arch/x86/mm/tlb.c), as Linux 5.18 to 6.1 have them.
+//!
+//! try_to_unmap_one() clears a PTE without flushing when other CPUs run the mm
+//! (should_defer_flush: x86's ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH, and arm64's only from
+//! 6.5); the task notes the mm and whether the PTE was dirty. shrink_folio_list() then
+//! flushes once before writing out a folio whose PTE was dirty (try_to_unmap_flush_dirty,
+//! so no CPU writes to it after the write starts) and once at the end of the list
+//! (try_to_unmap_flush). A flush sends a call-function IPI to every other CPU that runs
+//! one of the noted mms (mm_cpumask, lazy CPUs skipped: flush_tlb_multi's
+//! tlb_is_not_lazy) and waits for all of them; each of those CPUs takes the interrupt and
+//! flushes its whole TLB (flush_tlb_func with full_flush_tlb_info).
+//!
+//! The model's mm_cpumask is the mm of the task each CPU is running (`cpu_mm`, which the
+//! engine keeps): x86's switch_mm_irqs_off takes a CPU out of the old mm's mask when it
+//! switches to another process, and kernel threads (kswapd) run lazily, so they are not
+//! sent to. The sender waits `tlb_ipi` (the IPI's round trip to the first CPU) plus a
+//! `lock_bounce` for each further one (its call_single_queue entry, a line of another
+//! core's); each receiver loses `tlb_flush_irq`, charged to whatever it runs next
+//! (`Kernel::spend`). Not modelled: a receiver spinning with interrupts off (a
+//! spin_lock_irq) delays the sender's wait until it unlocks. A machine whose profile has
+//! `tlb_ipi` 0 flushes without IPIs (arm64 before 6.5 broadcasts a TLBI for each PTE,
+//! inside `unmap`): nothing is deferred.
+
+use crate::kernel::stats::{Cat, Vm};
+use crate::kernel::Kernel;
+
+/// current->tlb_ubc (struct tlbflush_unmap_batch): the mms whose PTEs this task cleared
+/// without flushing (arch_tlbbatch's cpumask, kept as the mms whose CPUs it covers) and
+/// whether one of the PTEs was dirty (`writable`).
+#[derive(Clone, Debug, Default)]
+pub struct TlbBatch {
+    pub mms: Vec<u32>,
+    pub writable: bool,
+}
+
+/// The CPUs other than the running task's whose current mm is one of `mms`.
+fn remote_cpus<'a>(k: &'a Kernel, mms: &'a [u32]) -> impl Iterator<Item = usize> + 'a {
+    let me = k.cur.cpu as usize;
+    (k.cpu_mm.iter().enumerate())
+        .filter(move |&(c, m)| c != me && m.is_some_and(|m| mms.contains(&m)))
+        .map(|(c, _)| c)
+}
+
+/// Models should_defer_flush() and set_tlb_ubc_flush_pending() (6.1) for a PTE of `mm`
+/// that try_to_unmap_one() just cleared: deferred when another CPU runs the mm, else
+/// flushed at once on this CPU (in `unmap`'s cost).
+pub fn set_flush_pending(k: &mut Kernel, mm: u32, dirty: bool) {
+    if k.costs.tlb_ipi == 0 || remote_cpus(k, &[mm]).next().is_none() {
+        return;
+    }
+    let b = &mut k.cur.tlb_ubc;
+    if !b.mms.contains(&mm) {
+        b.mms.push(mm);
+    }
+    b.writable |= dirty;
+}
+
+/// Models try_to_unmap_flush() (6.1): one flush of everything the task deferred, an
+/// IPI to each CPU still running one of its mms.
+pub fn try_to_unmap_flush(k: &mut Kernel) {
+    if k.cur.tlb_ubc.mms.is_empty() {
+        return;
+    }
+    let b = std::mem::take(&mut k.cur.tlb_ubc);
+    let targets: Vec<usize> = remote_cpus(k, &b.mms).collect();
+    let Some(n) = (targets.len() as u64).checked_sub(1) else {
+        return;
+    };
+    k.spend(k.costs.tlb_ipi + n * k.costs.lock_bounce, Cat::Unmap);
+    for c in targets {
+        k.irq_pending[c] += k.costs.tlb_flush_irq;
+    }
+    k.vm.add(Vm::NrTlbRemoteFlush, 1);
+    k.vm.add(Vm::NrTlbRemoteFlushReceived, n + 1);
+}
+
+/// Models try_to_unmap_flush_dirty() (6.1): the flush before a folio's write-out, needed
+/// only when a deferred PTE was dirty (writable).
+pub fn try_to_unmap_flush_dirty(k: &mut Kernel) {
+    if k.cur.tlb_ubc.writable {
+        try_to_unmap_flush(k);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::config::Setup;
+
+    fn kernel(cpus: u32) -> Kernel {
+        let s = Setup {
+            memory_pages: 1024,
+            node_pages: Vec::new(),
+            topology: crate::sim::topology::Topology::flat(cpus, 1),
+            swap: None,
+            ssd_profile: None,
+            zswap: None,
+            zram: Default::default(),
+            kernel: Default::default(),
+            costs: Default::default(),
+            memcgs: Vec::new(),
+        };
+        let mut k = Kernel::new(&s);
+        k.costs.tlb_ipi = 1500;
+        k.costs.tlb_flush_irq = 800;
+        k.costs.lock_bounce = 100;
+        k
+    }
+
+    /// A PTE of an mm that only this CPU runs is flushed at once; one that CPUs 1 and 2
+    /// also run is deferred, and the flush waits for two IPIs and leaves each of those
+    /// CPUs a handler's time to pay; a clean PTE needs no flush before a write-out.
+    #[test]
+    fn a_deferred_flush_interrupts_the_cpus_running_the_mm() {
+        let mut k = kernel(4);
+        k.cur.cpu = 0;
+        k.cpu_mm = vec![Some(7), None, None, Some(3)];
+        set_flush_pending(&mut k, 7, true);
+        assert!(k.cur.tlb_ubc.mms.is_empty(), "deferred with no other CPU");
+        k.cpu_mm = vec![Some(7), Some(7), Some(7), Some(3)];
+        set_flush_pending(&mut k, 7, false);
+        try_to_unmap_flush_dirty(&mut k);
+        assert_eq!(k.cur.clock, 0, "a clean PTE flushed before write-out");
+        set_flush_pending(&mut k, 7, true);
+        try_to_unmap_flush_dirty(&mut k);
+        assert_eq!(k.cur.clock, 1500 + 100);
+        assert_eq!(k.irq_pending, vec![0, 800, 800, 0]);
+        assert_eq!(k.vm.get(Vm::NrTlbRemoteFlushReceived), 2);
+        try_to_unmap_flush(&mut k);
+        assert_eq!(k.cur.clock, 1600, "flushed twice");
+        k.cur.cpu = 1;
+        k.spend(10, Cat::Other);
+        assert_eq!(
+            k.cur.clock,
+            1600 + 10 + 800,
+            "CPU 1's handler time not paid"
+        );
+        assert_eq!(k.irq_pending[1], 0);
+    }
+
+    /// A CPU holding the lru_lock (spin_lock_irq) takes its pending IPIs only after the
+    /// unlock; one holding si->lock (a plain spin_lock) takes them at once.
+    #[test]
+    fn interrupts_wait_for_a_lock_that_masks_them() {
+        use crate::sim::lock::{Held, LockRef};
+        let mut k = kernel(2);
+        let held = |lock| Held {
+            lock,
+            start: 0,
+            waited: 0,
+            site: Default::default(),
+        };
+        k.irq_pending[0] = 800;
+        k.cur.held.push(held(LockRef::Lru(0)));
+        k.spend(10, Cat::Other);
+        assert_eq!((k.cur.clock, k.irq_pending[0]), (10, 800));
+        k.cur.held[0] = held(LockRef::SwapInfo);
+        k.spend(10, Cat::Other);
+        assert_eq!((k.cur.clock, k.irq_pending[0]), (820, 0));
+    }
+
+    /// With `tlb_ipi` 0 (no IPIs: arm64 before 6.5) nothing is deferred.
+    #[test]
+    fn without_ipis_nothing_is_deferred() {
+        let mut k = kernel(2);
+        k.costs.tlb_ipi = 0;
+        k.cpu_mm = vec![Some(1), Some(1)];
+        set_flush_pending(&mut k, 1, true);
+        try_to_unmap_flush(&mut k);
+        assert_eq!((k.cur.clock, k.irq_pending.iter().sum::<u64>()), (0, 0));
+    }
+}
