@@ -314,6 +314,12 @@ fn shrink_one(
     }
     if k.folios[pfn as usize].mapped() {
         rmap::try_to_unmap(k, pfn);
+        // Its process may have exited while the walk waited for a lock, its exit taking
+        // the swap entry and the swap cache's copy: the isolator's reference is the last.
+        if orphaned(k, pfn) {
+            k.free_folio(pfn);
+            return Fate::Freed;
+        }
         if k.folios[pfn as usize].mapped() {
             stat.nr_unmap_fail += 1;
             return Fate::Activate;
