@@ -333,9 +333,14 @@ impl Kernel {
     /// site, as the compiler chose before the little cores' check made it a little larger.
     #[inline(always)]
     pub fn spend(&mut self, ns: u64, cat: Cat) {
-        let irq = match self.cur.held.is_empty() || self.irqs_enabled() {
-            true => (self.irq_pending.get_mut(self.cur.cpu as usize)).map_or(0, std::mem::take),
-            false => 0,
+        // One load and a branch on the common path: no interrupt pending here.
+        let cpu = self.cur.cpu as usize;
+        let irq = match self.irq_pending.get(cpu) {
+            Some(&owed) if owed > 0 && self.irqs_enabled() => {
+                self.irq_pending[cpu] = 0;
+                owed
+            }
+            _ => 0,
         };
         self.charge(ns + irq, cat);
     }

@@ -66,15 +66,16 @@ pub fn try_to_unmap_flush(k: &mut Kernel) {
     }
     let b = std::mem::take(&mut k.cur.tlb_ubc);
     let targets: Vec<usize> = remote_cpus(k, &b.mms).collect();
-    let Some(n) = (targets.len() as u64).checked_sub(1) else {
+    if targets.is_empty() {
         return;
-    };
-    k.spend(k.costs.tlb_ipi + n * k.costs.lock_bounce, Cat::Unmap);
+    }
+    let n = targets.len() as u64;
+    k.spend(k.costs.tlb_ipi + (n - 1) * k.costs.lock_bounce, Cat::Unmap);
     for c in targets {
         k.irq_pending[c] += k.costs.tlb_flush_irq;
     }
     k.vm.add(Vm::NrTlbRemoteFlush, 1);
-    k.vm.add(Vm::NrTlbRemoteFlushReceived, n + 1);
+    k.vm.add(Vm::NrTlbRemoteFlushReceived, n);
 }
 
 /// Models try_to_unmap_flush_dirty() (6.1): the flush before a folio's write-out, needed
