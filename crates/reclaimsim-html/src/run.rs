@@ -4,7 +4,7 @@ use crate::chart::{self, Line, Series};
 use crate::page::{Figure, Page, Section};
 use reclaimsim::output::report::change;
 use reclaimsim::results::{metrics, RunResult, VariantResult};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Charts per memcg (or workload) stop after this many; the note says how many are left out.
 const MAX_ITEMS: usize = 16;
@@ -684,11 +684,65 @@ fn scheduling(vs: &[VariantResult]) -> Section {
         moves,
         false,
     ));
+    figures.extend(group_profiles(vs, &groups));
     Section {
         heading,
         note: None,
         figures,
     }
+}
+
+/// Each task group's CPU time by category (its tasks' `profile`s summed), a bar per
+/// variant and group; none when no task has a profile.
+fn group_profiles(vs: &[VariantResult], groups: &[String]) -> Option<Figure> {
+    let mut rows = Vec::new();
+    let mut sums: Vec<BTreeMap<&str, u64>> = Vec::new();
+    for v in vs {
+        for g in groups {
+            let mut sum = BTreeMap::new();
+            for t in v.sched.tasks.iter().filter(|t| t.group() == *g) {
+                for (c, ns) in &t.profile.categories {
+                    *sum.entry(c.as_str()).or_insert(0) += ns;
+                }
+            }
+            if sum.values().any(|&ns| ns > 0) {
+                rows.push(format!("{}: {g}", v.name));
+                sums.push(sum);
+            }
+        }
+    }
+    let cats: BTreeSet<&str> = (sums.iter())
+        .flat_map(|s| s.iter().filter(|(_, &ns)| ns > 0).map(|(c, _)| *c))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let share = |s: &BTreeMap<&str, u64>, c: &str| {
+        let total = s.values().sum::<u64>().max(1) as f64;
+        100.0 * s.get(c).copied().unwrap_or(0) as f64 / total
+    };
+    let series = (cats.iter())
+        .map(|c| {
+            let y: Vec<f64> = sums.iter().map(|s| share(s, c)).collect();
+            let text = (y.iter())
+                .map(|s| match *s >= 3.0 {
+                    true => format!("{s:.1}%"),
+                    false => String::new(),
+                })
+                .collect();
+            Series {
+                name: c.to_string(),
+                y,
+                text,
+            }
+        })
+        .collect();
+    Some(chart::stacked_hbars(
+        "CPU by category per task group",
+        "% of the group's CPU time",
+        &rows,
+        series,
+    ))
 }
 
 #[cfg(test)]
@@ -757,6 +811,39 @@ mod tests {
             variant("base", 0.5, 1000.0, 1),
             variant("new", 0.8, 1500.0, 2),
         ]
+    }
+
+    /// The task groups' profiles: a bar per variant and group that has one, a series per
+    /// category used, as shares of the group's time (its tasks summed).
+    #[test]
+    fn each_task_groups_cpu_by_category() {
+        use reclaimsim::results::{Profile, TaskUse};
+        let task = |name: &str, cats: &[(&str, u64)]| TaskUse {
+            task: name.into(),
+            cpu_s: 1.0,
+            profile: Profile {
+                total_ns: cats.iter().map(|c| c.1).sum(),
+                categories: cats.iter().map(|(c, ns)| (c.to_string(), *ns)).collect(),
+            },
+            ..Default::default()
+        };
+        let mut v = variant("base", 0.5, 1000.0, 1);
+        v.sched.tasks = vec![
+            task("fio/0", &[("work", 300), ("other", 100), ("irq", 0)]),
+            task("fio/1", &[("work", 300), ("other", 100)]),
+            task("kswapd0", &[("unmap", 50)]),
+        ];
+        let groups = task_groups(std::slice::from_ref(&v));
+        let f = json(&group_profiles(&[v], &groups).expect("a chart"));
+        let names: Vec<&str> = (f["data"].as_array().unwrap().iter())
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["other", "unmap", "work"], "irq unused");
+        let work = &f["data"][2];
+        // Rows are given bottom up: kswapd first.
+        assert_eq!(work["y"], serde_json::json!(["base: kswapd", "base: fio"]));
+        assert_eq!(work["x"], serde_json::json!([0.0, 75.0]));
+        assert!(group_profiles(&[], &groups).is_none());
     }
 
     /// A chart of `some` per memcg that stalled (a line per variant), none for `full`

@@ -627,9 +627,12 @@ impl Engine {
                 little: self.k.topology.is_little(i as u32),
             })
             .collect();
+        let none = [[0; crate::kernel::stats::NR_CAT]; 2];
         let tasks = (0..self.tasks.len())
             .map(|id| {
                 let t = &self.tasks[id];
+                let [calm, stalled] = self.k.profiles.get(id).unwrap_or(&none);
+                let all: Vec<u64> = calm.iter().zip(stalled).map(|(a, b)| a + b).collect();
                 super::TaskUse {
                     task: self.task_name(id),
                     cpu_s: t.run_ns as f64 / 1e9,
@@ -641,6 +644,8 @@ impl Engine {
                             t.ran_on.get(w).is_some_and(|b| b & (1 << (c % 64)) != 0)
                         })
                         .collect(),
+                    profile: super::Profile::of(&all),
+                    memstall: super::Profile::of(stalled),
                 }
             })
             .collect();

@@ -72,7 +72,7 @@ impl Engine {
     pub(super) fn round_trip(&mut self, id: usize, wi: usize, t: usize, conn: u32) {
         let costs = &self.k.costs;
         let (batch, wait) = (costs.memcached_batch, costs.loopback_wait);
-        self.k.spend(batch, Cat::Other);
+        self.k.spend(batch, Cat::Work);
         let end = self.k.cur.clock;
         let w = &mut self.wls[wi];
         let Some(conns) = w.gen.connections().filter(|_| !w.clients.tasks.is_empty()) else {
@@ -147,7 +147,7 @@ impl Engine {
         let n = u64::from(self.wls[wi].clients.batch[conn as usize]);
         let costs = &self.k.costs;
         let work = costs.memtier_batch + n * costs.memtier_request;
-        self.k.spend(work, Cat::Other);
+        self.k.spend(work, Cat::Work);
         let end = self.k.cur.clock;
         let w = &mut self.wls[wi];
         if let Some(conns) = w.gen.connections() {

@@ -35,7 +35,8 @@ pub use agent::{AgentView, ControlWrite, Controller, ExternalAgent, MemcgFiles};
 use corosensei::{Coroutine, CoroutineResult};
 use prefetch::{prefetch_ahead, prefetch_touches};
 pub use record::{
-    AgentKill, AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
+    AgentKill, AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Profile, Sample, SchedUse,
+    TaskUse,
 };
 use std::collections::BTreeSet;
 
@@ -501,7 +502,8 @@ impl Engine {
     }
 
     /// Each task's psi group: a workload thread's process's memcg (its workload's when
-    /// it has no process), the root for the kernel threads and the benchmark clients.
+    /// it has no process), the root for the kernel threads and the benchmark clients;
+    /// and its CPU profile, empty.
     fn psi_tasks(&mut self) {
         for id in 0..self.tasks.len() {
             let memcg = match self.tasks[id].kind {
@@ -512,6 +514,8 @@ impl Engine {
             let cpu = self.tasks[id].cpu;
             self.k.psi.add_task(id, memcg, cpu);
         }
+        let none = [[0; crate::kernel::stats::NR_CAT]; 2];
+        self.k.profiles = vec![none; self.tasks.len()];
     }
 
     /// The mm a task runs in, its CPU's place in mm_cpumask (`kernel::tlb`): a workload
@@ -534,6 +538,10 @@ impl Engine {
         self.k.cur = std::mem::take(&mut self.tasks[id].exec);
         self.k.cur.clock = clock;
         self.k.cur.cpu = self.tasks[id].cpu;
+        if self.k.sched.current != id {
+            self.p.switch_task(self.k.sched.current, id);
+            self.k.sched.current = id;
+        }
         if std::mem::take(&mut self.tasks[id].switch_due) {
             self.k.spend(self.k.costs.context_switch, Cat::Other);
         }
@@ -542,10 +550,6 @@ impl Engine {
             self.k.cur.clock += self.k.costs.wakeup_latency;
         }
         self.tasks[id].clock = self.k.cur.clock;
-        if self.k.sched.current != id {
-            self.p.switch_task(self.k.sched.current, id);
-            self.k.sched.current = id;
-        }
     }
 
     /// A task's coroutine handed back control.
@@ -737,7 +741,7 @@ impl Engine {
         let w = &self.wls[wi];
         // A thread's reads are charged to its process's memcg (a trace's tenant).
         let memcg = mm.map_or(w.memcg, |m| k.mms[m as usize].memcg);
-        k.spend(w.op_cost, Cat::Other);
+        k.spend(w.op_cost, Cat::Work);
         if let Some(m) = mm {
             prefetch_touches(k, m, touches);
         }
@@ -760,7 +764,7 @@ impl Engine {
                 Touch::Unmap { region } => {
                     fault::zap_vma(k, p, mm.expect("unmap needs a process"), region as usize)
                 }
-                Touch::Cpu { ns } => k.spend(ns, Cat::Other),
+                Touch::Cpu { ns } => k.spend(ns, Cat::Work),
             }
         }
         Ok(())

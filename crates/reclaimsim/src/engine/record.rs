@@ -109,6 +109,36 @@ pub struct TaskUse {
     pub migrations: u64,
     /// The CPUs it ran on, ascending.
     pub cpus: Vec<u32>,
+    /// Its CPU time by category (`cpu_s` in ns, as `kswapd_profile` has kswapd's).
+    #[serde(default)]
+    pub profile: Profile,
+    /// The part of `profile` spent in a memory stall as PSI counts one (reclaim, a
+    /// refault's read, a throttle).
+    #[serde(default)]
+    pub memstall: Profile,
+}
+
+/// Virtual CPU time by category, as a perf profile would attribute cycles.
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
+pub struct Profile {
+    pub total_ns: u64,
+    /// Category name -> nanoseconds. Categories: rmap_walk, unmap, pte_scan
+    /// (look-around and page-table walks), list_ops, lock_wait, compression, io, other
+    /// (the rest of the kernel), work (the workload's own work per operation), irq
+    /// (flush IPIs handled).
+    pub categories: BTreeMap<String, u64>,
+}
+
+impl Profile {
+    /// The profile of per-category times `ns` (`kernel::stats::CAT_NAMES`' order).
+    pub fn of(ns: &[u64]) -> Profile {
+        Profile {
+            total_ns: ns.iter().sum(),
+            categories: (crate::kernel::stats::CAT_NAMES.iter().zip(ns))
+                .map(|(n, v)| (n.to_string(), *v))
+                .collect(),
+        }
+    }
 }
 
 impl TaskUse {

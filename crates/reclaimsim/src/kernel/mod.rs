@@ -168,6 +168,12 @@ pub struct Kernel {
     pub cur: Exec,
     /// kswapd's virtual CPU time by category.
     pub kswapd_profile: [u64; NR_CAT],
+    /// Each task's virtual CPU time by category (indexed by the scheduler's task id,
+    /// `sched.current`, which the engine sets before it charges a task's first work),
+    /// outside and inside a memory stall as PSI counts one
+    /// (psi_memstall_enter: reclaim, a refault's read, a throttle); sized by the engine,
+    /// empty when nothing runs in tasks.
+    pub profiles: Vec<[[u64; NR_CAT]; 2]>,
     /// All CPU time spent by tasks (for lock spin shares).
     pub cpu_time: u64,
     pub oom_kills: Vec<OomKillEvent>,
@@ -307,6 +313,7 @@ impl Kernel {
             vm: VmStat::default(),
             cur: Exec::default(),
             kswapd_profile: [0; NR_CAT],
+            profiles: Vec::new(),
             cpu_time: 0,
             oom_kills: Vec::new(),
             wb: crate::kernel::writeback::Writeback::new(&s.kernel, memcgs_len),
@@ -335,14 +342,23 @@ impl Kernel {
     pub fn spend(&mut self, ns: u64, cat: Cat) {
         // One load and a branch on the common path: no interrupt pending here.
         let cpu = self.cur.cpu as usize;
-        let irq = match self.irq_pending.get(cpu) {
-            Some(&owed) if owed > 0 && self.irqs_enabled() => {
-                self.irq_pending[cpu] = 0;
-                owed
-            }
-            _ => 0,
-        };
-        self.charge(ns + irq, cat);
+        match self.irq_pending.get(cpu) {
+            Some(&owed) if owed > 0 && self.irqs_enabled() => self.charge_irq(ns, owed, cat),
+            _ => self.charge(ns, cat),
+        }
+    }
+
+    /// `spend` with `irq` of interrupt handlers owed: both charged as one piece of work
+    /// of `cat` (stretched alike by a busy sibling), the profile's share of the
+    /// handlers, `Cat::Irq`, in proportion.
+    #[cold]
+    #[inline(never)]
+    fn charge_irq(&mut self, ns: u64, irq: u64, cat: Cat) {
+        self.irq_pending[self.cur.cpu as usize] = 0;
+        let total = self.stretch(ns + irq, cat);
+        let handlers = (u128::from(total) * u128::from(irq) / u128::from(ns + irq)) as u64;
+        self.advance(total - handlers, cat);
+        self.advance(handlers, Cat::Irq);
     }
 
     /// `spend` without taking the CPU's pending interrupts: a spin on a lock or a line,
@@ -350,11 +366,27 @@ impl Kernel {
     /// atomic's stall ends before any is taken).
     #[inline(always)]
     pub fn charge(&mut self, ns: u64, cat: Cat) {
-        let ns = (self.sched).smt_stretch(self.cur.cpu, self.cur.clock, ns, cat.smt_class());
+        let ns = self.stretch(ns, cat);
+        self.advance(ns, cat);
+    }
+
+    /// `ns` of work of `cat` on the running task's CPU now, as long as it takes there.
+    #[inline(always)]
+    fn stretch(&mut self, ns: u64, cat: Cat) -> u64 {
+        (self.sched).smt_stretch(self.cur.cpu, self.cur.clock, ns, cat.smt_class())
+    }
+
+    /// Moves the running task's clock on by `ns` of CPU time, counted in the profiles.
+    #[inline(always)]
+    fn advance(&mut self, ns: u64, cat: Cat) {
         self.cur.clock += ns;
         self.cpu_time += ns;
         if self.cur.kswapd {
             self.kswapd_profile[cat as usize] += ns;
+        }
+        let id = self.sched.current;
+        if let Some(p) = self.profiles.get_mut(id) {
+            p[self.psi.in_memstall(id) as usize][cat as usize] += ns;
         }
     }
 

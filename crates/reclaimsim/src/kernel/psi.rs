@@ -258,6 +258,12 @@ impl Psi {
         }
     }
 
+    /// Whether task `id` is in a memory stall (its PF_MEMSTALL).
+    #[inline]
+    pub fn in_memstall(&self, id: TaskId) -> bool {
+        self.tasks.get(id).is_some_and(|t| t.in_memstall)
+    }
+
     /// psi_memstall_enter() for the running task; returns its previous in_memstall,
     /// which `memstall_leave` takes (the kernel's pflags: nested stalls count once).
     pub fn memstall_enter(&mut self, id: TaskId, now: u64) -> bool {

@@ -163,7 +163,7 @@ impl VmStat {
     }
 }
 
-/// Where virtual CPU time goes, for kswapd's perf-like profile.
+/// Where virtual CPU time goes, for the perf-like profiles of kswapd and of each task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
 pub enum Cat {
@@ -182,7 +182,16 @@ pub enum Cat {
     Compression,
     /// Device transfers, page zeroing and copying.
     Io,
+    /// The rest of the kernel's work: fault entry, allocation, charging, page-cache
+    /// lookups, system calls' fixed costs.
     Other,
+    /// A workload's own work per operation, in user space and in its system calls'
+    /// fixed costs (fio's per-I/O engine cost, memcached's request, a client's).
+    Work,
+    /// Flush IPIs handled (flush_tlb_func and the interrupt around it,
+    /// `tlb::try_to_unmap_flush`). Only a profile's attribution: the time is charged
+    /// together with the work the interrupt came in (`Kernel::spend`).
+    Irq,
 }
 
 impl Cat {
@@ -196,13 +205,15 @@ impl Cat {
         use crate::sim::sched::SmtClass;
         match self {
             Cat::RmapWalk | Cat::Unmap | Cat::PteScan => SmtClass::Memory,
-            Cat::ListOps | Cat::Compression | Cat::Io | Cat::Other => SmtClass::Compute,
+            Cat::ListOps | Cat::Compression | Cat::Io | Cat::Other | Cat::Work | Cat::Irq => {
+                SmtClass::Compute
+            }
             Cat::LockWait => SmtClass::Wait,
         }
     }
 }
 
-pub const NR_CAT: usize = 8;
+pub const NR_CAT: usize = 10;
 pub const CAT_NAMES: [&str; NR_CAT] = [
     "rmap_walk",
     "unmap",
@@ -212,6 +223,8 @@ pub const CAT_NAMES: [&str; NR_CAT] = [
     "compression",
     "io",
     "other",
+    "work",
+    "irq",
 ];
 
 /// Why a task stalled in reclaim, for the per-memcg stall histograms: global direct

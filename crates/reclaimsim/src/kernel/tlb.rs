@@ -163,6 +163,33 @@ mod tests {
         assert_eq!((k.cur.clock, k.irq_pending[0]), (820, 0));
     }
 
+    /// A task's profile has the handlers it ran under `irq`, the work it was doing when
+    /// they came in under that work's category, and the sum is the time charged.
+    #[test]
+    fn the_profile_shows_the_handlers_apart() {
+        use crate::kernel::stats::NR_CAT;
+        let mut k = kernel(2);
+        k.profiles = vec![[[0; NR_CAT]; 2]; 2];
+        k.sched.current = 1;
+        k.irq_pending[0] = 800;
+        k.spend(200, Cat::Work);
+        k.spend(50, Cat::Other);
+        let calm = k.profiles[1][0];
+        assert_eq!(k.cur.clock, 1050);
+        assert_eq!(calm[Cat::Irq as usize], 800);
+        assert_eq!(calm[Cat::Work as usize], 200);
+        assert_eq!(calm[Cat::Other as usize], 50);
+        assert_eq!(k.profiles[1][1], [0; NR_CAT], "nothing in a stall");
+        assert_eq!(k.profiles[0], [[0; NR_CAT]; 2], "task 0 did not run");
+        k.psi.add_task(1, crate::kernel::memcg::ROOT, 0);
+        let was = k.psi.memstall_enter(1, k.cur.clock);
+        k.spend(30, Cat::ListOps);
+        k.psi.memstall_leave(1, was, k.cur.clock);
+        k.spend(5, Cat::ListOps);
+        assert_eq!(k.profiles[1][1][Cat::ListOps as usize], 30, "reclaim is a stall");
+        assert_eq!(k.profiles[1][0][Cat::ListOps as usize], 5);
+    }
+
     /// With `tlb_ipi` 0 (no IPIs: arm64 before 6.5) nothing is deferred.
     #[test]
     fn without_ipis_nothing_is_deferred() {

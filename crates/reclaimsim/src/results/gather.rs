@@ -6,7 +6,7 @@ use super::*;
 use crate::engine::{Engine, Finished, RunOptions, SimError, Wl};
 use crate::kernel::folio::lru;
 use crate::kernel::memcg::MemcgId;
-use crate::kernel::stats::{memory_events, memory_stat, Vm, CAT_NAMES, MEMCG_GLOBAL_ONLY};
+use crate::kernel::stats::{memory_events, memory_stat, Vm, MEMCG_GLOBAL_ONLY};
 use crate::kernel::stats::{NR_KERNEL_VM, VM_NAMES};
 use crate::kernel::Kernel;
 use crate::scenario::config::Scenario;
@@ -62,12 +62,7 @@ impl Engine {
                 .collect(),
             workloads: workloads(&self.wls),
             locks: locks(k),
-            kswapd_profile: Profile {
-                total_ns: k.kswapd_profile.iter().sum(),
-                categories: (CAT_NAMES.iter().zip(k.kswapd_profile.iter()))
-                    .map(|(n, v)| (n.to_string(), *v))
-                    .collect(),
-            },
+            kswapd_profile: Profile::of(&k.kswapd_profile),
             oom_kills,
             page_accesses: self.accesses,
             model_bytes: k.host_bytes() + self.p.host_bytes(),

@@ -1,7 +1,8 @@
 //! What a run produces: the JSON document `--json` writes and the tables print from.
 
 pub use crate::engine::{
-    AgentKill, AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Sample, SchedUse, TaskUse,
+    AgentKill, AgentResult, AgentWrite, CpuUse, EventResult, LruGenView, Profile, Sample, SchedUse,
+    TaskUse,
 };
 pub use crate::kernel::lru::mglru::debugfs::{LruGenGen, LruGenState, MmWalkStats};
 pub use crate::kernel::lru::plugin::PluginStats;
@@ -455,15 +456,6 @@ pub struct LockSiteResult {
     pub acquisitions: u64,
     pub wait_ns: u64,
     pub hold_ns: u64,
-}
-
-/// Virtual CPU time by category, as a perf profile would attribute cycles.
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
-pub struct Profile {
-    pub total_ns: u64,
-    /// Category name -> nanoseconds. Categories: rmap_walk, pte_scan (look-around and
-    /// page-table walks), list_ops, lock_wait, compression, io, other.
-    pub categories: BTreeMap<String, u64>,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]

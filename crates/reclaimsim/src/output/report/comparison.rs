@@ -160,7 +160,9 @@ pub fn compare(r: &RunResult, verbose: bool) -> String {
     if vs.iter().any(|v| kswapd(v) > 0.0) {
         rows.time("kswapd CPU".into(), &kswapd);
         let categories: BTreeSet<&String> = (vs.iter())
-            .flat_map(|v| v.kswapd_profile.categories.keys())
+            .flat_map(|v| v.kswapd_profile.categories.iter())
+            .filter(|c| *c.1 > 0)
+            .map(|c| c.0)
             .collect();
         for c in categories {
             let share = |v: &VariantResult| share(&v.kswapd_profile, c);

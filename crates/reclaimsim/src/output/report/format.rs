@@ -119,9 +119,10 @@ pub(super) fn share(p: &Profile, category: &str) -> f64 {
     p.categories.get(category).copied().unwrap_or(0) as f64 / p.total_ns as f64 * 100.0
 }
 
-/// A profile as perf prints one: `  45.12%  rmap_walk`, by share descending, ties by name.
+/// A profile as perf prints one: `  45.12%  rmap_walk`, by share descending, ties by name;
+/// a category with no time is left out, as perf leaves out symbols with no samples.
 pub(super) fn perf_lines(p: &Profile) -> Vec<String> {
-    let mut cats: Vec<(&String, &u64)> = p.categories.iter().collect();
+    let mut cats: Vec<(&String, &u64)> = p.categories.iter().filter(|c| *c.1 > 0).collect();
     cats.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     cats.iter()
         .map(|(name, _)| format!("{:>7.2}%  {name}", share(p, name)))

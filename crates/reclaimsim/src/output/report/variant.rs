@@ -1,8 +1,9 @@
 //! The tables `run` prints for one variant: workloads, vmstat, memcgs, pressure, locks,
-//! scheduling, stalls, kswapd's profile, events and OOM kills.
+//! scheduling, the task groups' CPU profiles, stalls, kswapd's profile, events and OOM
+//! kills.
 
 use super::format::*;
-use crate::results::VariantResult;
+use crate::results::{Profile, VariantResult};
 use crate::units::human_bytes;
 use std::collections::BTreeMap;
 
@@ -200,6 +201,40 @@ fn sched_table(out: &mut String, v: &VariantResult) {
     section(out, &format!("{head}\n{}", t.render()));
 }
 
+/// Where each task group's CPU time went: its share in each category that any group
+/// spent time in, and the share spent in a memory stall.
+fn profile_table(out: &mut String, v: &VariantResult) {
+    let mut groups: BTreeMap<String, (Profile, u64)> = BTreeMap::new();
+    for t in v.sched.tasks.iter().filter(|t| t.profile.total_ns > 0) {
+        let (p, stalled) = groups.entry(t.group()).or_default();
+        p.total_ns += t.profile.total_ns;
+        for (c, ns) in &t.profile.categories {
+            *p.categories.entry(c.clone()).or_default() += ns;
+        }
+        *stalled += t.memstall.total_ns;
+    }
+    let spent = |c: &str, p: &Profile| p.categories.get(c).copied().unwrap_or(0);
+    let mut cats: Vec<&str> = (groups.values())
+        .flat_map(|(p, _)| p.categories.keys().map(String::as_str))
+        .collect();
+    cats.sort_unstable();
+    cats.dedup();
+    cats.retain(|c| groups.values().any(|(p, _)| spent(c, p) > 0));
+    if groups.is_empty() {
+        return;
+    }
+    let mut head = vec!["CPU profile", "CPU", "memstall"];
+    head.extend(&cats);
+    let mut t = Grid::new(&head);
+    for (name, (p, stalled)) in &groups {
+        let share = |ns: u64| format!("{:.1}%", 100.0 * ns as f64 / p.total_ns as f64);
+        let mut row = vec![name.clone(), human_ns(p.total_ns as f64), share(*stalled)];
+        row.extend(cats.iter().map(|c| share(spent(c, p))));
+        t.row(row);
+    }
+    section(out, &t.render());
+}
+
 /// Per memcg and cause, the reclaim stalls of its tasks (the causes that stalled).
 fn reclaim_stall_table(out: &mut String, v: &VariantResult) {
     let mut t = Grid::new(&["reclaim stalls", "cause", "n", "p50", "p99", "max"]);
@@ -224,6 +259,7 @@ fn reclaim_stall_table(out: &mut String, v: &VariantResult) {
 
 fn other_tables(out: &mut String, v: &VariantResult) {
     sched_table(out, v);
+    profile_table(out, v);
     if v.alloc_stall.calls > 0 {
         let s = &v.alloc_stall;
         let mut t = Grid::new(&["alloc stalls", "p50", "p99", "max"]);
