@@ -186,7 +186,11 @@ mod tests {
         k.spend(30, Cat::ListOps);
         k.psi.memstall_leave(1, was, k.cur.clock);
         k.spend(5, Cat::ListOps);
-        assert_eq!(k.profiles[1][1][Cat::ListOps as usize], 30, "reclaim is a stall");
+        assert_eq!(
+            k.profiles[1][1][Cat::ListOps as usize],
+            30,
+            "reclaim is a stall"
+        );
         assert_eq!(k.profiles[1][0][Cat::ListOps as usize], 5);
     }
 
