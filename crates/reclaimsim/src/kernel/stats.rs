@@ -96,6 +96,9 @@ counters! {
     LruGenAgingSkipped => "lru_gen_aging_skipped",
     LruGenAbortScan => "lru_gen_abort_scan",
     LruGenAvoidSwapping => "lru_gen_avoid_swapping",
+    // Call-function interrupts that reclaim's remote flushes sent (/proc/interrupts'
+    // CAL for them): nr_tlb_remote_flush_received less those queued behind one.
+    TlbFlushIpis => "tlb_flush_ipis",
 }
 
 /// The counters before this index are kernel counters (/proc/vmstat's names); from it on

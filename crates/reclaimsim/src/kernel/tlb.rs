@@ -19,7 +19,11 @@
 //! sent to. The sender waits `tlb_ipi` (the IPI's round trip to the first CPU) plus a
 //! `lock_bounce` for each further one (its call_single_queue entry, a line of another
 //! core's); each receiver loses `tlb_flush_irq`, charged to whatever it runs next
-//! (`Kernel::spend`). Not modelled: a receiver spinning with interrupts off (a
+//! (`Kernel::spend`). A CPU that has not yet taken an earlier flush's IPI gets no IPI of
+//! its own (smp_call_function_many_cond sends one only to a CPU whose call_single_queue
+//! was empty, 5.6 onward); its interrupt runs both requests, and the second finds the TLB
+//! already flushed (flush_tlb_func: the CPU's tlb_gen has caught up with the mm's), so it
+//! costs only `tlb_flush_queued`. Not modelled: a receiver spinning with interrupts off (a
 //! spin_lock_irq) delays the sender's wait until it unlocks. A machine whose profile has
 //! `tlb_ipi` 0 flushes without IPIs (arm64 before 6.5 broadcasts a TLBI for each PTE,
 //! inside `unmap`): nothing is deferred.
@@ -71,11 +75,19 @@ pub fn try_to_unmap_flush(k: &mut Kernel) {
     }
     let n = targets.len() as u64;
     k.spend(k.costs.tlb_ipi + (n - 1) * k.costs.lock_bounce, Cat::Unmap);
+    let mut ipis = 0;
     for c in targets {
-        k.irq_pending[c] += k.costs.tlb_flush_irq;
+        // smp_call_function_many_cond (5.6+): an IPI only to a CPU whose queue was empty.
+        let (owed, ipi) = match k.irq_pending[c] {
+            0 => (k.costs.tlb_flush_irq, 1),
+            _ => (k.costs.tlb_flush_queued, 0),
+        };
+        k.irq_pending[c] += owed;
+        ipis += ipi;
     }
     k.vm.add(Vm::NrTlbRemoteFlush, 1);
     k.vm.add(Vm::NrTlbRemoteFlushReceived, n);
+    k.vm.add(Vm::TlbFlushIpis, ipis);
 }
 
 /// Models try_to_unmap_flush_dirty() (6.1): the flush before a folio's write-out, needed
@@ -132,11 +144,21 @@ mod tests {
         assert_eq!(k.vm.get(Vm::NrTlbRemoteFlushReceived), 2);
         try_to_unmap_flush(&mut k);
         assert_eq!(k.cur.clock, 1600, "flushed twice");
+        set_flush_pending(&mut k, 7, true);
+        try_to_unmap_flush(&mut k);
+        assert_eq!(k.cur.clock, 3200);
+        assert_eq!(
+            k.irq_pending,
+            vec![0, 1000, 1000, 0],
+            "queued behind the first IPI, no flush of their own"
+        );
+        assert_eq!(k.vm.get(Vm::NrTlbRemoteFlushReceived), 4);
+        assert_eq!(k.vm.get(Vm::TlbFlushIpis), 2, "two IPIs for four requests");
         k.cur.cpu = 1;
         k.spend(10, Cat::Other);
         assert_eq!(
             k.cur.clock,
-            1600 + 10 + 800,
+            3200 + 10 + 1000,
             "CPU 1's handler time not paid"
         );
         assert_eq!(k.irq_pending[1], 0);

@@ -82,6 +82,10 @@ pub struct CostTable {
     /// A CPU's time in the flush IPI: the interrupt's entry and exit and flush_tlb_func's
     /// full flush, with the TLB refill after it.
     pub tlb_flush_irq: u64,
+    /// A flush request queued behind one whose IPI the CPU has yet to take: no IPI of its
+    /// own, and its flush_tlb_func finds the TLB already flushed by the first (the mm's
+    /// tlb_gen caught up): the request's lines (the csd, the mm's tlb_gen) and the call.
+    pub tlb_flush_queued: u64,
     /// Deciding a folio's fate in shrink_folio_list (trylock, flags, refcount freeze).
     pub folio_check: u64,
     /// lzo-rle compression (lzo1x_1's work) of one 4 KiB page into zram: the seeds'
@@ -310,6 +314,7 @@ pub const DEFAULT: CostTable = CostTable {
     unmap: 300,
     tlb_ipi: 1500,
     tlb_flush_irq: 800,
+    tlb_flush_queued: 200,
     folio_check: 60,
     zram_compress: 1800,
     zram_decompress: 1100,
