@@ -198,6 +198,9 @@ pub struct Kernel {
     /// Per CPU: flush IPIs' handler time that the task it runs has yet to pay
     /// (`tlb::try_to_unmap_flush`).
     pub irq_pending: Vec<u64>,
+    /// Per CPU: when its pending IPI was sent and when its task last had interrupts
+    /// masked (`tlb::IrqWindow`).
+    pub irq_window: Vec<tlb::IrqWindow>,
 }
 
 /// One empty lruvec per memcg and node, memcg-major (`Kernel::lruvec`'s index).
@@ -322,6 +325,7 @@ impl Kernel {
             memcg_stalls: Default::default(),
             cpu_mm: vec![None; cpus],
             irq_pending: vec![0; cpus],
+            irq_window: vec![Default::default(); cpus],
         };
         k.setup_per_zone_wmarks();
         k

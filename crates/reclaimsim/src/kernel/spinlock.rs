@@ -9,6 +9,17 @@ use crate::kernel::Kernel;
 use crate::sim::lock::{Held, Lock, LockRef, LockSite};
 use crate::sim::sched::Yield;
 
+/// Whether `l` is taken with interrupts off, and spun on so: the lru_lock
+/// (spin_lock_irq), zone->lock (spin_lock_irqsave) and i_pages (xa_lock_irq); si->lock
+/// is a plain spin_lock, and the rwsems are sleeping locks the model takes as
+/// `line_rmw`s.
+fn masks_irqs(l: LockRef) -> bool {
+    match l {
+        LockRef::Lru(_) | LockRef::Zone(_) | LockRef::IPages(_) => true,
+        LockRef::SwapInfo | LockRef::AnonVma { .. } | LockRef::IMmap(_) => false,
+    }
+}
+
 impl Kernel {
     fn lock_of(&mut self, l: LockRef) -> &mut Lock {
         match l {
@@ -22,14 +33,9 @@ impl Kernel {
     }
 
     /// Whether the running task can take an interrupt: it holds no lock taken with
-    /// interrupts off (the lru_lock's spin_lock_irq, zone->lock's spin_lock_irqsave,
-    /// i_pages' xa_lock_irq); si->lock is a plain spin_lock, and the rwsems are
-    /// sleeping locks the model takes as `line_rmw`s.
+    /// interrupts off (`masks_irqs`).
     pub fn irqs_enabled(&self) -> bool {
-        self.cur.held.iter().all(|h| match h.lock {
-            LockRef::Lru(_) | LockRef::Zone(_) | LockRef::IPages(_) => false,
-            LockRef::SwapInfo | LockRef::AnonVma { .. } | LockRef::IMmap(_) => true,
-        })
+        self.cur.held.iter().all(|h| !masks_irqs(h.lock))
     }
 
     /// Every lock of the model, with its name in results.
@@ -100,6 +106,9 @@ impl Kernel {
     fn take(&mut self, l: LockRef, site: LockSite, cost: u64) {
         self.check_not_held(l);
         let t = self.cur.clock;
+        if masks_irqs(l) && self.irqs_enabled() {
+            self.irqs_masked_from(t);
+        }
         let me = self.sched.current;
         let in_task = self.sched.in_task();
         let lock = self.lock_of(l);
@@ -166,6 +175,9 @@ impl Kernel {
             .expect("unlock of a lock not held");
         let h = self.cur.held.remove(i);
         let (now, cpu) = (self.cur.clock, self.cur.cpu);
+        if masks_irqs(l) && self.irqs_enabled() {
+            self.irqs_unmasked_at(now);
+        }
         let me = self.sched.current;
         let lock = self.lock_of(l);
         // debug_spin_unlock() (CONFIG_DEBUG_SPINLOCK): SPIN_BUG_ON(!raw_spin_is_locked(lock),

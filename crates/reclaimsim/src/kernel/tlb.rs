@@ -40,6 +40,40 @@ pub struct TlbBatch {
     pub writable: bool,
 }
 
+/// A CPU's interrupt timeline as far as flush requests need it: when the IPI it has
+/// yet to take was sent, and the last span in which its task had interrupts masked
+/// (spinning on or holding an irq-masking lock; `until` is u64::MAX while it lasts).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IrqWindow {
+    pub sent_at: u64,
+    pub masked_since: u64,
+    pub masked_until: u64,
+}
+
+impl Kernel {
+    /// The running task masks interrupts from `t` (spin_lock_irq and its kin, before
+    /// the spin).
+    pub(crate) fn irqs_masked_from(&mut self, t: u64) {
+        let w = &mut self.irq_window[self.cur.cpu as usize];
+        (w.masked_since, w.masked_until) = (t, u64::MAX);
+    }
+
+    /// The running task unmasks interrupts at `t` (its last irq-masking unlock).
+    pub(crate) fn irqs_unmasked_at(&mut self, t: u64) {
+        self.irq_window[self.cur.cpu as usize].masked_until = t;
+    }
+
+    /// Whether a flush request to `cpu` at `t` finds an IPI there not yet taken: one was
+    /// sent (a debt is owed) and is still on its way (`tlb_ipi`, the round trip, after
+    /// its send) or the CPU has interrupts masked at `t`.
+    fn ipi_untaken(&self, cpu: usize, t: u64) -> bool {
+        let w = &self.irq_window[cpu];
+        self.irq_pending[cpu] > 0
+            && (t < w.sent_at + self.costs.tlb_ipi
+                || (w.masked_since <= t && t < w.masked_until))
+    }
+}
+
 /// The CPUs other than the running task's whose current mm is one of `mms`.
 fn remote_cpus<'a>(k: &'a Kernel, mms: &'a [u32]) -> impl Iterator<Item = usize> + 'a {
     let me = k.cur.cpu as usize;
@@ -74,16 +108,18 @@ pub fn try_to_unmap_flush(k: &mut Kernel) {
         return;
     }
     let n = targets.len() as u64;
+    let sent = k.cur.clock;
     k.spend(k.costs.tlb_ipi + (n - 1) * k.costs.lock_bounce, Cat::Unmap);
     let mut ipis = 0;
     for c in targets {
         // smp_call_function_many_cond (5.6+): an IPI only to a CPU whose queue was empty.
-        let (owed, ipi) = match k.irq_pending[c] {
-            0 => (k.costs.tlb_flush_irq, 1),
-            _ => (k.costs.tlb_flush_queued, 0),
-        };
-        k.irq_pending[c] += owed;
-        ipis += ipi;
+        if k.ipi_untaken(c, sent) {
+            k.irq_pending[c] += k.costs.tlb_flush_queued;
+        } else {
+            k.irq_pending[c] += k.costs.tlb_flush_irq;
+            k.irq_window[c].sent_at = sent;
+            ipis += 1;
+        }
     }
     k.vm.add(Vm::NrTlbRemoteFlush, 1);
     k.vm.add(Vm::NrTlbRemoteFlushReceived, n);
@@ -144,24 +180,50 @@ mod tests {
         assert_eq!(k.vm.get(Vm::NrTlbRemoteFlushReceived), 2);
         try_to_unmap_flush(&mut k);
         assert_eq!(k.cur.clock, 1600, "flushed twice");
+        assert_eq!(k.irq_pending, vec![0, 800, 800, 0]);
+        // Past the first IPI's round trip: CPU 2 has interrupts masked, so its request
+        // queues behind the IPI it has not taken; CPU 1 gets a second IPI.
+        k.irq_window[2] = IrqWindow {
+            sent_at: 0,
+            masked_since: 1000,
+            masked_until: u64::MAX,
+        };
         set_flush_pending(&mut k, 7, true);
         try_to_unmap_flush(&mut k);
         assert_eq!(k.cur.clock, 3200);
-        assert_eq!(
-            k.irq_pending,
-            vec![0, 1000, 1000, 0],
-            "queued behind the first IPI, no flush of their own"
-        );
+        assert_eq!(k.irq_pending, vec![0, 1600, 1000, 0]);
         assert_eq!(k.vm.get(Vm::NrTlbRemoteFlushReceived), 4);
-        assert_eq!(k.vm.get(Vm::TlbFlushIpis), 2, "two IPIs for four requests");
+        assert_eq!(k.vm.get(Vm::TlbFlushIpis), 3, "three IPIs for four requests");
+        // Within the round trip of an IPI to CPU 1 sent 100 ns ago: queued.
+        k.irq_window[1].sent_at = k.cur.clock - 100;
+        set_flush_pending(&mut k, 7, true);
+        try_to_unmap_flush(&mut k);
+        assert_eq!(k.irq_pending[1], 1800, "no flush of its own");
         k.cur.cpu = 1;
         k.spend(10, Cat::Other);
         assert_eq!(
             k.cur.clock,
-            3200 + 10 + 1000,
+            4800 + 10 + 1800,
             "CPU 1's handler time not paid"
         );
         assert_eq!(k.irq_pending[1], 0);
+    }
+
+    /// A CPU's masked span runs from its first irq-masking lock to its last unlock.
+    #[test]
+    fn interrupts_are_masked_from_the_spin_to_the_unlock() {
+        use crate::sim::lock::{LockRef, LockSite};
+        let mut k = kernel(2);
+        k.cur.clock = 100;
+        k.spin_lock(LockRef::Lru(0), LockSite::Other);
+        k.spin_lock(LockRef::Zone(0), LockSite::Other);
+        let since = k.irq_window[0].masked_since;
+        k.spin_unlock(LockRef::Zone(0));
+        assert_eq!(k.irq_window[0].masked_until, u64::MAX, "the lru_lock is held");
+        k.spin_unlock(LockRef::Lru(0));
+        assert_eq!(since, 100);
+        assert_eq!(k.irq_window[0].masked_until, k.cur.clock);
+        assert!(k.cur.clock > since);
     }
 
     /// A CPU holding the lru_lock (spin_lock_irq) takes its pending IPIs only after the
