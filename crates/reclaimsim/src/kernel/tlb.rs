@@ -69,8 +69,7 @@ impl Kernel {
     fn ipi_untaken(&self, cpu: usize, t: u64) -> bool {
         let w = &self.irq_window[cpu];
         self.irq_pending[cpu] > 0
-            && (t < w.sent_at + self.costs.tlb_ipi
-                || (w.masked_since <= t && t < w.masked_until))
+            && (t < w.sent_at + self.costs.tlb_ipi || (w.masked_since <= t && t < w.masked_until))
     }
 }
 
@@ -193,7 +192,11 @@ mod tests {
         assert_eq!(k.cur.clock, 3200);
         assert_eq!(k.irq_pending, vec![0, 1600, 1000, 0]);
         assert_eq!(k.vm.get(Vm::NrTlbRemoteFlushReceived), 4);
-        assert_eq!(k.vm.get(Vm::TlbFlushIpis), 3, "three IPIs for four requests");
+        assert_eq!(
+            k.vm.get(Vm::TlbFlushIpis),
+            3,
+            "three IPIs for four requests"
+        );
         // Within the round trip of an IPI to CPU 1 sent 100 ns ago: queued.
         k.irq_window[1].sent_at = k.cur.clock - 100;
         set_flush_pending(&mut k, 7, true);
@@ -219,7 +222,11 @@ mod tests {
         k.spin_lock(LockRef::Zone(0), LockSite::Other);
         let since = k.irq_window[0].masked_since;
         k.spin_unlock(LockRef::Zone(0));
-        assert_eq!(k.irq_window[0].masked_until, u64::MAX, "the lru_lock is held");
+        assert_eq!(
+            k.irq_window[0].masked_until,
+            u64::MAX,
+            "the lru_lock is held"
+        );
         k.spin_unlock(LockRef::Lru(0));
         assert_eq!(since, 100);
         assert_eq!(k.irq_window[0].masked_until, k.cur.clock);
