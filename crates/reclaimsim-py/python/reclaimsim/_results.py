@@ -179,6 +179,23 @@ class RunResult:
         return _wide(self.raw["variants"], lambda v: v["kswapd_profile"]["categories"], "category")
 
     @functools.cached_property
+    def task_profile(self) -> pd.DataFrame:
+        """Each task's virtual CPU time (ns) by category, the scheduler's tasks
+        (``workload/N``, ``workload/clientN``, ``kswapdN``, ``flusher``): a row per
+        (variant, task, category) with ``ns`` and ``memstall_ns``, the part spent in a
+        memory stall as PSI counts one. Categories are kswapd's, with ``work`` (the
+        workload's own work per operation) and ``irq`` (flush IPIs handled)."""
+        records = [
+            {"variant": v["name"], "task": t["task"], "category": c, "ns": ns,
+             "memstall_ns": t["memstall"]["categories"].get(c, 0)}
+            for v in self.raw["variants"]
+            for t in v["sched"]["tasks"]
+            for c, ns in t.get("profile", {"categories": {}})["categories"].items()
+        ]
+        cols = ["variant", "task", "category", "ns", "memstall_ns"]
+        return _frame(records, cols, ["variant", "task", "category"], self.variants).sort_index()
+
+    @functools.cached_property
     def timeseries(self) -> pd.DataFrame:
         """Samples over virtual time (every ``sample_interval``, or without it 100 to 200
         over the run), one row per (variant, sample, memcg): free pages (machine-wide) and
