@@ -3,8 +3,8 @@
 use crate::chart::{self, Line, Series};
 use crate::page::{Figure, Page, Section};
 use reclaimsim::output::report::change;
-use reclaimsim::results::{metrics, RunResult, VariantResult};
-use std::collections::{BTreeMap, BTreeSet};
+use reclaimsim::results::{metrics, Profile, RunResult, VariantResult};
+use std::collections::BTreeSet;
 
 /// Charts per memcg (or workload) stop after this many; the note says how many are left out.
 const MAX_ITEMS: usize = 16;
@@ -518,27 +518,9 @@ fn kswapd(vs: &[VariantResult]) -> Section {
         .flat_map(|v| v.kswapd_profile.categories.keys())
         .collect();
     let rows: Vec<String> = vs.iter().map(|v| v.name.clone()).collect();
-    let profile = cats
-        .iter()
-        .map(|c| {
-            let y: Vec<f64> = vs.iter().map(|v| category_share(v, c)).collect();
-            let text = y
-                .iter()
-                .map(|s| {
-                    if *s >= 3.0 {
-                        format!("{s:.1}%")
-                    } else {
-                        String::new()
-                    }
-                })
-                .collect();
-            Series {
-                name: c.to_string(),
-                y,
-                text,
-            }
-        })
-        .collect();
+    let profile = share_series(cats.iter().map(|c| c.as_str()), |c| {
+        vs.iter().map(|v| share_of(&v.kswapd_profile, c)).collect()
+    });
     let figures = vec![
         chart::stacked_hbars(
             "kswapd CPU by category",
@@ -561,13 +543,36 @@ fn kswapd(vs: &[VariantResult]) -> Section {
     }
 }
 
-/// A category's share of a variant's kswapd time, in percent.
-fn category_share(v: &VariantResult, category: &str) -> f64 {
-    let p = &v.kswapd_profile;
+/// A category's share of a profile's time, in percent (0 for an empty profile).
+fn share_of(p: &Profile, category: &str) -> f64 {
     match p.total_ns {
         0 => 0.0,
         t => p.categories.get(category).copied().unwrap_or(0) as f64 / t as f64 * 100.0,
     }
+}
+
+/// A stacked bar chart's series, one a category with its bars' shares (`y`, percent),
+/// each share printed on its bar when 3% or more.
+fn share_series<'a>(
+    cats: impl IntoIterator<Item = &'a str>,
+    y: impl Fn(&str) -> Vec<f64>,
+) -> Vec<Series> {
+    (cats.into_iter())
+        .map(|c| {
+            let y = y(c);
+            let text = (y.iter())
+                .map(|s| match *s >= 3.0 {
+                    true => format!("{s:.1}%"),
+                    false => String::new(),
+                })
+                .collect();
+            Series {
+                name: c.to_string(),
+                y,
+                text,
+            }
+        })
+        .collect()
 }
 
 /// Each memcg's pgsteal as a share of all reclaim (the root's hierarchical pgsteal).
@@ -692,51 +697,28 @@ fn scheduling(vs: &[VariantResult]) -> Section {
     }
 }
 
-/// Each task group's CPU time by category (its tasks' `profile`s summed), a bar per
+/// Each task group's CPU time by category (`SchedUse::group_profiles`), a bar per
 /// variant and group; none when no task has a profile.
 fn group_profiles(vs: &[VariantResult], groups: &[String]) -> Option<Figure> {
     let mut rows = Vec::new();
-    let mut sums: Vec<BTreeMap<&str, u64>> = Vec::new();
+    let mut profiles = Vec::new();
     for v in vs {
+        let mut of = v.sched.group_profiles();
         for g in groups {
-            let mut sum = BTreeMap::new();
-            for t in v.sched.tasks.iter().filter(|t| t.group() == *g) {
-                for (c, ns) in &t.profile.categories {
-                    *sum.entry(c.as_str()).or_insert(0) += ns;
-                }
-            }
-            if sum.values().any(|&ns| ns > 0) {
+            if let Some((p, _)) = of.remove(g) {
                 rows.push(format!("{}: {g}", v.name));
-                sums.push(sum);
+                profiles.push(p);
             }
         }
     }
-    let cats: BTreeSet<&str> = (sums.iter())
-        .flat_map(|s| s.iter().filter(|(_, &ns)| ns > 0).map(|(c, _)| *c))
-        .collect();
     if rows.is_empty() {
         return None;
     }
-    let share = |s: &BTreeMap<&str, u64>, c: &str| {
-        let total = s.values().sum::<u64>().max(1) as f64;
-        100.0 * s.get(c).copied().unwrap_or(0) as f64 / total
-    };
-    let series = (cats.iter())
-        .map(|c| {
-            let y: Vec<f64> = sums.iter().map(|s| share(s, c)).collect();
-            let text = (y.iter())
-                .map(|s| match *s >= 3.0 {
-                    true => format!("{s:.1}%"),
-                    false => String::new(),
-                })
-                .collect();
-            Series {
-                name: c.to_string(),
-                y,
-                text,
-            }
-        })
+    let cats: BTreeSet<&str> = (profiles.iter())
+        .flat_map(|p| p.categories.iter().filter(|c| *c.1 > 0))
+        .map(|(c, _)| c.as_str())
         .collect();
+    let series = share_series(cats, |c| profiles.iter().map(|p| share_of(p, c)).collect());
     Some(chart::stacked_hbars(
         "CPU by category per task group",
         "% of the group's CPU time",

@@ -627,11 +627,10 @@ impl Engine {
                 little: self.k.topology.is_little(i as u32),
             })
             .collect();
-        let none = [[0; crate::kernel::stats::NR_CAT]; 2];
         let tasks = (0..self.tasks.len())
             .map(|id| {
                 let t = &self.tasks[id];
-                let [calm, stalled] = self.k.profiles.get(id).unwrap_or(&none);
+                let [calm, stalled] = self.k.profiles.get(id).copied().unwrap_or_default();
                 let all: Vec<u64> = calm.iter().zip(stalled).map(|(a, b)| a + b).collect();
                 super::TaskUse {
                     task: self.task_name(id),
@@ -645,7 +644,7 @@ impl Engine {
                         })
                         .collect(),
                     profile: super::Profile::of(&all),
-                    memstall: super::Profile::of(stalled),
+                    memstall: super::Profile::of(&stalled),
                 }
             })
             .collect();

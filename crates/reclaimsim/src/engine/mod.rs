@@ -502,8 +502,7 @@ impl Engine {
     }
 
     /// Each task's psi group: a workload thread's process's memcg (its workload's when
-    /// it has no process), the root for the kernel threads and the benchmark clients;
-    /// and its CPU profile, empty.
+    /// it has no process), the root for the kernel threads and the benchmark clients.
     fn psi_tasks(&mut self) {
         for id in 0..self.tasks.len() {
             let memcg = match self.tasks[id].kind {
@@ -514,8 +513,6 @@ impl Engine {
             let cpu = self.tasks[id].cpu;
             self.k.psi.add_task(id, memcg, cpu);
         }
-        let none = [[0; crate::kernel::stats::NR_CAT]; 2];
-        self.k.profiles = vec![none; self.tasks.len()];
     }
 
     /// The mm a task runs in, its CPU's place in mm_cpumask (`kernel::tlb`): a workload

@@ -139,6 +139,28 @@ impl Profile {
                 .collect(),
         }
     }
+
+    /// Adds `other`'s time, category by category.
+    pub fn add(&mut self, other: &Profile) {
+        self.total_ns += other.total_ns;
+        for (c, ns) in &other.categories {
+            *self.categories.entry(c.clone()).or_default() += ns;
+        }
+    }
+}
+
+impl SchedUse {
+    /// Each task group's CPU profile (`TaskUse::group`: its tasks' summed) and the part
+    /// of it in a memory stall; groups whose tasks did no work are left out.
+    pub fn group_profiles(&self) -> BTreeMap<String, (Profile, Profile)> {
+        let mut groups: BTreeMap<String, (Profile, Profile)> = BTreeMap::new();
+        for t in self.tasks.iter().filter(|t| t.profile.total_ns > 0) {
+            let (all, stalled) = groups.entry(t.group()).or_default();
+            all.add(&t.profile);
+            stalled.add(&t.memstall);
+        }
+        groups
+    }
 }
 
 impl TaskUse {

@@ -324,6 +324,7 @@ impl Engine {
             e.add_external(x);
         }
         e.psi_tasks();
+        e.k.profiles = vec![Default::default(); e.tasks.len()];
         e.draw_phases(s);
         for id in 0..e.tasks.len() {
             if let Kind::Event { .. } | Kind::Agent { .. } = e.tasks[id].kind {

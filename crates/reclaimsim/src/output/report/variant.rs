@@ -3,9 +3,9 @@
 //! kills.
 
 use super::format::*;
-use crate::results::{Profile, VariantResult};
+use crate::results::VariantResult;
 use crate::units::human_bytes;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Columns of `MEMCG_STAT` from here on are shown only when some memcg has a nonzero value.
 const MEMCG_STAT_OPTIONAL: usize = 8;
@@ -204,32 +204,25 @@ fn sched_table(out: &mut String, v: &VariantResult) {
 /// Where each task group's CPU time went: its share in each category that any group
 /// spent time in, and the share spent in a memory stall.
 fn profile_table(out: &mut String, v: &VariantResult) {
-    let mut groups: BTreeMap<String, (Profile, u64)> = BTreeMap::new();
-    for t in v.sched.tasks.iter().filter(|t| t.profile.total_ns > 0) {
-        let (p, stalled) = groups.entry(t.group()).or_default();
-        p.total_ns += t.profile.total_ns;
-        for (c, ns) in &t.profile.categories {
-            *p.categories.entry(c.clone()).or_default() += ns;
-        }
-        *stalled += t.memstall.total_ns;
-    }
-    let spent = |c: &str, p: &Profile| p.categories.get(c).copied().unwrap_or(0);
-    let mut cats: Vec<&str> = (groups.values())
-        .flat_map(|(p, _)| p.categories.keys().map(String::as_str))
-        .collect();
-    cats.sort_unstable();
-    cats.dedup();
-    cats.retain(|c| groups.values().any(|(p, _)| spent(c, p) > 0));
+    let groups = v.sched.group_profiles();
     if groups.is_empty() {
         return;
     }
+    let cats: BTreeSet<&str> = (groups.values())
+        .flat_map(|(p, _)| p.categories.iter().filter(|c| *c.1 > 0))
+        .map(|(c, _)| c.as_str())
+        .collect();
     let mut head = vec!["CPU profile", "CPU", "memstall"];
     head.extend(&cats);
     let mut t = Grid::new(&head);
     for (name, (p, stalled)) in &groups {
-        let share = |ns: u64| format!("{:.1}%", 100.0 * ns as f64 / p.total_ns as f64);
-        let mut row = vec![name.clone(), human_ns(p.total_ns as f64), share(*stalled)];
-        row.extend(cats.iter().map(|c| share(spent(c, p))));
+        let pct = |c: &str| format!("{:.1}%", share(p, c));
+        let stall = format!(
+            "{:.1}%",
+            100.0 * stalled.total_ns as f64 / p.total_ns as f64
+        );
+        let mut row = vec![name.clone(), human_ns(p.total_ns as f64), stall];
+        row.extend(cats.iter().map(|c| pct(c)));
         t.row(row);
     }
     section(out, &t.render());
