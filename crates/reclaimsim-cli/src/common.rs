@@ -3,12 +3,13 @@
 
 use crate::cli::*;
 use crate::{guard, progress};
-use rayon::prelude::*;
 use reclaimsim::engine::{Progress, RunOptions, SimError};
 use reclaimsim::results::{RunResult, VariantResult};
 use reclaimsim::scenario::{self, LoadedScenario, ScenarioError};
 use reclaimsim::{output::report, scenario::config::Scenario};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Why the command failed: bad input (exit 2), a failed run (exit 1), or Ctrl-C (130).
 pub(crate) enum Failure {
@@ -205,8 +206,8 @@ pub(crate) fn guard(jobs: &[Job], settings: &RunSettings) -> Result<(), Failure>
     Ok(())
 }
 
-/// Runs independent variants on every core (rayon), each with its progress on stderr
-/// (`progress`); results in the order given. Each run is single-threaded and
+/// Runs independent variants on every core (rayon's threads), each with its progress
+/// on stderr (`progress`); results in the order given. Each run is single-threaded and
 /// deterministic, so how the runs are spread over threads changes nothing but the wall
 /// time. Refuses runs over the limits first (`guard`); after Ctrl-C, says where each
 /// run was.
@@ -216,10 +217,9 @@ pub(crate) fn run_variants(
 ) -> Result<Vec<VariantResult>, Failure> {
     guard(jobs, settings)?;
     let display = progress::Display::new(settings.quiet);
-    let results: Vec<Result<VariantResult, Failure>> = jobs
-        .par_iter()
-        .map(|job| run_variant(job, settings.check, &display))
-        .collect();
+    let results = in_order_of_listing(jobs.len(), |i| {
+        run_variant(&jobs[i], settings.check, &display)
+    });
     let stopped: Vec<&str> = (results.iter())
         .filter_map(|r| match r {
             Err(Failure::Interrupted(at)) => Some(at.as_str()),
@@ -235,6 +235,31 @@ pub(crate) fn run_variants(
         return Err(Failure::Interrupted(at));
     }
     results.into_iter().collect()
+}
+
+/// `run(0)`, ..., `run(n - 1)` on rayon's threads, each thread starting the next
+/// index not yet started whenever it is free (list scheduling), so that what is listed
+/// first starts first: a command that lists its longest runs first (validate's 000)
+/// ends sooner than with halves split between the threads, whose last long run can
+/// start late. Results by index.
+fn in_order_of_listing<T: Send>(n: usize, run: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<T>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    rayon::scope(|s| {
+        for _ in 0..rayon::current_num_threads().min(n) {
+            s.spawn(|_| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let r = run(i);
+                *slots[i].lock().expect("a run panicked") = Some(r);
+            });
+        }
+    });
+    (slots.into_iter())
+        .map(|m| (m.into_inner().ok().flatten()).expect("every index ran"))
+        .collect()
 }
 
 /// Run one variant, showing its progress.
@@ -274,7 +299,28 @@ pub(crate) fn run_variant(
 
 #[cfg(test)]
 mod tests {
-    use super::typed_flag;
+    use super::{in_order_of_listing, typed_flag};
+    use std::sync::Mutex;
+
+    #[test]
+    fn every_index_runs_once_and_results_keep_their_order() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let started = Mutex::new(Vec::new());
+        let out = pool.install(|| {
+            in_order_of_listing(9, |i| {
+                started.lock().unwrap().push(i);
+                i * 10
+            })
+        });
+        assert_eq!(out, (0..9).map(|i| i * 10).collect::<Vec<_>>());
+        let mut started = started.into_inner().unwrap();
+        started.sort_unstable();
+        assert_eq!(started, (0..9).collect::<Vec<_>>());
+        assert!(in_order_of_listing(0, |i| i).is_empty());
+    }
 
     #[test]
     fn a_flag_is_named_as_typed() {
