@@ -651,6 +651,20 @@ impl Engine {
         super::SchedUse { cpus, tasks }
     }
 
+    /// kswapd's CPU time by category: its threads' profiles, both halves, summed (the
+    /// context switches that load them included).
+    pub(crate) fn kswapd_profile(&self) -> super::Profile {
+        let mut ns = [0u64; crate::kernel::stats::NR_CAT];
+        let kswapds =
+            (0..self.tasks.len()).filter(|&id| matches!(self.tasks[id].kind, Kind::Kswapd { .. }));
+        for half in kswapds.filter_map(|id| self.k.profiles.get(id)).flatten() {
+            for (sum, v) in ns.iter_mut().zip(half) {
+                *sum += v;
+            }
+        }
+        super::Profile::of(&ns)
+    }
+
     fn task_name(&self, id: usize) -> String {
         match self.tasks[id].kind {
             Kind::Thread { w, t } => format!("{}/{t}", self.wls[w].name),

@@ -166,8 +166,6 @@ pub struct Kernel {
     pub locks: Vec<Lock>,
     pub vm: VmStat,
     pub cur: Exec,
-    /// kswapd's virtual CPU time by category.
-    pub kswapd_profile: [u64; NR_CAT],
     /// Each task's virtual CPU time by category (indexed by the scheduler's task id,
     /// `sched.current`, which the engine sets before it charges a task's first work),
     /// outside and inside a memory stall as PSI counts one
@@ -315,7 +313,6 @@ impl Kernel {
             locks: vec![Lock::default(); nr_locks],
             vm: VmStat::default(),
             cur: Exec::default(),
-            kswapd_profile: [0; NR_CAT],
             profiles: Vec::new(),
             cpu_time: 0,
             oom_kills: Vec::new(),
@@ -385,9 +382,6 @@ impl Kernel {
     fn advance(&mut self, ns: u64, cat: Cat) {
         self.cur.clock += ns;
         self.cpu_time += ns;
-        if self.cur.kswapd {
-            self.kswapd_profile[cat as usize] += ns;
-        }
         let id = self.sched.current;
         if let Some(p) = self.profiles.get_mut(id) {
             p[self.psi.in_memstall(id) as usize][cat as usize] += ns;

@@ -62,7 +62,7 @@ impl Engine {
                 .collect(),
             workloads: workloads(&self.wls),
             locks: locks(k),
-            kswapd_profile: Profile::of(&k.kswapd_profile),
+            kswapd_profile: self.kswapd_profile(),
             oom_kills,
             page_accesses: self.accesses,
             model_bytes: k.host_bytes() + self.p.host_bytes(),

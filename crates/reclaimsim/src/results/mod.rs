@@ -71,7 +71,8 @@ pub struct VariantResult {
     pub workloads: BTreeMap<String, WorkloadResult>,
     /// Per lock class ("lru_lock"): totals over every lock instance.
     pub locks: BTreeMap<String, LockResult>,
-    /// kswapd's virtual CPU time by category, summed over nodes.
+    /// kswapd's virtual CPU time by category, summed over nodes: its threads' rows of
+    /// `sched.tasks` (their `profile`) added up.
     pub kswapd_profile: Profile,
     pub oom_kills: Vec<OomKill>,
     /// Memory touches (loads, stores, reads) the workloads made.
