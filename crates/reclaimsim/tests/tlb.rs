@@ -36,6 +36,14 @@ fn writing_threads_pay_a_round_of_ipis_a_page_swapped_out() {
         sent > 0 && sent < ipis,
         "{sent} interrupts for {ipis} requests"
     );
+    // Some find their CPU spinning on or holding an lru_lock with interrupts masked,
+    // and their senders wait until it unlocks.
+    let masked = threads.model_counters["tlb_flush_masked"];
+    let waited = threads.model_counters["tlb_flush_masked_wait_ns"];
+    assert!(
+        masked > 0 && masked < ipis && waited > 0,
+        "{masked} masked, {waited} ns"
+    );
     let ops = |r: &RunResults| r.workloads["app:run"].ops_per_sec;
     assert!(
         ops(&no_ipis) > 1.2 * ops(&threads),

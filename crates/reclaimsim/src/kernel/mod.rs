@@ -199,6 +199,9 @@ pub struct Kernel {
     /// Per CPU: when its pending IPI was sent and when its task last had interrupts
     /// masked (`tlb::IrqWindow`).
     pub irq_window: Vec<tlb::IrqWindow>,
+    /// Per CPU, the senders spinning until it unmasks interrupts and runs their flush
+    /// (`tlb::wait_for_unmask`).
+    pub irq_waiters: Vec<Vec<usize>>,
 }
 
 /// One empty lruvec per memcg and node, memcg-major (`Kernel::lruvec`'s index).
@@ -323,6 +326,7 @@ impl Kernel {
             cpu_mm: vec![None; cpus],
             irq_pending: vec![0; cpus],
             irq_window: vec![Default::default(); cpus],
+            irq_waiters: vec![Vec::new(); cpus],
         };
         k.setup_per_zone_wmarks();
         k

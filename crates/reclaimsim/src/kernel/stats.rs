@@ -99,6 +99,10 @@ counters! {
     // Call-function interrupts that reclaim's remote flushes sent (/proc/interrupts'
     // CAL for them): nr_tlb_remote_flush_received less those queued behind one.
     TlbFlushIpis => "tlb_flush_ipis",
+    // Flush requests whose CPU had interrupts masked when they went out, and the time
+    // their senders spun in csd_lock_wait beyond the round trip until it ran them.
+    TlbFlushMasked => "tlb_flush_masked",
+    TlbFlushMaskedWaitNs => "tlb_flush_masked_wait_ns",
 }
 
 /// The counters before this index are kernel counters (/proc/vmstat's names); from it on

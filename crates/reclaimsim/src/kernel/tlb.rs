@@ -23,13 +23,17 @@
 //! its own (smp_call_function_many_cond sends one only to a CPU whose call_single_queue
 //! was empty, 5.6 onward); its interrupt runs both requests, and the second finds the TLB
 //! already flushed (flush_tlb_func: the CPU's tlb_gen has caught up with the mm's), so it
-//! costs only `tlb_flush_queued`. Not modelled: a receiver spinning with interrupts off (a
-//! spin_lock_irq) delays the sender's wait until it unlocks. A machine whose profile has
+//! costs only `tlb_flush_queued`. The sender waits for every target to have run the
+//! flush (csd_lock_wait): a target that had interrupts masked when the request went out
+//! (spinning on or holding an lru_lock, zone->lock or i_pages lock) runs it only after
+//! its last such unlock, so the sender spins until then and through the flush. A machine whose profile has
 //! `tlb_ipi` 0 flushes without IPIs (arm64 before 6.5 broadcasts a TLBI for each PTE,
 //! inside `unmap`): nothing is deferred.
 
+use crate::kernel::debug::vm_warn_on;
 use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::Kernel;
+use crate::sim::sched::Yield;
 
 /// current->tlb_ubc (struct tlbflush_unmap_batch): the mms whose PTEs this task cleared
 /// without flushing (arch_tlbbatch's cpumask, kept as the mms whose CPUs it covers) and
@@ -58,9 +62,21 @@ impl Kernel {
         (w.masked_since, w.masked_until) = (t, u64::MAX);
     }
 
-    /// The running task unmasks interrupts at `t` (its last irq-masking unlock).
+    /// The running task unmasks interrupts at `t` (its last irq-masking unlock); the
+    /// senders waiting for this CPU to run their flush go on from then
+    /// (`wait_for_unmask`).
     pub(crate) fn irqs_unmasked_at(&mut self, t: u64) {
-        self.irq_window[self.cur.cpu as usize].masked_until = t;
+        let cpu = self.cur.cpu as usize;
+        self.irq_window[cpu].masked_until = t;
+        for id in self.irq_waiters[cpu].drain(..) {
+            self.sched.push(id, t);
+        }
+    }
+
+    /// Whether `cpu` had interrupts masked at `t`, as far as its last masked span tells.
+    fn masked_at(&self, cpu: usize, t: u64) -> bool {
+        let w = &self.irq_window[cpu];
+        w.masked_since <= t && t < w.masked_until
     }
 
     /// Whether a flush request to `cpu` at `t` finds an IPI there not yet taken: one was
@@ -68,8 +84,7 @@ impl Kernel {
     /// its send) or the CPU has interrupts masked at `t`.
     fn ipi_untaken(&self, cpu: usize, t: u64) -> bool {
         let w = &self.irq_window[cpu];
-        self.irq_pending[cpu] > 0
-            && (t < w.sent_at + self.costs.tlb_ipi || (w.masked_since <= t && t < w.masked_until))
+        self.irq_pending[cpu] > 0 && (t < w.sent_at + self.costs.tlb_ipi || self.masked_at(cpu, t))
     }
 }
 
@@ -106,8 +121,14 @@ pub fn try_to_unmap_flush(k: &mut Kernel) {
     if targets.is_empty() {
         return;
     }
+    // smp_call_function_many_cond: WARN_ON_ONCE(irqs_disabled()), for the sender
+    // would wait on CPUs that wait on it.
+    vm_warn_on!(!k.irqs_enabled());
     let n = targets.len() as u64;
     let sent = k.cur.clock;
+    let masked: Vec<usize> = (targets.iter().copied())
+        .filter(|&c| k.masked_at(c, sent))
+        .collect();
     k.spend(k.costs.tlb_ipi + (n - 1) * k.costs.lock_bounce, Cat::Unmap);
     let mut ipis = 0;
     for c in targets {
@@ -123,6 +144,32 @@ pub fn try_to_unmap_flush(k: &mut Kernel) {
     k.vm.add(Vm::NrTlbRemoteFlush, 1);
     k.vm.add(Vm::NrTlbRemoteFlushReceived, n);
     k.vm.add(Vm::TlbFlushIpis, ipis);
+    for c in masked {
+        wait_for_unmask(k, c);
+    }
+}
+
+/// csd_lock_wait() (kernel/smp.c) on a target that had interrupts masked when the
+/// request went out: it runs the flush only once its task unmasks them, at its last
+/// irq-masking unlock, so the sender spins until then and through the flush
+/// (`tlb_flush_irq`). While that unlock is still to come (`masked_until` unknown) the
+/// sender spins off the engine's queue and the unlock wakes it (`irqs_unmasked_at`).
+fn wait_for_unmask(k: &mut Kernel, cpu: usize) {
+    let t = k.cur.clock;
+    let mut unmasked = k.irq_window[cpu].masked_until;
+    if unmasked == u64::MAX {
+        if !k.sched.in_task() {
+            return;
+        }
+        k.irq_waiters[cpu].push(k.sched.current);
+        k.sched.suspend(Yield::Block);
+        unmasked = k.cur.clock;
+        k.cur.clock = t;
+    }
+    let wait = (unmasked + k.costs.tlb_flush_irq).saturating_sub(t);
+    k.charge(wait, Cat::LockWait);
+    k.vm.add(Vm::TlbFlushMasked, 1);
+    k.vm.add(Vm::TlbFlushMaskedWaitNs, wait);
 }
 
 /// Models try_to_unmap_flush_dirty() (6.1): the flush before a folio's write-out, needed
@@ -210,6 +257,34 @@ mod tests {
             "CPU 1's handler time not paid"
         );
         assert_eq!(k.irq_pending[1], 0);
+    }
+
+    /// The sender waits for each target that had interrupts masked when the request
+    /// went out: until that CPU unmasks them and through the flush it then runs; a CPU
+    /// that masks them only after the send adds nothing.
+    #[test]
+    fn a_flush_waits_for_the_cpus_with_interrupts_masked() {
+        let mut k = kernel(3);
+        k.cur.cpu = 0;
+        k.cpu_mm = vec![Some(7), Some(7), Some(7)];
+        let masked = |since, until| IrqWindow {
+            sent_at: 0,
+            masked_since: since,
+            masked_until: until,
+        };
+        k.irq_window[1] = masked(0, 9000);
+        k.irq_window[2] = masked(0, 500);
+        set_flush_pending(&mut k, 7, true);
+        try_to_unmap_flush(&mut k);
+        assert_eq!(k.cur.clock, 9000 + 800, "CPU 1's unmask, then its flush");
+        assert_eq!(k.vm.get(Vm::TlbFlushMasked), 2);
+        assert_eq!(k.vm.get(Vm::TlbFlushMaskedWaitNs), 9800 - 1600);
+        k.irq_window[1] = masked(20_000, u64::MAX);
+        k.irq_window[2] = masked(0, 500);
+        set_flush_pending(&mut k, 7, true);
+        try_to_unmap_flush(&mut k);
+        assert_eq!(k.cur.clock, 9800 + 1600, "the round trip alone");
+        assert_eq!(k.vm.get(Vm::TlbFlushMasked), 2);
     }
 
     /// A CPU's masked span runs from its first irq-masking lock to its last unlock.
