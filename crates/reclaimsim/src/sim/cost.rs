@@ -80,7 +80,8 @@ pub struct CostTable {
     /// `lock_bounce`). 0 on a machine that flushes without IPIs (arm64 before 6.5).
     pub tlb_ipi: u64,
     /// A CPU's time in the flush IPI: the interrupt's entry and exit and flush_tlb_func's
-    /// full flush, with the TLB refill after it.
+    /// full flush, with the TLB refill after it; also what a sender waits after a
+    /// target's last irq-masking unlock until it has run the flush.
     pub tlb_flush_irq: u64,
     /// A flush request queued behind one whose IPI the CPU has yet to take: no IPI of its
     /// own, and its flush_tlb_func finds the TLB already flushed by the first (the mm's
