@@ -26,9 +26,9 @@
 //! costs only `tlb_flush_queued`. The sender waits for every target to have run the
 //! flush (csd_lock_wait): a target that had interrupts masked when the request went out
 //! (spinning on or holding an lru_lock, zone->lock or i_pages lock) runs it only after
-//! its last such unlock, so the sender spins until then and through the flush. A machine whose profile has
-//! `tlb_ipi` 0 flushes without IPIs (arm64 before 6.5 broadcasts a TLBI for each PTE,
-//! inside `unmap`): nothing is deferred.
+//! its last such unlock, so the sender spins until then and through the flush. A machine
+//! whose profile has `tlb_ipi` 0 flushes without IPIs (arm64 before 6.5 broadcasts a
+//! TLBI for each PTE, inside `unmap`): nothing is deferred.
 
 use crate::kernel::debug::vm_warn_on;
 use crate::kernel::stats::{Cat, Vm};
