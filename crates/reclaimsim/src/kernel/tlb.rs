@@ -145,7 +145,7 @@ pub fn try_to_unmap_flush(k: &mut Kernel) {
     k.vm.add(Vm::NrTlbRemoteFlushReceived, n);
     k.vm.add(Vm::TlbFlushIpis, ipis);
     for c in masked {
-        wait_for_unmask(k, c);
+        wait_for_unmask(k, c, sent);
     }
 }
 
@@ -153,10 +153,17 @@ pub fn try_to_unmap_flush(k: &mut Kernel) {
 /// request went out: it runs the flush only once its task unmasks them, at its last
 /// irq-masking unlock, so the sender spins until then and through the flush
 /// (`tlb_flush_irq`). While that unlock is still to come (`masked_until` unknown) the
-/// sender spins off the engine's queue and the unlock wakes it (`irqs_unmasked_at`).
-fn wait_for_unmask(k: &mut Kernel, cpu: usize) {
+/// sender spins off the engine's queue and the unlock wakes it (`irqs_unmasked_at`). A
+/// CPU whose masked span began after `sent` (its task unlocked and masked again while
+/// the sender waited for another CPU) ran the request before that span: by its start.
+fn wait_for_unmask(k: &mut Kernel, cpu: usize, sent: u64) {
     let t = k.cur.clock;
-    let mut unmasked = k.irq_window[cpu].masked_until;
+    let w = k.irq_window[cpu];
+    let mut unmasked = if w.masked_since > sent {
+        w.masked_since
+    } else {
+        w.masked_until
+    };
     if unmasked == u64::MAX {
         if !k.sched.in_task() {
             return;
@@ -285,6 +292,12 @@ mod tests {
         try_to_unmap_flush(&mut k);
         assert_eq!(k.cur.clock, 9800 + 1600, "the round trip alone");
         assert_eq!(k.vm.get(Vm::TlbFlushMasked), 2);
+        // Masked at the send, then unmasked and masked again by the time the sender
+        // gets to it: the request ran before the second span began, at 12,000 at the
+        // latest, not at that span's unknown end.
+        k.irq_window[2] = masked(12_000, u64::MAX);
+        wait_for_unmask(&mut k, 2, 11_000);
+        assert_eq!(k.cur.clock, 12_000 + 800);
     }
 
     /// A CPU's masked span runs from its first irq-masking lock to its last unlock.
