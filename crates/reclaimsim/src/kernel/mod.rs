@@ -12,6 +12,7 @@ pub mod kswapd;
 pub mod list;
 pub mod lru;
 pub mod memcg;
+pub mod memcg_stats;
 pub mod mm;
 pub mod node;
 pub mod page_alloc;
@@ -202,6 +203,9 @@ pub struct Kernel {
     /// Per CPU, the senders spinning until it unmasks interrupts and runs their flush
     /// (`tlb::wait_for_unmask`).
     pub irq_waiters: Vec<Vec<usize>>,
+    /// The memcg stats' per-CPU update counts, updated trees and flush lock
+    /// (`memcg_stats`).
+    pub stats_flush: memcg_stats::StatsFlush,
 }
 
 /// One empty lruvec per memcg and node, memcg-major (`Kernel::lruvec`'s index).
@@ -327,6 +331,7 @@ impl Kernel {
             irq_pending: vec![0; cpus],
             irq_window: vec![Default::default(); cpus],
             irq_waiters: vec![Vec::new(); cpus],
+            stats_flush: memcg_stats::StatsFlush::new(cpus, memcgs_len),
         };
         k.setup_per_zone_wmarks();
         k
@@ -396,13 +401,14 @@ impl Kernel {
     #[inline]
     pub fn count(&mut self, c: Vm, memcg: MemcgId, n: u64) {
         self.vm.add(c, n);
-        self.memcgs.cgs[memcg as usize].stat.add(c, n);
+        self.count_memcg(c, memcg, n);
     }
 
     /// Counts an event in a memcg only (cgroup reclaim does not bump global counters).
     #[inline]
     pub fn count_memcg(&mut self, c: Vm, memcg: MemcgId, n: u64) {
         self.memcgs.cgs[memcg as usize].stat.add(c, n);
+        self.memcg_rstat_updated(memcg, n);
     }
 
     /// Models setup_per_zone_wmarks() (6.1), as a write to vm.watermark_scale_factor
@@ -612,6 +618,7 @@ impl Kernel {
     pub fn update_lru_size(&mut self, lv: usize, lru: usize, delta: i64) {
         let n = &mut self.lruvecs[lv].nr[lru];
         *n = n.checked_add_signed(delta).expect("lru size underflow");
+        self.memcg_rstat_updated(self.lruvecs[lv].memcg, delta.unsigned_abs());
     }
 
     /// Host bytes of the model's state: what `bench` divides by the number of frames.

@@ -10,12 +10,12 @@ use crate::sim::lock::{Held, Lock, LockRef, LockSite};
 use crate::sim::sched::Yield;
 
 /// Whether `l` is taken with interrupts off, and spun on so: the lru_lock
-/// (spin_lock_irq), zone->lock (spin_lock_irqsave) and i_pages (xa_lock_irq); si->lock
-/// is a plain spin_lock, and the rwsems are sleeping locks the model takes as
-/// `line_rmw`s.
+/// (spin_lock_irq), zone->lock (spin_lock_irqsave), i_pages (xa_lock_irq) and the memcg
+/// stats flush (spin_trylock_irqsave); si->lock is a plain spin_lock, and the rwsems are
+/// sleeping locks the model takes as `line_rmw`s.
 fn masks_irqs(l: LockRef) -> bool {
     match l {
-        LockRef::Lru(_) | LockRef::Zone(_) | LockRef::IPages(_) => true,
+        LockRef::Lru(_) | LockRef::Zone(_) | LockRef::IPages(_) | LockRef::StatsFlush => true,
         LockRef::SwapInfo | LockRef::AnonVma { .. } | LockRef::IMmap(_) => false,
     }
 }
@@ -29,6 +29,7 @@ impl Kernel {
             LockRef::SwapInfo => &mut self.swap.as_mut().expect("swap").lock,
             LockRef::AnonVma { mm, vma } => &mut self.mms[mm as usize].vmas[vma as usize].anon_vma,
             LockRef::IMmap(f) => &mut self.files[f as usize].i_mmap,
+            LockRef::StatsFlush => &mut self.stats_flush.lock,
         }
     }
 
@@ -47,11 +48,13 @@ impl Kernel {
         let vmas = self.mms.iter().flat_map(|m| &m.vmas);
         let anon_vma = vmas.map(|v| ("anon_vma", &v.anon_vma));
         let i_mmap = self.files.iter().map(|f| ("i_mmap", &f.i_mmap));
+        let flush = std::iter::once(("memcg_stats_flush", &self.stats_flush.lock));
         lru.chain(zone)
             .chain(i_pages)
             .chain(swap)
             .chain(anon_vma)
             .chain(i_mmap)
+            .chain(flush)
     }
 
     /// spin_lock(): at a sync point, take the lock or spin (FIFO) until its holder
@@ -59,6 +62,20 @@ impl Kernel {
     /// core held it last (`line_transfer`).
     pub fn spin_lock(&mut self, l: LockRef, site: LockSite) {
         self.acquire(l, site, self.costs.lock_acquire);
+    }
+
+    /// spin_trylock(): at a sync point, take `l` if no task holds it then (nor frees it
+    /// later in virtual time), paying the acquisition and the line's transfer; false,
+    /// with nothing taken, when it is busy.
+    pub fn spin_trylock(&mut self, l: LockRef, site: LockSite) -> bool {
+        self.sync();
+        let t = self.cur.clock;
+        let lock = self.lock_of(l);
+        if lock.owner.is_some() || lock.free_at > t {
+            return false;
+        }
+        self.take(l, site, self.costs.lock_acquire);
+        true
     }
 
     /// One atomic read-modify-write on a shared word that other CPUs also update (a

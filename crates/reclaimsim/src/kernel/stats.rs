@@ -103,6 +103,11 @@ counters! {
     // their senders spun in csd_lock_wait beyond the round trip until it ran them.
     TlbFlushMasked => "tlb_flush_masked",
     TlbFlushMaskedWaitNs => "tlb_flush_masked_wait_ns",
+    // memcg stats flushes (kernel/memcg_stats.rs): those made, the calls that found
+    // another flusher at work, and the flushers' time with interrupts masked.
+    MemcgFlush => "memcg_stats_flush",
+    MemcgFlushBusy => "memcg_stats_flush_busy",
+    MemcgFlushNs => "memcg_stats_flush_ns",
 }
 
 /// The counters before this index are kernel counters (/proc/vmstat's names); from it on

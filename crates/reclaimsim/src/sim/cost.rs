@@ -87,6 +87,14 @@ pub struct CostTable {
     /// own, and its flush_tlb_func finds the TLB already flushed by the first (the mm's
     /// tlb_gen caught up): the request's lines (the csd, the mm's tlb_gen) and the call.
     pub tlb_flush_queued: u64,
+    /// A memcg stats flush's visit to one possible CPU (cgroup_rstat_flush_locked, 6.1):
+    /// that CPU's cgroup_rstat_cpu_lock and the head of its updated tree, lines the CPU
+    /// wrote.
+    pub memcg_flush_cpu: u64,
+    /// A memcg stats flush's fold of one memcg's counters on one CPU
+    /// (mem_cgroup_css_rstat_flush and cgroup_base_stat_flush, 6.1): ~250 per-CPU
+    /// counters on lines that CPU wrote, into the memcg's totals and its parent's.
+    pub memcg_flush_memcg: u64,
     /// Deciding a folio's fate in shrink_folio_list (trylock, flags, refcount freeze).
     pub folio_check: u64,
     /// lzo-rle compression (lzo1x_1's work) of one 4 KiB page into zram: the seeds'
@@ -316,6 +324,8 @@ pub const DEFAULT: CostTable = CostTable {
     tlb_ipi: 1500,
     tlb_flush_irq: 800,
     tlb_flush_queued: 200,
+    memcg_flush_cpu: 200,
+    memcg_flush_memcg: 1500,
     folio_check: 60,
     zram_compress: 1800,
     zram_decompress: 1100,

@@ -23,6 +23,9 @@ pub enum LockRef {
     AnonVma { mm: u32, vma: u32 },
     /// A file's mapping->i_mmap_rwsem, read-locked by rmap walks of its mapped folios.
     IMmap(u32),
+    /// memcontrol.c's stats_flush_lock, which one memcg stats flusher at a time holds
+    /// (`kernel::memcg_stats`).
+    StatsFlush,
 }
 
 /// A lock the running task holds: since when, after spinning how long, taken by whom.

@@ -105,6 +105,7 @@ fn compat_lru(t: usize, active: bool) -> usize {
 pub fn update_lru_size(k: &mut Kernel, lv: usize, lru: usize, delta: i64) {
     let n = &mut k.lruvecs[lv].nr[lru];
     *n = n.wrapping_add_signed(delta);
+    k.memcg_rstat_updated(k.lruvecs[lv].memcg, delta.unsigned_abs());
 }
 
 /// struct lru_gen_struct of one lruvec. One zone per node in this model, so the kernel's

@@ -1,0 +1,127 @@
+//! Flushing the memcg statistics, as Linux 5.15 to 6.1 do it (mm/memcontrol.c over
+//! kernel/cgroup/rstat.c).
+//!
+//! A memcg's counters (its LRU sizes, its events) are per-CPU; a reader that wants them
+//! exact first folds every CPU's deltas into the totals. Each update also counts towards
+//! a flush (memcg_rstat_updated): a CPU adds a batch to the global
+//! `stats_flush_threshold` every MEMCG_CHARGE_BATCH (64) updates, and puts the memcg and
+//! its ancestors on its rstat updated tree (cgroup_rstat_updated). mem_cgroup_flush_stats()
+//! flushes once more than one batch per online CPU has built up: one flusher at a time
+//! (spin_trylock_irqsave of stats_flush_lock; a caller that finds it held returns at
+//! once), from the root, with interrupts masked throughout (cgroup_rstat_flush_irqsafe:
+//! cgroup_rstat_lock and each CPU's cgroup_rstat_cpu_lock taken irqsave). For every
+//! possible CPU it takes that CPU's lock and pops its updated tree (`memcg_flush_cpu`),
+//! and for each memcg popped it folds that CPU's counters into the memcg's and passes the
+//! delta to the parent (mem_cgroup_css_rstat_flush: 6.1's ~50 state items, ~100 events
+//! and ~45 node items per node; `memcg_flush_memcg`).
+//!
+//! Reclaim's caller is the classic LRU's prepare_scan_count(), at every shrink_node();
+//! with MGLRU prepare_scan_count() returns before the flush (from the series' v7
+//! "minimal implementation", February 2022, through 6.1), so MGLRU flushes only in the paths this model leaves out: the periodic
+//! worker (flush_memcg_stats_dwork, every 2 s, either policy) and the refault path's
+//! mem_cgroup_flush_stats_delayed (6.1: only when that worker is 2 s late). Before
+//! 5.18-rc4 the classic LRU's refaults (workingset_refault) flushed as
+//! prepare_scan_count does; MGLRU's return before that (lru_gen_refault). The model runs
+//! 6.1's. The flusher's CPU, masked all the while, runs no flush IPI until it is done:
+//! a reclaimer whose TLB flush targets it waits (`tlb::wait_for_unmask`).
+
+use crate::kernel::memcg::MemcgId;
+use crate::kernel::stats::{Cat, Vm};
+use crate::kernel::Kernel;
+use crate::sim::lock::{LockRef, LockSite};
+
+/// MEMCG_CHARGE_BATCH: the updates a CPU counts before it adds a batch to the threshold.
+const MEMCG_CHARGE_BATCH: u64 = 64;
+
+/// The flush's state: per-CPU update counts, the threshold, and each CPU's updated tree.
+#[derive(Clone, Debug, Default)]
+pub struct StatsFlush {
+    /// Per CPU: stats_updates, the updates (absolute values) it counted since it last
+    /// added to `threshold`.
+    pending: Vec<u64>,
+    /// stats_flush_threshold: batches added since the last flush.
+    threshold: u64,
+    /// Per CPU, one bit per memcg: the memcgs on the CPU's rstat updated tree.
+    updated: Vec<Vec<u64>>,
+    /// The lock's state (stats_flush_lock, taken by trylock only).
+    pub lock: crate::sim::lock::Lock,
+}
+
+impl StatsFlush {
+    pub fn new(cpus: usize, memcgs: usize) -> StatsFlush {
+        StatsFlush {
+            pending: vec![0; cpus],
+            threshold: 0,
+            updated: vec![vec![0; memcgs.div_ceil(64)]; cpus],
+            lock: Default::default(),
+        }
+    }
+
+    /// The (CPU, memcg) pairs a flush now would visit.
+    fn pairs(&self) -> u64 {
+        let words = self.updated.iter().flatten();
+        words.map(|w| u64::from(w.count_ones())).sum()
+    }
+}
+
+impl Kernel {
+    /// memcg_rstat_updated() (6.1), for an update of `val` (its absolute value) to one of
+    /// `memcg`'s counters on the running task's CPU: cgroup_rstat_updated() puts the memcg
+    /// and its ancestors on the CPU's updated tree, and every MEMCG_CHARGE_BATCH updates
+    /// the CPU adds to the threshold (no more once it is past the online CPUs).
+    #[inline]
+    pub(crate) fn memcg_rstat_updated(&mut self, memcg: MemcgId, val: u64) {
+        let cpu = self.cur.cpu as usize;
+        let online = u64::from(self.topology.nr_cpus());
+        let s = &mut self.stats_flush;
+        let Some(tree) = s.updated.get_mut(cpu) else {
+            return;
+        };
+        let (word, bit) = (memcg as usize / 64, 1u64 << (memcg % 64));
+        if tree[word] & bit == 0 {
+            let mut c = Some(memcg);
+            while let Some(m) = c {
+                tree[m as usize / 64] |= 1 << (m % 64);
+                c = self.memcgs.cgs[m as usize].parent;
+            }
+        }
+        let x = s.pending[cpu] + val;
+        if x > MEMCG_CHARGE_BATCH {
+            if s.threshold <= online {
+                s.threshold += x / MEMCG_CHARGE_BATCH;
+            }
+            s.pending[cpu] = 0;
+        } else {
+            s.pending[cpu] = x;
+        }
+    }
+}
+
+/// mem_cgroup_flush_stats() (5.15 to 6.1): when more than one batch per online CPU has
+/// built up, and no other CPU is flushing, fold every CPU's updates into the memcgs'
+/// totals with interrupts masked (__mem_cgroup_flush_stats,
+/// cgroup_rstat_flush_irqsafe); the threshold starts again from zero.
+pub fn mem_cgroup_flush_stats(k: &mut Kernel) {
+    let online = u64::from(k.topology.nr_cpus());
+    if k.stats_flush.threshold <= online {
+        return;
+    }
+    if !k.spin_trylock(LockRef::StatsFlush, LockSite::Other) {
+        k.vm.add(Vm::MemcgFlushBusy, 1);
+        return;
+    }
+    let cpus = k.stats_flush.updated.len() as u64;
+    let pairs = k.stats_flush.pairs();
+    let ns = cpus * k.costs.memcg_flush_cpu + pairs * k.costs.memcg_flush_memcg;
+    k.spend(ns, Cat::Other);
+    for tree in &mut k.stats_flush.updated {
+        tree.fill(0);
+    }
+    k.stats_flush.threshold = 0;
+    k.spin_unlock(LockRef::StatsFlush);
+    k.vm.add(Vm::MemcgFlush, 1);
+    k.vm.add(Vm::MemcgFlushNs, ns);
+}
+
+#[cfg(test)]
+mod tests;
