@@ -263,6 +263,12 @@ fn memory_reclaim(win: &mut Window, pgscan: u64, duration_ns: u64, now: u64) -> 
         .is_some_and(|at| now - at <= duration_ns)
 }
 
+/// KillPressure's key of a candidate whose `full` averages are [avg10, avg60, avg300]:
+/// avg10's and avg60's half-sum, truncated to an int as oomd's sort key is.
+fn pressure_key(p: [f64; 3]) -> Key {
+    ((p[0] / 2.0 + p[1] / 2.0) as u64, 0.0, 0)
+}
+
 /// The candidates' order for killing: by key, descending; ties in the order given
 /// (oomd's std::sort leaves them unspecified).
 fn ranked(keys: &[Key]) -> Vec<usize> {
@@ -453,12 +459,7 @@ impl Oomd {
                 let params = (size_threshold, min_growth_ratio, growing_size_percentile);
                 size_or_growth(&cur, &eff, &avg, params)
             }
-            Rank::Pressure => (ms.iter())
-                .map(|&m| {
-                    let p = f.pressure(m);
-                    ((p[0] / 2.0 + p[1] / 2.0) as u64, 0.0, 0)
-                })
-                .collect(),
+            Rank::Pressure => ms.iter().map(|&m| pressure_key(f.pressure(m))).collect(),
             Rank::SwapUsage { .. } => ms.iter().map(|&m| (f.swap_current(m), 0.0, 0)).collect(),
         }
     }
@@ -469,6 +470,19 @@ mod tests {
     use super::*;
 
     const S: u64 = 1_000_000_000;
+
+    /// KillPressure ranks by int(avg10 / 2 + avg60 / 2): a half-point apart is a tie,
+    /// and a tie keeps the order the candidates were listed in.
+    #[test]
+    fn kill_by_pressure_ranks_by_the_truncated_half_sum_and_keeps_ties_in_order() {
+        let web = pressure_key([7.9, 2.3, 0.5]);
+        let batch = pressure_key([8.5, 2.5, 0.5]);
+        assert_eq!((web.0, batch.0), (5, 5));
+        assert_eq!(ranked(&[web, batch]), vec![0, 1]);
+        assert_eq!(ranked(&[batch, web]), vec![0, 1]);
+        let hot = pressure_key([14.0, 3.5, 0.8]);
+        assert_eq!(ranked(&[web, hot]), vec![1, 0]);
+    }
 
     #[test]
     fn pressure_above_needs_the_threshold_exceeded_for_the_duration() {

@@ -1,0 +1,50 @@
+//! The classic LRU's memcg stats flushes through the whole engine
+//! (`kernel/memcg_stats.rs`): scenarios/examples/memcg-stats-flush.toml.
+
+use reclaimsim::results::VariantResult as RunResults;
+
+fn run(name: &str) -> RunResults {
+    let text = include_str!("../../../scenarios/examples/memcg-stats-flush.toml");
+    let loaded = reclaimsim::scenario::parse(text, "memcg-stats-flush.toml", &[], None).unwrap();
+    let s = &loaded.variants.iter().find(|(n, _)| n == name).unwrap().1;
+    reclaimsim::results::run(s, name, Default::default()).unwrap()
+}
+
+fn counter(r: &RunResults, name: &str) -> u64 {
+    r.model_counters.get(name).copied().unwrap_or(0)
+}
+
+/// Classic reclaim flushes the stats again and again, one flusher at a time while the
+/// others find it busy; its masked spans make the TLB flushes that target its CPU wait,
+/// so the threads run slower than with free flushes; MGLRU does not flush in reclaim.
+#[test]
+fn classic_reclaim_flushes_with_interrupts_masked_and_mglru_does_not() {
+    let (classic, free, mglru) = (run("classic"), run("classic_no_flush"), run("mglru"));
+    let flushes = counter(&classic, "memcg_stats_flush");
+    assert!(flushes > 100, "{flushes} flushes");
+    assert!(counter(&classic, "memcg_stats_flush_busy") > 0);
+    // 16 CPUs at 200 ns and at most 16 x 3 (CPU, memcg) pairs at 1500 ns a flush.
+    let ns = counter(&classic, "memcg_stats_flush_ns");
+    assert!(
+        ns > flushes * 16 * 200 && ns <= flushes * (16 * 200 + 48 * 1500),
+        "{ns} ns in {flushes} flushes"
+    );
+    assert!(counter(&free, "memcg_stats_flush") > 0);
+    assert_eq!(counter(&free, "memcg_stats_flush_ns"), 0);
+    let waited = |r: &RunResults| counter(r, "tlb_flush_masked_wait_ns");
+    assert!(
+        waited(&classic) > 2 * waited(&free),
+        "{} {}",
+        waited(&classic),
+        waited(&free)
+    );
+    let ops = |r: &RunResults| r.workloads["app:run"].ops_per_sec;
+    assert!(
+        ops(&free) > 1.2 * ops(&classic),
+        "{} {}",
+        ops(&free),
+        ops(&classic)
+    );
+    assert_eq!(counter(&mglru, "memcg_stats_flush"), 0);
+    assert!(!mglru.locks.contains_key("memcg_stats_flush"));
+}
