@@ -114,6 +114,8 @@ fn try_charge_loop(
         retries = MAX_RECLAIM_RETRIES;
     }
     k.memcgs.charge(memcg, 1);
+    // mem_cgroup_charge_statistics(): the charge's PGPGIN event.
+    k.memcg_rstat_updated(memcg, 1);
     Ok(())
 }
 
@@ -458,6 +460,8 @@ pub fn handle_mm_fault(
             f.owner = mm;
             f.index = vpn as u32;
             f.mapcount = 1;
+            // page_add_new_anon_rmap(): NR_ANON_MAPPED.
+            k.folio_stat_updated(pfn);
             let m = &mut k.mms[mm as usize];
             m.vmas[v].ptes[idx] = Pte::present(pfn, true, true);
             m.anon_rss += 1;
@@ -472,6 +476,10 @@ pub fn handle_mm_fault(
                 return Ok(());
             }
             k.folios[pfn as usize].mapcount += 1;
+            if k.folios[pfn as usize].mapcount == 1 {
+                // page_add_file_rmap(): NR_FILE_MAPPED on the first mapping.
+                k.folio_stat_updated(pfn);
+            }
             k.mms[mm as usize].vmas[v].ptes[idx] = Pte::present(pfn, true, write);
             if write {
                 dirty_shared_page(k, pfn);
@@ -580,6 +588,10 @@ fn do_swap_page(
     m.anon_rss += 1;
     m.swap_ents -= 1;
     k.folios[pfn as usize].mapcount += 1;
+    if k.folios[pfn as usize].mapcount == 1 {
+        // page_add_anon_rmap(): NR_ANON_MAPPED on the first mapping.
+        k.folio_stat_updated(pfn);
+    }
     // swap_free() of the PTE's reference leaves the slot to the swap cache's (its
     // SWAP_HAS_CACHE), so nothing is freed until folio_free_swap().
     if should_try_to_free_swap(k, pfn, write) {
@@ -667,6 +679,8 @@ fn swapin_skip_swapcache(
     m.anon_rss += 1;
     m.swap_ents -= 1;
     k.folios[new as usize].mapcount = 1;
+    // page_add_new_anon_rmap(): NR_ANON_MAPPED.
+    k.folio_stat_updated(new);
     swap_free(k, slot);
     batch::folio_add_lru(k, p, new, true);
     Ok(())
@@ -740,9 +754,13 @@ pub fn folio_free_swap(k: &mut Kernel, pfn: Pfn) {
     let f = &mut k.folios[pfn as usize];
     f.clear(pg::SWAPCACHE);
     f.set(pg::DIRTY);
+    // __delete_from_swap_cache(): NR_SWAPCACHE.
+    k.folio_stat_updated(pfn);
     // The folio is out of the swap cache before the slot's return may wait for si->lock.
     let memcg = k.put_swap_slot(slot);
     k.memcgs.swap_charge(memcg, -1);
+    // mem_cgroup_uncharge_swap(): MEMCG_SWAP.
+    k.memcg_rstat_updated(memcg, 1);
     k.spend(k.costs.swap_slot, Cat::Other);
 }
 
@@ -755,6 +773,8 @@ pub fn folio_free_swap(k: &mut Kernel, pfn: Pfn) {
 fn swap_free(k: &mut Kernel, slot: u32) {
     let memcg = k.put_swap_slot(slot);
     k.memcgs.swap_charge(memcg, -1);
+    // mem_cgroup_uncharge_swap(): MEMCG_SWAP.
+    k.memcg_rstat_updated(memcg, 1);
 }
 
 /// What a page-cache lookup is for.
@@ -804,6 +824,8 @@ fn find_or_read_page(
     let fl = &mut k.files[file as usize];
     fl.slots[index as usize] = Slot::page(pfn);
     fl.nr_cached += 1;
+    // __filemap_add_folio(): NR_FILE_PAGES (the folio is charged to `memcg` already).
+    k.folio_stat_updated(pfn);
     k.spend(k.costs.xarray, Cat::Other);
     k.spin_unlock(lock);
     // The read into the new folio (a hole of a sparse file, never written back, is
@@ -895,6 +917,10 @@ pub fn zap_vma(k: &mut Kernel, p: &mut dyn Policy, mm: u32, v: usize) {
         }
         let pfn = pte.pfn().expect("present PTE");
         k.folios[pfn as usize].mapcount -= 1;
+        if k.folios[pfn as usize].mapcount == 0 {
+            // page_remove_rmap(): NR_ANON_MAPPED or NR_FILE_MAPPED on the last unmapping.
+            k.folio_stat_updated(pfn);
+        }
         if pte.dirty() {
             crate::kernel::writeback::folio_mark_dirty(k, pfn);
         }
@@ -925,6 +951,8 @@ fn free_swap_entry(k: &mut Kernel, p: &mut dyn Policy, slot: u32) {
     if let Some(pfn) = cached {
         k.folio_swap[pfn as usize] = NIL;
         k.folios[pfn as usize].clear(pg::SWAPCACHE);
+        // __delete_from_swap_cache(): NR_SWAPCACHE.
+        k.folio_stat_updated(pfn);
     }
     swap_free(k, slot);
     if let Some(pfn) = cached.filter(|&pfn| !k.folios[pfn as usize].mapped()) {

@@ -65,6 +65,14 @@ impl StatsFlush {
 }
 
 impl Kernel {
+    /// One update of a memcg counter of folio `pfn`'s memcg (__lruvec_stat_mod_folio,
+    /// mem_cgroup_charge_statistics and their kin): its mapped, file-page, swap-cache or
+    /// swap count, or its charge's event.
+    #[inline]
+    pub(crate) fn folio_stat_updated(&mut self, pfn: crate::kernel::folio::Pfn) {
+        self.memcg_rstat_updated(self.folios[pfn as usize].memcg, 1);
+    }
+
     /// memcg_rstat_updated() (6.1), for an update of `val` (its absolute value) to one of
     /// `memcg`'s counters on the running task's CPU: cgroup_rstat_updated() puts the memcg
     /// and its ancestors on the CPU's updated tree, and every MEMCG_CHARGE_BATCH updates

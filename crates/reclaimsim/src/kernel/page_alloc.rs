@@ -142,6 +142,8 @@ impl Kernel {
         crate::kernel::lru::plugin::note_removed(self, pfn);
         if charged {
             self.memcgs.uncharge(f.memcg, 1);
+            // uncharge_batch(): the PGPGOUT event.
+            self.memcg_rstat_updated(f.memcg, 1);
         }
         self.folios[pfn as usize] = Folio::default();
         self.links[pfn as usize] = Link::NONE;

@@ -196,6 +196,10 @@ pub fn try_to_unmap(k: &mut Kernel, pfn: Pfn) {
             f.set(pg::DIRTY);
         }
         f.mapcount -= 1;
+        if f.mapcount == 0 {
+            // page_remove_rmap(): NR_ANON_MAPPED or NR_FILE_MAPPED on the last unmapping.
+            k.folio_stat_updated(pfn);
+        }
         crate::kernel::tlb::set_flush_pending(k, mm, dirty);
     }
     rmap_rwsem(k, lock, LockSite::TryToUnmap);

@@ -433,6 +433,8 @@ fn add_to_swap(k: &mut Kernel, pfn: Pfn) -> bool {
     k.folio_swap[pfn as usize] = slot;
     let f = &mut k.folios[pfn as usize];
     f.set(pg::SWAPCACHE | pg::DIRTY);
+    // __mem_cgroup_try_charge_swap(): MEMCG_SWAP; add_to_swap_cache(): NR_SWAPCACHE.
+    k.memcg_rstat_updated(memcg, 2);
     true
 }
 
@@ -524,6 +526,9 @@ fn remove_mapping(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn, target: MemcgId)
             file.slots[f.index as usize] = Slot::shadow(shadow);
             file.nr_cached -= 1;
         }
+        // __delete_from_swap_cache(): NR_SWAPCACHE, or __filemap_remove_folio():
+        // NR_FILE_PAGES.
+        k.folio_stat_updated(pfn);
     }
     if let Some(l) = lock {
         k.spin_unlock(l);
