@@ -1,8 +1,9 @@
 //! Flushing the memcg statistics, as Linux 5.15 to 6.1 do it (mm/memcontrol.c over
 //! kernel/cgroup/rstat.c).
 //!
-//! A memcg's counters (its LRU sizes, its events) are per-CPU; a reader that wants them
-//! exact first folds every CPU's deltas into the totals. Each update also counts towards
+//! A memcg's counters (its LRU sizes, its events, its mapped, file, swap-cache and swap
+//! pages) are per-CPU; a reader that wants them exact first folds every CPU's deltas into
+//! the totals. Each update also counts towards
 //! a flush (memcg_rstat_updated): a CPU adds a batch to the global
 //! `stats_flush_threshold` every MEMCG_CHARGE_BATCH (64) updates, and puts the memcg and
 //! its ancestors on its rstat updated tree (cgroup_rstat_updated). mem_cgroup_flush_stats()
