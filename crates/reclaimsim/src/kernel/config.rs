@@ -452,3 +452,39 @@ pub struct Setup {
     pub costs: CostTable,
     pub memcgs: Vec<MemcgSetup>,
 }
+
+#[cfg(test)]
+impl Setup {
+    /// A machine for unit tests: `pages` of memory on one node, `cpus` CPUs of their own
+    /// cores, no swap, the default kernel and costs, no memcg below the root.
+    pub fn small(pages: u64, cpus: u32) -> Setup {
+        Setup {
+            memory_pages: pages,
+            node_pages: Vec::new(),
+            topology: crate::sim::topology::Topology::flat(cpus, 1),
+            swap: None,
+            ssd_profile: None,
+            zswap: None,
+            zram: Default::default(),
+            kernel: Default::default(),
+            costs: Default::default(),
+            memcgs: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+impl MemcgSetup {
+    /// A memcg at `path` with no limits or protection.
+    pub fn unlimited(path: &str) -> MemcgSetup {
+        MemcgSetup {
+            path: path.into(),
+            max: u64::MAX,
+            high: u64::MAX,
+            low: 0,
+            min: 0,
+            swap_max: u64::MAX,
+            zswap_max: u64::MAX,
+        }
+    }
+}

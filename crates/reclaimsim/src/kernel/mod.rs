@@ -683,21 +683,9 @@ mod tests {
 
     /// 16 MiB, 2 CPUs, one lru_lock per node, no swap, no memcg below the root.
     fn machine() -> Setup {
-        Setup {
-            memory_pages: 4096,
-            node_pages: Vec::new(),
-            topology: crate::sim::topology::Topology::flat(2, 1),
-            swap: None,
-            ssd_profile: None,
-            zswap: None,
-            zram: Default::default(),
-            kernel: KernelConfig {
-                lru_lock: LruLockKind::Node,
-                ..Default::default()
-            },
-            costs: crate::sim::cost::CostTable::default(),
-            memcgs: Vec::new(),
-        }
+        let mut s = Setup::small(4096, 2);
+        s.kernel.lru_lock = LruLockKind::Node;
+        s
     }
 
     type Body = Box<dyn FnOnce(&mut Kernel)>;

@@ -193,19 +193,7 @@ mod tests {
     use crate::kernel::config::Setup;
 
     fn kernel(cpus: u32) -> Kernel {
-        let s = Setup {
-            memory_pages: 1024,
-            node_pages: Vec::new(),
-            topology: crate::sim::topology::Topology::flat(cpus, 1),
-            swap: None,
-            ssd_profile: None,
-            zswap: None,
-            zram: Default::default(),
-            kernel: Default::default(),
-            costs: Default::default(),
-            memcgs: Vec::new(),
-        };
-        let mut k = Kernel::new(&s);
+        let mut k = Kernel::new(&Setup::small(1024, cpus));
         k.costs.tlb_ipi = 1500;
         k.costs.tlb_flush_irq = 800;
         k.costs.lock_bounce = 100;

@@ -3,27 +3,8 @@ use crate::kernel::config::{MemcgSetup, Setup};
 
 /// A kernel of `cpus` CPUs with memcgs /a and /a/b below the root.
 fn kernel(cpus: u32) -> Kernel {
-    let memcg = |path: &str| MemcgSetup {
-        path: path.into(),
-        max: u64::MAX,
-        high: u64::MAX,
-        low: 0,
-        min: 0,
-        swap_max: u64::MAX,
-        zswap_max: u64::MAX,
-    };
-    let s = Setup {
-        memory_pages: 1024,
-        node_pages: Vec::new(),
-        topology: crate::sim::topology::Topology::flat(cpus, 1),
-        swap: None,
-        ssd_profile: None,
-        zswap: None,
-        zram: Default::default(),
-        kernel: Default::default(),
-        costs: Default::default(),
-        memcgs: vec![memcg("/a"), memcg("/a/b")],
-    };
+    let mut s = Setup::small(1024, cpus);
+    s.memcgs = vec![MemcgSetup::unlimited("/a"), MemcgSetup::unlimited("/a/b")];
     let mut k = Kernel::new(&s);
     k.costs.memcg_flush_cpu = 200;
     k.costs.memcg_flush_memcg = 1500;

@@ -421,18 +421,7 @@ mod tests {
     /// 16 MiB on one node and 2 CPUs, no swap, the root memcg only; one file folio
     /// taken from the allocator and added to the LRU (generation lists of lruvec 0).
     fn one_folio_on_the_lru() -> (Kernel, Box<Mglru>, Pfn) {
-        let mut k = Kernel::new(&Setup {
-            memory_pages: 4096,
-            node_pages: Vec::new(),
-            topology: crate::sim::topology::Topology::flat(2, 1),
-            swap: None,
-            ssd_profile: None,
-            zswap: None,
-            zram: Default::default(),
-            kernel: KernelConfig::default(),
-            costs: crate::sim::cost::CostTable::default(),
-            memcgs: Vec::new(),
-        });
+        let mut k = Kernel::new(&Setup::small(4096, 2));
         let mut m = Box::new(Mglru::new(&k));
         let pfn = k.take_free_page(0).expect("a free page");
         k.folios[pfn as usize].set(pg::LRU);
