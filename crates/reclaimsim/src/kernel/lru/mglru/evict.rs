@@ -415,7 +415,7 @@ impl Mglru {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::config::{KernelConfig, Setup};
+    use crate::kernel::config::Setup;
     use crate::kernel::lru::Policy;
 
     /// 16 MiB on one node and 2 CPUs, no swap, the root memcg only; one file folio
