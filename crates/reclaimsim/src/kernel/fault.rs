@@ -459,9 +459,7 @@ pub fn handle_mm_fault(
             f.set(pg::ANON | pg::SWAPBACKED);
             f.owner = mm;
             f.index = vpn as u32;
-            f.mapcount = 1;
-            // page_add_new_anon_rmap(): NR_ANON_MAPPED.
-            k.folio_stat_updated(pfn);
+            k.page_add_rmap(pfn);
             let m = &mut k.mms[mm as usize];
             m.vmas[v].ptes[idx] = Pte::present(pfn, true, true);
             m.anon_rss += 1;
@@ -475,11 +473,7 @@ pub fn handle_mm_fault(
             if pte_changed(k, mm, v, idx, pte) {
                 return Ok(());
             }
-            k.folios[pfn as usize].mapcount += 1;
-            if k.folios[pfn as usize].mapcount == 1 {
-                // page_add_file_rmap(): NR_FILE_MAPPED on the first mapping.
-                k.folio_stat_updated(pfn);
-            }
+            k.page_add_rmap(pfn);
             k.mms[mm as usize].vmas[v].ptes[idx] = Pte::present(pfn, true, write);
             if write {
                 dirty_shared_page(k, pfn);
@@ -587,11 +581,7 @@ fn do_swap_page(
     m.vmas[v].ptes[idx] = Pte::present(pfn, true, write);
     m.anon_rss += 1;
     m.swap_ents -= 1;
-    k.folios[pfn as usize].mapcount += 1;
-    if k.folios[pfn as usize].mapcount == 1 {
-        // page_add_anon_rmap(): NR_ANON_MAPPED on the first mapping.
-        k.folio_stat_updated(pfn);
-    }
+    k.page_add_rmap(pfn);
     // swap_free() of the PTE's reference leaves the slot to the swap cache's (its
     // SWAP_HAS_CACHE), so nothing is freed until folio_free_swap().
     if should_try_to_free_swap(k, pfn, write) {
@@ -678,9 +668,7 @@ fn swapin_skip_swapcache(
     m.vmas[v].ptes[idx] = Pte::present(new, true, write);
     m.anon_rss += 1;
     m.swap_ents -= 1;
-    k.folios[new as usize].mapcount = 1;
-    // page_add_new_anon_rmap(): NR_ANON_MAPPED.
-    k.folio_stat_updated(new);
+    k.page_add_rmap(new);
     swap_free(k, slot);
     batch::folio_add_lru(k, p, new, true);
     Ok(())
@@ -757,10 +745,7 @@ pub fn folio_free_swap(k: &mut Kernel, pfn: Pfn) {
     // __delete_from_swap_cache(): NR_SWAPCACHE.
     k.folio_stat_updated(pfn);
     // The folio is out of the swap cache before the slot's return may wait for si->lock.
-    let memcg = k.put_swap_slot(slot);
-    k.memcgs.swap_charge(memcg, -1);
-    // mem_cgroup_uncharge_swap(): MEMCG_SWAP.
-    k.memcg_rstat_updated(memcg, 1);
+    swap_free(k, slot);
     k.spend(k.costs.swap_slot, Cat::Other);
 }
 
@@ -916,11 +901,7 @@ pub fn zap_vma(k: &mut Kernel, p: &mut dyn Policy, mm: u32, v: usize) {
             continue;
         }
         let pfn = pte.pfn().expect("present PTE");
-        k.folios[pfn as usize].mapcount -= 1;
-        if k.folios[pfn as usize].mapcount == 0 {
-            // page_remove_rmap(): NR_ANON_MAPPED or NR_FILE_MAPPED on the last unmapping.
-            k.folio_stat_updated(pfn);
-        }
+        k.page_remove_rmap(pfn);
         if pte.dirty() {
             crate::kernel::writeback::folio_mark_dirty(k, pfn);
         }

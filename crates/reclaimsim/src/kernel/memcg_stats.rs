@@ -3,11 +3,10 @@
 //!
 //! A memcg's counters (its LRU sizes, its events, its mapped, file, swap-cache and swap
 //! pages) are per-CPU; a reader that wants them exact first folds every CPU's deltas into
-//! the totals. Each update also counts towards
-//! a flush (memcg_rstat_updated): a CPU adds a batch to the global
-//! `stats_flush_threshold` every MEMCG_CHARGE_BATCH (64) updates, and puts the memcg and
-//! its ancestors on its rstat updated tree (cgroup_rstat_updated). mem_cgroup_flush_stats()
-//! flushes once more than one batch per online CPU has built up: one flusher at a time
+//! the totals. Each update also counts towards a flush (memcg_rstat_updated): a CPU adds
+//! a batch to the global `stats_flush_threshold` every MEMCG_CHARGE_BATCH (64) updates,
+//! and puts the memcg and its ancestors on its rstat updated tree (cgroup_rstat_updated).
+//! mem_cgroup_flush_stats() flushes once more than one batch per online CPU has built up: one flusher at a time
 //! (spin_trylock_irqsave of stats_flush_lock; a caller that finds it held returns at
 //! once), from the root, with interrupts masked throughout (cgroup_rstat_flush_irqsafe:
 //! cgroup_rstat_lock and each CPU's cgroup_rstat_cpu_lock taken irqsave). For every
@@ -18,8 +17,8 @@
 //!
 //! Reclaim's caller is the classic LRU's prepare_scan_count(), at every shrink_node();
 //! with MGLRU prepare_scan_count() returns before the flush (from the series' v7
-//! "minimal implementation", February 2022, through 6.1), so MGLRU flushes only in the paths this model leaves out: the periodic
-//! worker (flush_memcg_stats_dwork, every 2 s, either policy) and the refault path's
+//! "minimal implementation", February 2022, through 6.1), so MGLRU flushes only in the
+//! paths this model leaves out: the periodic worker (flush_memcg_stats_dwork, every 2 s, either policy) and the refault path's
 //! mem_cgroup_flush_stats_delayed (6.1: only when that worker is 2 s late). Before
 //! 5.18-rc4 the classic LRU's refaults (workingset_refault) flushed as
 //! prepare_scan_count does; MGLRU's return before that (lru_gen_refault). The model runs
@@ -83,9 +82,7 @@ impl Kernel {
         let cpu = self.cur.cpu as usize;
         let online = u64::from(self.topology.nr_cpus());
         let s = &mut self.stats_flush;
-        let Some(tree) = s.updated.get_mut(cpu) else {
-            return;
-        };
+        let tree = &mut s.updated[cpu];
         let (word, bit) = (memcg as usize / 64, 1u64 << (memcg % 64));
         if tree[word] & bit == 0 {
             let mut c = Some(memcg);

@@ -168,6 +168,29 @@ pub fn folio_referenced(
     referenced
 }
 
+impl Kernel {
+    /// page_add_new_anon_rmap(), page_add_anon_rmap() and page_add_file_rmap() (6.1):
+    /// one more PTE maps the folio; its first mapping counts in its memcg's
+    /// NR_ANON_MAPPED or NR_FILE_MAPPED.
+    pub(crate) fn page_add_rmap(&mut self, pfn: Pfn) {
+        let f = &mut self.folios[pfn as usize];
+        f.mapcount += 1;
+        if f.mapcount == 1 {
+            self.folio_stat_updated(pfn);
+        }
+    }
+
+    /// page_remove_rmap() (6.1): one PTE fewer maps the folio; its last unmapping counts
+    /// in its memcg's NR_ANON_MAPPED or NR_FILE_MAPPED.
+    pub(crate) fn page_remove_rmap(&mut self, pfn: Pfn) {
+        let f = &mut self.folios[pfn as usize];
+        f.mapcount -= 1;
+        if f.mapcount == 0 {
+            self.folio_stat_updated(pfn);
+        }
+    }
+}
+
 /// Models try_to_unmap(): replaces every PTE mapping the folio with a swap entry (anon)
 /// or nothing (file, refaulted through the page cache), moving dirty bits to the folio.
 pub fn try_to_unmap(k: &mut Kernel, pfn: Pfn) {
@@ -191,15 +214,10 @@ pub fn try_to_unmap(k: &mut Kernel, pfn: Pfn) {
             m.anon_rss -= 1;
             m.swap_ents += 1;
         }
-        let f = &mut k.folios[pfn as usize];
         if dirty {
-            f.set(pg::DIRTY);
+            k.folios[pfn as usize].set(pg::DIRTY);
         }
-        f.mapcount -= 1;
-        if f.mapcount == 0 {
-            // page_remove_rmap(): NR_ANON_MAPPED or NR_FILE_MAPPED on the last unmapping.
-            k.folio_stat_updated(pfn);
-        }
+        k.page_remove_rmap(pfn);
         crate::kernel::tlb::set_flush_pending(k, mm, dirty);
     }
     rmap_rwsem(k, lock, LockSite::TryToUnmap);
