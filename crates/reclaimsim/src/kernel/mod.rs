@@ -408,7 +408,9 @@ impl Kernel {
     #[inline]
     pub fn count_memcg(&mut self, c: Vm, memcg: MemcgId, n: u64) {
         self.memcgs.cgs[memcg as usize].stat.add(c, n);
-        self.memcg_rstat_updated(memcg, n);
+        if crate::kernel::stats::kept_per_memcg(c) {
+            self.memcg_rstat_updated(memcg, n);
+        }
     }
 
     /// Models setup_per_zone_wmarks() (6.1), as a write to vm.watermark_scale_factor

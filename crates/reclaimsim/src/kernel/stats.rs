@@ -156,6 +156,21 @@ pub const MEMCG_GLOBAL_ONLY: [Vm; 9] = [
     Vm::NrWritten,
 ];
 
+/// Whether 6.1 keeps counter `c` per memcg, so that counting it is a memcg stat update
+/// (memcg_rstat_updated): the kernel's counters but those it keeps only globally, not
+/// the model's own.
+pub const fn kept_per_memcg(c: Vm) -> bool {
+    let i = c as usize;
+    let mut j = 0;
+    while j < MEMCG_GLOBAL_ONLY.len() {
+        if MEMCG_GLOBAL_ONLY[j] as usize == i {
+            return false;
+        }
+        j += 1;
+    }
+    i < NR_KERNEL_VM
+}
+
 #[derive(Clone, Debug)]
 pub struct VmStat(pub [u64; NR_VM]);
 

@@ -67,3 +67,19 @@ fn a_flush_that_finds_another_under_way_returns_at_once() {
     assert_eq!(k.vm.get(Vm::MemcgFlush), 1, "free again at 5000");
     assert_eq!(k.cur.clock, 5000 + 200 + 2 * 1500);
 }
+
+/// Counting an event is a memcg stat update only for the events 6.1 keeps per memcg: not
+/// for those it keeps only globally, nor for the model's own counters.
+#[test]
+fn only_the_events_kept_per_memcg_count_towards_a_flush() {
+    use crate::kernel::stats::kept_per_memcg;
+    assert!(kept_per_memcg(Vm::Pgfault) && kept_per_memcg(Vm::PgscanDirect));
+    assert!(!kept_per_memcg(Vm::Pswpout) && !kept_per_memcg(Vm::PgscanAnon));
+    assert!(!kept_per_memcg(Vm::LruGenAging) && !kept_per_memcg(Vm::MemcgFlush));
+    let mut k = kernel(1);
+    let a = k.memcgs.by_path("/a").unwrap();
+    k.count(Vm::Pswpout, a, 1000);
+    assert_eq!(k.stats_flush.pairs(), 0);
+    k.count(Vm::Pgfault, a, 1);
+    assert_eq!(k.stats_flush.pairs(), 2, "/a and the root");
+}
