@@ -4,8 +4,13 @@
 use reclaimsim::results::VariantResult as RunResults;
 
 fn run(name: &str) -> RunResults {
+    run_with(name, &[])
+}
+
+fn run_with(name: &str, sets: &[&str]) -> RunResults {
     let text = include_str!("../../../scenarios/examples/memcg-stats-flush.toml");
-    let loaded = reclaimsim::scenario::parse(text, "memcg-stats-flush.toml", &[], None).unwrap();
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let loaded = reclaimsim::scenario::parse(text, "memcg-stats-flush.toml", &sets, None).unwrap();
     let s = &loaded.variants.iter().find(|(n, _)| n == name).unwrap().1;
     reclaimsim::results::run(s, name, Default::default()).unwrap()
 }
@@ -47,4 +52,30 @@ fn classic_reclaim_flushes_with_interrupts_masked_and_mglru_does_not() {
     );
     assert_eq!(counter(&mglru, "memcg_stats_flush"), 0);
     assert!(!mglru.locks.contains_key("memcg_stats_flush"));
+}
+
+/// 5.15-rc3 to 5.18-rc3 also flush at every classic refault: more callers, so the
+/// threshold is acted on sooner and more calls find a flush under way; MGLRU's refaults
+/// return before that flush.
+#[test]
+fn the_5_15_refault_path_flushes_too_and_mglru_still_does_not() {
+    let (v61, v515) = (run("classic"), run("classic_v5_15"));
+    let calls =
+        |r: &RunResults| counter(r, "memcg_stats_flush") + counter(r, "memcg_stats_flush_busy");
+    assert!(v515.vmstat["workingset_refault_anon"] > 1000);
+    assert!(
+        calls(&v515) > calls(&v61),
+        "{} {}",
+        calls(&v515),
+        calls(&v61)
+    );
+    assert!(
+        counter(&v515, "memcg_stats_flush") > counter(&v61, "memcg_stats_flush"),
+        "{} {}",
+        counter(&v515, "memcg_stats_flush"),
+        counter(&v61, "memcg_stats_flush")
+    );
+    let mglru = run_with("mglru", &["kernel.memcg_stats_flush=v5.15"]);
+    assert!(mglru.vmstat["workingset_refault_anon"] > 1000);
+    assert_eq!(calls(&mglru), 0);
 }

@@ -237,6 +237,29 @@ pub enum MemcgReclaim {
     V11Patch1to8,
 }
 
+/// Which kernel's memcg statistics flushing (kernel/memcg_stats.rs): who calls
+/// mem_cgroup_flush_stats() synchronously.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemcgStatsFlush {
+    /// Before the memcg counters moved to rstat (5.12 and earlier; seed 004's 5.8):
+    /// nothing to flush.
+    #[serde(rename = "none")]
+    None,
+    /// 5.15-rc3 to 5.18-rc3 (the MGLRU v7 posting's 5.17-rc2 base, seed 000's
+    /// 5.18-rc1): the classic LRU's prepare_scan_count() at every shrink_node(), and its
+    /// workingset_refault() at every refault ("memcg: flush lruvec stats in the
+    /// refault", 1f828223b799).
+    #[serde(rename = "v5.15")]
+    V515,
+    /// 5.18-rc4 to 6.1 (seed 001's 5.19-rc1): prepare_scan_count() only; a refault
+    /// flushes only when the 2 s periodic flush is more than 4 s late ("memcg: sync
+    /// flush only if periodic flush is delayed", 9b3016154c91), which the model's runs
+    /// never are.
+    #[default]
+    #[serde(rename = "v6.1")]
+    V61,
+}
+
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct KernelConfig {
@@ -310,6 +333,11 @@ pub struct KernelConfig {
     /// `v11-patch1-8` (its baseline).
     #[serde(default)]
     pub memcg_reclaim: MemcgReclaim,
+    /// Who flushes the memcg statistics synchronously: `none` (before 5.13), `v5.15`
+    /// (5.15-rc3 to 5.18-rc3: reclaim and every refault) or `v6.1` (default: reclaim).
+    /// Only the classic LRU flushes in either path.
+    #[serde(default)]
+    pub memcg_stats_flush: MemcgStatsFlush,
     /// MGLRU: Kairui Song's "mm, lru_gen: batch update pages when aging" (seed 003, never
     /// merged): all three parts below. Default false (mainline 6.1).
     #[serde(default)]
@@ -405,6 +433,7 @@ impl Default for KernelConfig {
             page_cluster: default_page_cluster(),
             vma_ra_enabled: true,
             memcg_reclaim: MemcgReclaim::V61,
+            memcg_stats_flush: MemcgStatsFlush::V61,
             batch_aging: false,
             batch_aging_counters: None,
             batch_aging_bulk_move: None,

@@ -17,14 +17,17 @@
 //!
 //! Reclaim's caller is the classic LRU's prepare_scan_count(), at every shrink_node();
 //! with MGLRU prepare_scan_count() returns before the flush (from the series' v7
-//! "minimal implementation", February 2022, through 6.1), so MGLRU flushes only in the
-//! paths this model leaves out: the periodic worker (flush_memcg_stats_dwork, every 2 s, either policy) and the refault path's
-//! mem_cgroup_flush_stats_delayed (6.1: only when that worker is 2 s late). Before
-//! 5.18-rc4 the classic LRU's refaults (workingset_refault) flushed as
-//! prepare_scan_count does; MGLRU's return before that (lru_gen_refault). The model runs
-//! 6.1's. The flusher's CPU, masked all the while, runs no flush IPI until it is done:
+//! "minimal implementation", February 2022, through 6.1). From 5.15-rc3 to 5.18-rc3
+//! the classic LRU's workingset_refault() flushed too, at every refault
+//! (`workingset_refault_flush`, `memcg_stats_flush = "v5.15"`); MGLRU's refaults
+//! return before it (lru_gen_refault). From 5.18-rc4 (and in 6.1, the default) a
+//! refault flushes only when the periodic worker is late, which the model leaves out
+//! with the worker itself (flush_memcg_stats_dwork, every 2 s, either policy). Before
+//! 5.13 (`"none"`, seed 004's 5.8) memcg counters had no rstat and nothing flushes.
+//! The flusher's CPU, masked all the while, runs no flush IPI until it is done:
 //! a reclaimer whose TLB flush targets it waits (`tlb::wait_for_unmask`).
 
+use crate::kernel::config::MemcgStatsFlush;
 use crate::kernel::memcg::MemcgId;
 use crate::kernel::stats::{Cat, Vm};
 use crate::kernel::Kernel;
@@ -107,9 +110,10 @@ impl Kernel {
 /// built up, and no other CPU is flushing, fold every CPU's updates into the memcgs'
 /// totals with interrupts masked (__mem_cgroup_flush_stats,
 /// cgroup_rstat_flush_irqsafe); the threshold starts again from zero.
+/// Before 5.13 (`memcg_stats_flush = "none"`) there is nothing to flush.
 pub fn mem_cgroup_flush_stats(k: &mut Kernel) {
     let online = u64::from(k.topology.nr_cpus());
-    if k.stats_flush.threshold <= online {
+    if k.cfg.memcg_stats_flush == MemcgStatsFlush::None || k.stats_flush.threshold <= online {
         return;
     }
     if !k.spin_trylock(LockRef::StatsFlush, LockSite::Other) {
@@ -127,6 +131,17 @@ pub fn mem_cgroup_flush_stats(k: &mut Kernel) {
     k.spin_unlock(LockRef::StatsFlush);
     k.vm.add(Vm::MemcgFlush, 1);
     k.vm.add(Vm::MemcgFlushNs, ns);
+}
+
+/// The classic LRU's workingset_refault() flush, after it counts the refault: 5.15-rc3
+/// to 5.18-rc3 call mem_cgroup_flush_stats() at every refault; 5.18-rc4 to 6.1 call
+/// mem_cgroup_flush_stats_delayed(), which flushes only when the periodic flush is more
+/// than 4 s late (the model has no periodic flush, so it never does).
+pub fn workingset_refault_flush(k: &mut Kernel) {
+    match k.cfg.memcg_stats_flush {
+        MemcgStatsFlush::V515 => mem_cgroup_flush_stats(k),
+        MemcgStatsFlush::V61 | MemcgStatsFlush::None => {}
+    }
 }
 
 #[cfg(test)]

@@ -377,6 +377,7 @@ fn kernel(k: &KernelConfig, s: &Scenario) -> Result<(String, Vec<(String, String
         page_cache_fix: _,
         min_ttl_ms: _,
         memcg_reclaim,
+        memcg_stats_flush,
         batch_aging,
         batch_aging_counters,
         batch_aging_bulk_move,
@@ -392,6 +393,10 @@ fn kernel(k: &KernelConfig, s: &Scenario) -> Result<(String, Vec<(String, String
         ("flusher_cpu", flusher_cpu.is_some()),
         ("look_around", *look_around != d.look_around),
         ("memcg_reclaim", *memcg_reclaim != d.memcg_reclaim),
+        (
+            "memcg_stats_flush",
+            *memcg_stats_flush != d.memcg_stats_flush,
+        ),
         ("batch_aging", *batch_aging),
         ("batch_aging_counters", batch_aging_counters.is_some()),
         ("batch_aging_bulk_move", batch_aging_bulk_move.is_some()),

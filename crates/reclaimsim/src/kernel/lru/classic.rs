@@ -600,8 +600,9 @@ impl Policy for Classic {
         .pack()
     }
 
-    /// Models workingset_refault(): activate if the refault distance fits in the
-    /// workingset the eviction lruvec could have kept.
+    /// Models workingset_refault(): count the refault, flush the memcg stats as the
+    /// configured version does (`memcg_stats::workingset_refault_flush`), and activate if
+    /// the refault distance fits in the workingset the eviction lruvec could have kept.
     fn refault(&mut self, k: &mut Kernel, pfn: Pfn, shadow: u64, _in_fault: bool) {
         let s = Shadow::unpack(shadow);
         let f = k.folios[pfn as usize];
@@ -620,6 +621,7 @@ impl Policy for Classic {
         if s.memcg as usize >= k.memcgs.cgs.len() || s.node as usize >= k.nr_nodes() {
             return;
         }
+        crate::kernel::memcg_stats::workingset_refault_flush(k);
         let elv = k.lruvec(s.memcg, s.node as usize);
         // The eviction stamp is from this lruvec's clock, which only grows. 6.1 masks the
         // distance (EVICTION_MASK) and has no check; the model's 38 bits never wrap.

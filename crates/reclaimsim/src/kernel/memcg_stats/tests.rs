@@ -83,3 +83,25 @@ fn only_the_events_kept_per_memcg_count_towards_a_flush() {
     k.count(Vm::Pgfault, a, 1);
     assert_eq!(k.stats_flush.pairs(), 2, "/a and the root");
 }
+
+/// The classic refault's flush by version: 5.15-rc3 to 5.18-rc3 flush at a refault as
+/// reclaim does; 6.1 does not (its delayed flush waits for a late periodic worker); and
+/// before rstat (`none`) nothing flushes, from either caller.
+#[test]
+fn the_refault_flushes_only_in_the_versions_that_had_it() {
+    use crate::kernel::config::MemcgStatsFlush as F;
+    for (version, refault, reclaim) in [(F::V515, 1, 1), (F::V61, 0, 1), (F::None, 0, 0)] {
+        let mut k = kernel(1);
+        k.cfg.memcg_stats_flush = version;
+        let a = k.memcgs.by_path("/a").unwrap();
+        k.memcg_rstat_updated(a, 200);
+        workingset_refault_flush(&mut k);
+        assert_eq!(k.vm.get(Vm::MemcgFlush), refault, "{version:?}: refault");
+        mem_cgroup_flush_stats(&mut k);
+        assert_eq!(
+            k.vm.get(Vm::MemcgFlush),
+            reclaim,
+            "{version:?}: then reclaim"
+        );
+    }
+}
