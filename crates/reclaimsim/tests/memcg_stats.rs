@@ -75,6 +75,9 @@ fn the_5_15_refault_path_flushes_too_and_mglru_still_does_not() {
         counter(&v515, "memcg_stats_flush"),
         counter(&v61, "memcg_stats_flush")
     );
+    assert_eq!(counter(&v61, "memcg_stats_flush_refault"), 0);
+    let by_refault = counter(&v515, "memcg_stats_flush_refault");
+    assert!(by_refault > 0 && by_refault < counter(&v515, "memcg_stats_flush"));
     let mglru = run_with("mglru", &["kernel.memcg_stats_flush=v5.15"]);
     assert!(mglru.vmstat["workingset_refault_anon"] > 1000);
     assert_eq!(calls(&mglru), 0);

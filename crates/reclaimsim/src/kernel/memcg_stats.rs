@@ -110,15 +110,16 @@ impl Kernel {
 /// built up, and no other CPU is flushing, fold every CPU's updates into the memcgs'
 /// totals with interrupts masked (__mem_cgroup_flush_stats,
 /// cgroup_rstat_flush_irqsafe); the threshold starts again from zero.
-/// Before 5.13 (`memcg_stats_flush = "none"`) there is nothing to flush.
-pub fn mem_cgroup_flush_stats(k: &mut Kernel) {
+/// Before 5.13 (`memcg_stats_flush = "none"`) there is nothing to flush. True when
+/// this call flushed.
+pub fn mem_cgroup_flush_stats(k: &mut Kernel) -> bool {
     let online = u64::from(k.topology.nr_cpus());
     if k.cfg.memcg_stats_flush == MemcgStatsFlush::None || k.stats_flush.threshold <= online {
-        return;
+        return false;
     }
     if !k.spin_trylock(LockRef::StatsFlush, LockSite::Other) {
         k.vm.add(Vm::MemcgFlushBusy, 1);
-        return;
+        return false;
     }
     let cpus = k.stats_flush.updated.len() as u64;
     let pairs = k.stats_flush.pairs();
@@ -131,6 +132,7 @@ pub fn mem_cgroup_flush_stats(k: &mut Kernel) {
     k.spin_unlock(LockRef::StatsFlush);
     k.vm.add(Vm::MemcgFlush, 1);
     k.vm.add(Vm::MemcgFlushNs, ns);
+    true
 }
 
 /// The classic LRU's workingset_refault() flush, after it counts the refault: 5.15-rc3
@@ -139,7 +141,11 @@ pub fn mem_cgroup_flush_stats(k: &mut Kernel) {
 /// than 4 s late (the model has no periodic flush, so it never does).
 pub fn workingset_refault_flush(k: &mut Kernel) {
     match k.cfg.memcg_stats_flush {
-        MemcgStatsFlush::V515 => mem_cgroup_flush_stats(k),
+        MemcgStatsFlush::V515 => {
+            if mem_cgroup_flush_stats(k) {
+                k.vm.add(Vm::MemcgFlushRefault, 1);
+            }
+        }
         MemcgStatsFlush::V61 | MemcgStatsFlush::None => {}
     }
 }

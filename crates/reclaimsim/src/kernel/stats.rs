@@ -104,10 +104,12 @@ counters! {
     TlbFlushMasked => "tlb_flush_masked",
     TlbFlushMaskedWaitNs => "tlb_flush_masked_wait_ns",
     // memcg stats flushes (kernel/memcg_stats.rs): those made, the calls that found
-    // another flusher at work, and the flushers' time with interrupts masked.
+    // another flusher at work, the flushers' time with interrupts masked, and the
+    // flushes made by a refault (5.15-rc3 to 5.18-rc3's workingset_refault).
     MemcgFlush => "memcg_stats_flush",
     MemcgFlushBusy => "memcg_stats_flush_busy",
     MemcgFlushNs => "memcg_stats_flush_ns",
+    MemcgFlushRefault => "memcg_stats_flush_refault",
 }
 
 /// The counters before this index are kernel counters (/proc/vmstat's names); from it on

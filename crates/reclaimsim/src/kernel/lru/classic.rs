@@ -514,7 +514,7 @@ impl Policy for Classic {
     /// Models prepare_scan_count() (6.1), which first flushes the memcg stats
     /// (`memcg_stats::mem_cgroup_flush_stats`).
     fn prepare_scan_control(&mut self, k: &mut Kernel, node: usize, sc: &mut ScanControl) {
-        crate::kernel::memcg_stats::mem_cgroup_flush_stats(k);
+        let _ = crate::kernel::memcg_stats::mem_cgroup_flush_stats(k);
         let target = k.lruvec(sc.root(), node);
         // The cost snapshot is taken under the target lruvec's lock.
         k.lock_lruvec(target);

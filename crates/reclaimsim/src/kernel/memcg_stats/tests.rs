@@ -97,6 +97,7 @@ fn the_refault_flushes_only_in_the_versions_that_had_it() {
         k.memcg_rstat_updated(a, 200);
         workingset_refault_flush(&mut k);
         assert_eq!(k.vm.get(Vm::MemcgFlush), refault, "{version:?}: refault");
+        assert_eq!(k.vm.get(Vm::MemcgFlushRefault), refault);
         mem_cgroup_flush_stats(&mut k);
         assert_eq!(
             k.vm.get(Vm::MemcgFlush),
