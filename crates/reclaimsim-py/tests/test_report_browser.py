@@ -22,6 +22,7 @@ def test_seed000_compare_report_draws_every_plot(tmp_path: pathlib.Path) -> None
     r = reclaimsim.compare(SEED000, set={"duration": "600ms"})
     assert r.variants == [
         "classic",
+        "classic-v5.19",
         "patch1-8",
         "patch1-9",
         "memcg-lru",
