@@ -15,6 +15,14 @@ fn run_with(name: &str, sets: &[&str]) -> RunResults {
     reclaimsim::results::run(s, name, Default::default()).unwrap()
 }
 
+/// The example's memcg_flush_cpu and memcg_flush_memcg (its machine profile's).
+fn flush_costs() -> (u64, u64) {
+    let text = include_str!("../../../scenarios/examples/memcg-stats-flush.toml");
+    let loaded = reclaimsim::scenario::parse(text, "memcg-stats-flush.toml", &[], None).unwrap();
+    let s = &loaded.variants[0].1;
+    (s.costs.memcg_flush_cpu, s.costs.memcg_flush_memcg)
+}
+
 fn counter(r: &RunResults, name: &str) -> u64 {
     r.model_counters.get(name).copied().unwrap_or(0)
 }
@@ -28,10 +36,12 @@ fn classic_reclaim_flushes_with_interrupts_masked_and_mglru_does_not() {
     let flushes = counter(&classic, "memcg_stats_flush");
     assert!(flushes > 100, "{flushes} flushes");
     assert!(counter(&classic, "memcg_stats_flush_busy") > 0);
-    // 16 CPUs at 200 ns and at most 16 x 3 (CPU, memcg) pairs at 1500 ns a flush.
+    // 16 CPUs at memcg_flush_cpu and at most 16 x 3 (CPU, memcg) pairs at
+    // memcg_flush_memcg a flush, the profile's costs.
+    let (cpu, memcg) = flush_costs();
     let ns = counter(&classic, "memcg_stats_flush_ns");
     assert!(
-        ns > flushes * 16 * 200 && ns <= flushes * (16 * 200 + 48 * 1500),
+        ns > flushes * 16 * cpu && ns <= flushes * (16 * cpu + 48 * memcg),
         "{ns} ns in {flushes} flushes"
     );
     assert!(counter(&free, "memcg_stats_flush") > 0);

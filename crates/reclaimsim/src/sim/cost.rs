@@ -92,8 +92,9 @@ pub struct CostTable {
     /// wrote.
     pub memcg_flush_cpu: u64,
     /// A memcg stats flush's fold of one memcg's counters on one CPU
-    /// (mem_cgroup_css_rstat_flush and cgroup_base_stat_flush, 6.1): ~250 per-CPU
-    /// counters on lines that CPU wrote, into the memcg's totals and its parent's.
+    /// (mem_cgroup_css_rstat_flush and cgroup_base_stat_flush, 6.1): ~200 per-CPU
+    /// counters a node on lines that CPU wrote, into the memcg's totals and its
+    /// parent's (measured on 6.18 and scaled by the counters: profiles/default.toml).
     pub memcg_flush_memcg: u64,
     /// Deciding a folio's fate in shrink_folio_list (trylock, flags, refcount freeze).
     pub folio_check: u64,
@@ -325,7 +326,7 @@ pub const DEFAULT: CostTable = CostTable {
     tlb_flush_irq: 800,
     tlb_flush_queued: 200,
     memcg_flush_cpu: 200,
-    memcg_flush_memcg: 1500,
+    memcg_flush_memcg: 2200,
     folio_check: 60,
     zram_compress: 1800,
     zram_decompress: 1100,
