@@ -158,19 +158,28 @@ pub const MEMCG_GLOBAL_ONLY: [Vm; 9] = [
     Vm::NrWritten,
 ];
 
-/// Whether 6.1 keeps counter `c` per memcg, so that counting it is a memcg stat update
-/// (memcg_rstat_updated): the kernel's counters but those it keeps only globally, not
-/// the model's own.
-pub const fn kept_per_memcg(c: Vm) -> bool {
-    let i = c as usize;
+/// Per counter: whether 6.1 keeps it per memcg, so that counting it is a memcg stat
+/// update (memcg_rstat_updated): the kernel's counters but those it keeps only globally,
+/// not the model's own. A table, as `Kernel::count_memcg` asks at every event.
+const KEPT_PER_MEMCG: [bool; NR_VM] = {
+    let mut kept = [false; NR_VM];
+    let mut i = 0;
+    while i < NR_KERNEL_VM {
+        kept[i] = true;
+        i += 1;
+    }
     let mut j = 0;
     while j < MEMCG_GLOBAL_ONLY.len() {
-        if MEMCG_GLOBAL_ONLY[j] as usize == i {
-            return false;
-        }
+        kept[MEMCG_GLOBAL_ONLY[j] as usize] = false;
         j += 1;
     }
-    i < NR_KERNEL_VM
+    kept
+};
+
+/// Whether 6.1 keeps counter `c` per memcg (`KEPT_PER_MEMCG`).
+#[inline]
+pub fn kept_per_memcg(c: Vm) -> bool {
+    KEPT_PER_MEMCG[c as usize]
 }
 
 #[derive(Clone, Debug)]
