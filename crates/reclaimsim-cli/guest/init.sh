@@ -6,7 +6,8 @@
 # lines that start with "@RS " (the host's parser reads only those):
 #   @RS snap LABEL UPTIME / @RS endsnap LABEL   around a snapshot, taken when each
 #       workload finishes its work (LABEL end:NAME, its memory still held: programs exit
-#       only when every workload has finished) and at the end
+#       only when every workload has finished), when all have (end:all, settled: see
+#       settle) and at the end (its UPTIME when all had finished)
 #   @RS vm KEY VALUE            /proc/vmstat
 #   @RS cg PATH FILE KEY VALUE  memory.stat, memory.events(.local), memory.swap.events,
 #                               memory.pressure; @RS cg PATH current|swap.current VALUE
@@ -120,8 +121,9 @@ else
 fi
 echo "@RS ballast $total"
 
+# snap LABEL [UPTIME]: UPTIME (default now) is when the state it shows was reached
 snap() {
-	echo "@RS snap $1 $(now)"
+	echo "@RS snap $1 ${2:-$(now)}"
 	sed 's/^/@RS vm /' /proc/vmstat
 	[ "$RS_LRU_GEN" != 0 ] && [ -r /sys/kernel/debug/lru_gen ] && sed 's/^/@RS lrugen /' /sys/kernel/debug/lru_gen
 	for g in / $RS_MEMCGS; do
@@ -138,6 +140,14 @@ snap() {
 	echo "@RS endsnap $1"
 }
 
+# settle: 6.1's memory.stat folds the per-CPU counts first only when enough are pending
+# (mem_cgroup_flush_stats: stats_flush_threshold past the online CPUs, each a batch of
+# 64 updates), so it can lag by a few hundred updates; flush_memcg_stats_dwork folds
+# them all every 2 s (FLUSH_TIME). Wait out one period where nothing runs before the
+# snapshots whose memcg counters are results: setup, and end:all (below).
+settle() { sleep 2.5; }
+
+settle
 snap setup
 T0=$(now)
 next_sample=$RS_SAMPLE
@@ -184,6 +194,13 @@ while :; do
 		i=$((i + 1))
 	done
 	if [ $busy = 0 ]; then
+		# every workload has finished and holds its memory: their levels, settled
+		if [ ! -f /tmp/snapped.all ]; then
+			fin=$(now)
+			settle
+			snap end:all $fin
+			touch /tmp/snapped.all
+		fi
 		i=0
 		while [ $i -lt $RS_NWL ]; do
 			eval "n=\$RS_WL_${i}_NAME"
@@ -202,7 +219,7 @@ while :; do
 	fi
 	sleep 0.2
 done
-snap end
+snap end $fin
 i=0
 while [ $i -lt $RS_NWL ]; do
 	eval "n=\$RS_WL_${i}_NAME"

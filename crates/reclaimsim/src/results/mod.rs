@@ -129,7 +129,8 @@ pub struct VariantResult {
 }
 
 /// A run on a real kernel (`reclaimsim kernel`): what ran it and its snapshots. Its
-/// `virtual_time_s` is the guest's time from the end of setup to the last snapshot;
+/// `virtual_time_s` is the guest's time from the end of setup until every workload had
+/// finished;
 /// under TCG the guest runs many times slower than the machine it models, so rates
 /// (`ops_per_sec`, `mib_per_sec`) are not the machine's: compare counts.
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default, PartialEq)]
@@ -158,8 +159,12 @@ pub struct GuestRun {
     pub lru_gen_enabled: String,
     /// The snapshots in order: `end:NAME` when workload NAME finished its work (its
     /// memory still held), `phase:NAME:PHASE` when init saw a phase's end (within its
-    /// 0.2 s poll, the workloads going on), `sample` every `sample_interval`, `end` after
-    /// every workload exited.
+    /// 0.2 s poll, the workloads going on), `sample` every `sample_interval`, `end:all`
+    /// when every workload had finished, `end` after every workload exited. Setup and
+    /// `end:all` are taken after 2.5 s with nothing running, so that 6.1's periodic
+    /// memcg stats flush (every 2 s) has folded every CPU's counts into memory.stat;
+    /// the others may lag it by a few hundred updates (its flush on reading waits for
+    /// a threshold). `end:all` and `end` carry the time every workload had finished.
     pub snapshots: Vec<GuestSnapshot>,
     /// When each phase of a workload with several ended (`NAME:PHASE`, as in
     /// `workloads`; the guest's `@RS phase` line, printed when every worker has done the

@@ -323,8 +323,8 @@ pub(crate) fn check(c: &Console) -> Result<(), String> {
 }
 
 /// The results of a checked console log: counters since the `setup` snapshot at `end`;
-/// levels (memory.stat's sizes, memory.current) at the last `end:NAME` snapshot, when
-/// the last workload to finish still held its memory.
+/// levels (memory.stat's sizes, memory.current) at the last `end:NAME` snapshot
+/// (`end:all`, when every workload had finished and still held its memory).
 pub(crate) fn results(c: &Console, name: &str, guest: GuestRun) -> VariantResult {
     let setup = c.snapshots.iter().find(|s| s.label == "setup");
     let end = c.snapshots.iter().rev().find(|s| s.label == "end");
