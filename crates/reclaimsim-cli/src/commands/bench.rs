@@ -34,6 +34,10 @@ pub(crate) fn bench(json: Option<&std::path::Path>) -> Result<(), Failure> {
         );
     }
     println!("task switch at a sync point: {:.1} ns", results.switch_ns);
+    println!(
+        "task switch among 108 tasks: {:.1} ns",
+        results.switch_ns_108
+    );
     if let Some(path) = json {
         let text =
             serde_json::to_string_pretty(&results).map_err(|e| Failure::Run(e.to_string()))?;

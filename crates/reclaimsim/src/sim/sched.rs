@@ -10,9 +10,8 @@
 //! id). A task that must wait (a held lock, a throttle, a sleep) is parked and woken at
 //! the virtual time its wait ends.
 
+use super::due::DueQueue;
 use corosensei::Yielder;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 pub type TaskId = usize;
 
@@ -41,14 +40,10 @@ pub type TaskYielder = Yielder<(), Yield>;
 /// not be marked noalias (see `Kernel`).
 #[derive(Default)]
 pub struct Sched {
-    /// (clock, place in the wake-up order, task, generation).
-    heap: BinaryHeap<Reverse<(u64, u64, TaskId, u64)>>,
+    /// The tasks due, by (clock, place in the wake-up order, task).
+    due: DueQueue,
     /// Per task: its place among tasks due at the same virtual time (default: its id).
     order: Vec<u64>,
-    /// Per task: the generation of its live queue entry; older entries are stale.
-    gen: Vec<u64>,
-    /// Per task: whether it has a live entry.
-    queued: Vec<bool>,
     /// The task running now.
     pub current: TaskId,
     /// The running coroutine's yielder; null outside any task (the engine between
@@ -105,7 +100,7 @@ impl Sched {
     /// Orders tasks due at the same virtual time by `order[id]` (lower first) rather
     /// than by id; tasks past its end keep their id. Set before any task is queued.
     pub fn set_order(&mut self, order: Vec<u64>) {
-        debug_assert!(self.heap.is_empty(), "wake-up order set with tasks queued");
+        debug_assert!(self.due.is_empty(), "wake-up order set with tasks queued");
         self.order = order;
     }
 
@@ -229,73 +224,42 @@ impl Sched {
 
     /// Queues `id` to run at `clock`, replacing any entry it had.
     pub fn push(&mut self, id: TaskId, clock: u64) {
-        if id >= self.gen.len() {
-            self.gen.resize(id + 1, 0);
-            self.queued.resize(id + 1, false);
-        }
-        self.gen[id] += 1;
-        self.queued[id] = true;
-        self.heap
-            .push(Reverse((clock, self.place(id), id, self.gen[id])));
+        self.due.push(id, self.place(id), clock);
     }
 
     /// Drops `id`'s entry, if it has one.
     pub fn cancel(&mut self, id: TaskId) {
-        if id < self.gen.len() {
-            self.gen[id] += 1;
-            self.queued[id] = false;
-        }
+        self.due.remove(id);
     }
 
     pub fn is_queued(&self, id: TaskId) -> bool {
-        self.queued.get(id).copied().unwrap_or(false)
+        self.due.contains(id)
     }
 
-    /// Takes the earliest live entry.
+    /// Takes the earliest entry.
     pub fn pop(&mut self) -> Option<(u64, TaskId)> {
-        self.drop_stale();
-        let Reverse((clock, _, id, _)) = self.heap.pop()?;
-        self.queued[id] = false;
-        Some((clock, id))
+        self.due.pop()
     }
 
-    /// The earliest live entry.
+    /// The earliest entry.
     pub fn peek(&mut self) -> Option<(u64, TaskId)> {
-        self.drop_stale();
-        self.heap.peek().map(|&Reverse((c, _, id, _))| (c, id))
+        (self.due.peek()).map(|(c, tie)| (c, (tie & 0xFFFF_FFFF) as TaskId))
     }
 
     /// Whether a queued task is due before `id` at `clock`: earlier, or at the same time
     /// and earlier in the wake-up order.
     #[inline]
     pub fn due_before(&mut self, clock: u64, id: TaskId) -> bool {
-        // The earliest entry, live or stale, bounds every live one from below: when it
-        // is later than `clock`, nothing is due before (the common answer to the check
-        // each memory touch makes, given without dropping stale entries).
-        match self.heap.peek() {
-            Some(&Reverse((c, _, _, _))) if c <= clock => self.due_before_slow(clock, id),
+        match self.due.peek() {
+            Some((c, _)) if c < clock => true,
+            Some((c, tie)) if c == clock => tie < self.place(id) << 32 | id as u64,
             _ => false,
         }
     }
 
-    fn due_before_slow(&mut self, clock: u64, id: TaskId) -> bool {
-        self.drop_stale();
-        let me = (clock, self.place(id), id);
-        (self.heap.peek()).is_some_and(|&Reverse((c, o, other, _))| (c, o, other) < me)
-    }
-
-    fn drop_stale(&mut self) {
-        while let Some(&Reverse((_, _, id, g))) = self.heap.peek() {
-            if g == self.gen[id] && self.queued[id] {
-                break;
-            }
-            self.heap.pop();
-        }
-    }
-
-    /// Entries, live or stale (a lower bound of virtual time for progress reports).
+    /// The earliest entry's virtual time (for progress reports).
     pub fn min_clock(&self) -> Option<u64> {
-        self.heap.peek().map(|&Reverse((c, _, _, _))| c)
+        self.due.peek().map(|(c, _)| c)
     }
 
     #[inline]
@@ -322,17 +286,20 @@ impl Sched {
 }
 
 /// Host ns per switch between tasks at sync points (queue push and pop, suspend and
-/// resume): two tasks that each suspend `rounds` times, alternating. For `bench`.
-pub fn switch_cost_ns(rounds: u64) -> f64 {
+/// resume): `tasks` tasks that each suspend `rounds` times, taking turns, so that the
+/// queue holds all of them. For `bench` (2 tasks: the switch alone; 108: 000's
+/// threads, the queue's depth included).
+pub fn switch_cost_ns(tasks: usize, rounds: u64) -> f64 {
     let sched: *mut Sched = Box::into_raw(Box::default());
-    let mut coros: Vec<corosensei::Coroutine<(), Yield, ()>> = (0..2)
+    let n = tasks as u64;
+    let mut coros: Vec<corosensei::Coroutine<(), Yield, ()>> = (0..tasks)
         .map(|id: TaskId| {
             corosensei::Coroutine::new(move |y: &TaskYielder, ()| {
                 // SAFETY: the Sched outlives the coroutines; one of them runs at a time.
                 let s = unsafe { &mut *sched };
                 s.set_yielder(y);
                 for i in 1..=rounds {
-                    s.push(id, 2 * i + id as u64);
+                    s.push(id, n * i + id as u64);
                     s.suspend(Yield::Sync);
                 }
             })
@@ -340,15 +307,16 @@ pub fn switch_cost_ns(rounds: u64) -> f64 {
         .collect();
     // SAFETY: as above; no coroutine runs while the driver uses it.
     let s = unsafe { &mut *sched };
-    s.push(0, 0);
-    s.push(1, 1);
+    for id in 0..tasks {
+        s.push(id, id as u64);
+    }
     let start = std::time::Instant::now();
     while let Some((_, id)) = unsafe { &mut *sched }.pop() {
         unsafe { &mut *sched }.current = id;
         let _ = coros[id].resume(());
         unsafe { &mut *sched }.set_yielder(std::ptr::null());
     }
-    let ns = start.elapsed().as_nanos() as f64 / (2 * rounds) as f64;
+    let ns = start.elapsed().as_nanos() as f64 / (n * rounds) as f64;
     drop(coros);
     // SAFETY: from Box::into_raw above; the coroutines are gone.
     drop(unsafe { Box::from_raw(sched) });
@@ -390,9 +358,8 @@ mod tests {
         assert_eq!(total, 7500);
     }
 
-    /// `due_before` answers first from the heap's top, which may be a stale entry (a
-    /// task cancelled or queued again): its answer must be the one the live entries
-    /// alone give, under random pushes, cancels and pops with ties in virtual time.
+    /// `due_before` answers from the queue's top: its answer must be the one the live
+    /// entries give, under random pushes, cancels and pops with ties in virtual time.
     #[test]
     fn due_before_answers_as_the_live_entries_do() {
         let mut s = Sched::default();

@@ -88,11 +88,14 @@ const CASES: [Case; 7] = [
     case("demo", DEMO, false),
 ];
 
-/// The benchmarks' figures, and the engine's cost of switching tasks at a sync point.
+/// The benchmarks' figures, and the engine's cost of switching tasks at a sync point:
+/// between two tasks, and among 108 (seed 000's threads), its queue then as deep as
+/// there.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Bench {
     pub cases: Vec<BenchResult>,
     pub switch_ns: f64,
+    pub switch_ns_108: f64,
 }
 
 /// Runs the benchmarks, each once (they are deterministic; host time is what varies).
@@ -101,8 +104,13 @@ pub fn run_all() -> Result<Bench, String> {
     for (name, text, sets) in runs() {
         cases.push(bench_one(&name, text, &sets)?);
     }
-    let switch_ns = crate::sim::sched::switch_cost_ns(2_000_000);
-    Ok(Bench { cases, switch_ns })
+    let switch_ns = crate::sim::sched::switch_cost_ns(2, 2_000_000);
+    let switch_ns_108 = crate::sim::sched::switch_cost_ns(108, 40_000);
+    Ok(Bench {
+        cases,
+        switch_ns,
+        switch_ns_108,
+    })
 }
 
 /// Every run's name, scenario and `--set`s: one per case, or one per policy.
