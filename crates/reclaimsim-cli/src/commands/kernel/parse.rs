@@ -653,6 +653,26 @@ mod tests {
 @RS done 15.9
 ";
 
+    /// init's settled snapshot when every workload has finished (`end:all`, after 6.1's
+    /// periodic memcg stats flush) is the last `end:` one, so levels come from it and
+    /// not from the unsettled `end:NAME` before it; counters still come from `end`.
+    #[test]
+    fn levels_come_from_the_settled_end_all_snapshot() {
+        let settled = "@RS snap end:all 14.10\n@RS vm nr_free_pages 900\n\
+            @RS cg /app stat anon 134221824\n@RS cg /app current 160004096\n\
+            @RS endsnap end:all\n@RS snap end 15.5";
+        let log = LOG.replacen("@RS snap end 15.5", settled, 1);
+        let c = parse(&log);
+        assert_eq!(check(&c), Ok(()));
+        let labels: Vec<&str> = c.snapshots.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["setup", "end:anon", "end:all", "end"]);
+        let v = results(&c, "classic", GuestRun::default());
+        let app = &v.memcgs["/app"];
+        assert_eq!((app.stat["anon"], app.current), (134221824, 160004096));
+        assert_eq!(v.vmstat["nr_free_pages"], 900);
+        assert_eq!(v.vmstat["pgscan_anon"], 900, "counters still from `end`");
+    }
+
     #[test]
     fn the_console_reads_into_results() {
         let c = parse(LOG);
