@@ -173,13 +173,7 @@ mod tests {
         let mut set: BTreeSet<(u64, u64, usize)> = BTreeSet::new();
         let mut at: Vec<Option<u64>> = vec![None; 40];
         let place = |id: usize| (id as u64 * 7) % 40;
-        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = crate::sim::test_draws();
         let mut pops = 0;
         for _ in 0..100_000 {
             let id = next(40) as usize;

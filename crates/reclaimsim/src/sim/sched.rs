@@ -365,13 +365,7 @@ mod tests {
         let mut s = Sched::default();
         s.set_order(vec![3, 1, 2, 0, 5, 4]);
         let mut live: BTreeMap<TaskId, u64> = BTreeMap::new();
-        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = crate::sim::test_draws();
         let (mut yes, mut no) = (0, 0);
         for _ in 0..50_000 {
             let id = next(8) as TaskId;
