@@ -52,6 +52,11 @@ impl DueQueue {
         self.heap.first().map(|k| (k.clock(), k.tie()))
     }
 
+    /// The earliest entry as (clock, id).
+    pub fn peek_task(&self) -> Option<(u64, usize)> {
+        self.heap.first().map(|k| (k.clock(), k.id()))
+    }
+
     /// Queues `id` at `clock` with tie-breaker `place`, moving its entry if it has one.
     pub fn push(&mut self, id: usize, place: u64, clock: u64) {
         debug_assert!(
@@ -203,6 +208,7 @@ mod tests {
             }
             let top = set.first().map(|&(c, p, id)| (c, p << 32 | id as u64));
             assert_eq!(q.peek(), top);
+            assert_eq!(q.peek_task(), set.first().map(|&(c, _, id)| (c, id)));
             assert_eq!(q.heap.len(), set.len());
             assert!((0..40).all(|id| q.contains(id) == at[id].is_some()));
         }

@@ -243,7 +243,7 @@ impl Sched {
 
     /// The earliest entry.
     pub fn peek(&mut self) -> Option<(u64, TaskId)> {
-        (self.due.peek()).map(|(c, tie)| (c, (tie & 0xFFFF_FFFF) as TaskId))
+        self.due.peek_task()
     }
 
     /// Whether a queued task is due before `id` at `clock`: earlier, or at the same time
