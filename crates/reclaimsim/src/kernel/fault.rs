@@ -249,7 +249,6 @@ fn alloc_page(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<Pfn,
     let mut no_progress = 0;
     // When this allocation first entered direct reclaim (the OOM timeline's stall).
     let mut stalled_from = None;
-    let mut drained = false;
     loop {
         // The free counts and watermarks are the other CPUs' too.
         k.sync();
@@ -273,14 +272,14 @@ fn alloc_page(k: &mut Kernel, p: &mut dyn Policy, memcg: MemcgId) -> Result<Pfn,
         if progress > 0 {
             no_progress = 0;
             // __alloc_pages_direct_reclaim(): what reclaim freed may sit on per-CPU
-            // lists; if the allocation still fails, drain them once and retry.
+            // lists; if the allocation still fails, drain them (once a round of direct
+            // reclaim: its `drained` is the call's) and retry.
             let min_ok = zonelist(k).any(|n| {
                 let zone = &k.nodes[n].zone;
                 zone.watermark_ok(zone.wmark[WMARK_MIN])
             });
-            if !drained && !min_ok {
+            if !min_ok {
                 k.drain_all_pages();
-                drained = true;
             }
             continue;
         }

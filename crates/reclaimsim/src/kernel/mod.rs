@@ -158,6 +158,8 @@ pub struct Kernel {
     pub batches: Vec<CpuBatches>,
     /// Per CPU and node (cpu * nodes + node): the zone's per-CPU free page list.
     pub pcp: Vec<page_alloc::Pcp>,
+    /// pcpu_drain_mutex: whether a drain_all_pages() is under way (`LockRef::PcpDrain`).
+    pub pcp_drain: crate::sim::lock::Lock,
     /// Per CPU: the swap slots cache.
     pub swap_slots: Vec<crate::kernel::swap::SwapSlotsCache>,
     /// Per CPU: its NUMA node (`cpu_to_node`), where its allocations go first.
@@ -314,6 +316,7 @@ impl Kernel {
             swap: new_swap(s, memcgs_len),
             batches: vec![CpuBatches::default(); cpus],
             pcp,
+            pcp_drain: Default::default(),
             swap_slots: vec![Default::default(); cpus],
             cpu_node,
             topology: s.topology.clone(),

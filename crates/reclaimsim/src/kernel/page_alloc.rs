@@ -202,15 +202,24 @@ impl Kernel {
         self.spin_unlock(LockRef::Zone(node));
     }
 
-    /// Models drain_all_pages(): every CPU's lists back to the buddy lists (the kernel
-    /// runs it on each CPU; here the caller does the work and waits for it).
+    /// Models drain_all_pages(NULL) (__drain_all_pages, 6.1): every CPU's lists back to
+    /// the buddy lists, the caller doing the work (6.0+ drains remote lists under their
+    /// pcp->lock; 5.18's queued a work item on each CPU and waited). One drain at a time:
+    /// a caller that finds pcpu_drain_mutex taken (mutex_trylock) returns at once
+    /// without draining, and its allocation retries the free lists.
     pub fn drain_all_pages(&mut self) {
+        if !self.spin_trylock(LockRef::PcpDrain, LockSite::Other) {
+            self.vm.add(Vm::DrainAllPagesBusy, 1);
+            return;
+        }
+        self.vm.add(Vm::DrainAllPages, 1);
         for i in 0..self.pcp.len() {
             let n = self.pcp[i].list.len() as u64;
             if n > 0 {
                 self.free_pcppages_bulk(i % self.nodes.len(), i, n);
             }
         }
+        self.spin_unlock(LockRef::PcpDrain);
     }
 }
 
@@ -228,5 +237,32 @@ mod tests {
         assert_eq!(zone_batchsize(1000), 0);
         assert_eq!(zone_highsize(10_000, 4, 63), 2500);
         assert_eq!(zone_highsize(1000, 104, 63), 252);
+    }
+
+    /// One drain at a time: a caller that finds pcpu_drain_mutex taken (here released
+    /// only later in virtual time) returns at once with every list as it was; once it
+    /// is free, a drain empties every CPU's lists into the buddy lists.
+    #[test]
+    fn a_drain_that_finds_another_under_way_returns_at_once() {
+        let mut k = Kernel::new(&crate::kernel::config::Setup::small(1 << 16, 2));
+        k.costs.lock_acquire = 0;
+        k.cur.cpu = 1;
+        k.take_free_page(0).expect("a free page");
+        let free = k.nodes[0].zone.free;
+        let listed = |k: &Kernel| k.pcp.iter().map(|p| p.list.len()).sum::<usize>();
+        let before = listed(&k);
+        assert!(before > 0, "the refill left the rest of a batch on CPU 1's list");
+        let t = k.cur.clock;
+        k.pcp_drain.free_at = t + 5000;
+        k.drain_all_pages();
+        assert_eq!(listed(&k), before, "nothing drained");
+        assert_eq!(k.vm.get(Vm::DrainAllPagesBusy), 1);
+        assert_eq!((k.vm.get(Vm::DrainAllPages), k.cur.clock), (0, t));
+        k.cur.clock = t + 5000;
+        k.drain_all_pages();
+        assert_eq!(listed(&k), 0, "every list drained");
+        assert_eq!(k.nodes[0].zone.free, free + before as u64);
+        assert_eq!(k.vm.get(Vm::DrainAllPages), 1);
+        assert!(k.pcp_drain.owner.is_none(), "the mutex is let go");
     }
 }

@@ -11,12 +11,15 @@ use crate::sim::sched::Yield;
 
 /// Whether `l` is taken with interrupts off, and spun on so: the lru_lock
 /// (spin_lock_irq), zone->lock (spin_lock_irqsave), i_pages (xa_lock_irq) and the memcg
-/// stats flush (spin_trylock_irqsave); si->lock is a plain spin_lock, and the rwsems are
-/// sleeping locks the model takes as `line_rmw`s.
+/// stats flush (spin_trylock_irqsave); si->lock is a plain spin_lock, the rwsems are
+/// sleeping locks the model takes as `line_rmw`s, and pcpu_drain_mutex a mutex it only
+/// try-locks.
 fn masks_irqs(l: LockRef) -> bool {
     match l {
         LockRef::Lru(_) | LockRef::Zone(_) | LockRef::IPages(_) | LockRef::StatsFlush => true,
-        LockRef::SwapInfo | LockRef::AnonVma { .. } | LockRef::IMmap(_) => false,
+        LockRef::SwapInfo | LockRef::AnonVma { .. } | LockRef::IMmap(_) | LockRef::PcpDrain => {
+            false
+        }
     }
 }
 
@@ -30,6 +33,7 @@ impl Kernel {
             LockRef::AnonVma { mm, vma } => &mut self.mms[mm as usize].vmas[vma as usize].anon_vma,
             LockRef::IMmap(f) => &mut self.files[f as usize].i_mmap,
             LockRef::StatsFlush => &mut self.stats_flush.lock,
+            LockRef::PcpDrain => &mut self.pcp_drain,
         }
     }
 
@@ -49,12 +53,14 @@ impl Kernel {
         let anon_vma = vmas.map(|v| ("anon_vma", &v.anon_vma));
         let i_mmap = self.files.iter().map(|f| ("i_mmap", &f.i_mmap));
         let flush = std::iter::once(("memcg_stats_flush", &self.stats_flush.lock));
+        let drain = std::iter::once(("pcpu_drain_mutex", &self.pcp_drain));
         lru.chain(zone)
             .chain(i_pages)
             .chain(swap)
             .chain(anon_vma)
             .chain(i_mmap)
             .chain(flush)
+            .chain(drain)
     }
 
     /// spin_lock(): at a sync point, take the lock or spin (FIFO) until its holder

@@ -110,6 +110,10 @@ counters! {
     MemcgFlushBusy => "memcg_stats_flush_busy",
     MemcgFlushNs => "memcg_stats_flush_ns",
     MemcgFlushRefault => "memcg_stats_flush_refault",
+    // drain_all_pages() (kernel/page_alloc.rs): the drains made, and the calls that found
+    // another drain under way (pcpu_drain_mutex taken) and returned without draining.
+    DrainAllPages => "drain_all_pages",
+    DrainAllPagesBusy => "drain_all_pages_busy",
 }
 
 /// The counters before this index are kernel counters (/proc/vmstat's names); from it on

@@ -26,6 +26,9 @@ pub enum LockRef {
     /// memcontrol.c's stats_flush_lock, which one memcg stats flusher at a time holds
     /// (`kernel::memcg_stats`).
     StatsFlush,
+    /// page_alloc.c's pcpu_drain_mutex, which one drain_all_pages() at a time holds; the
+    /// model only ever try-locks it (`Kernel::drain_all_pages`).
+    PcpDrain,
 }
 
 /// A lock the running task holds: since when, after spinning how long, taken by whom.
