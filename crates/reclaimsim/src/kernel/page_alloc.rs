@@ -251,7 +251,10 @@ mod tests {
         let free = k.nodes[0].zone.free;
         let listed = |k: &Kernel| k.pcp.iter().map(|p| p.list.len()).sum::<usize>();
         let before = listed(&k);
-        assert!(before > 0, "the refill left the rest of a batch on CPU 1's list");
+        assert!(
+            before > 0,
+            "the refill left the rest of a batch on CPU 1's list"
+        );
         let t = k.cur.clock;
         k.pcp_drain.free_at = t + 5000;
         k.drain_all_pages();
