@@ -12,6 +12,13 @@ const NONE: u32 = u32::MAX;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Key(u128);
 
+/// The tie-breaker of task `id` at wake-up place `place`, as entries order it among
+/// those due at the same virtual time (`peek`'s second field).
+#[inline]
+pub fn tie(place: u64, id: usize) -> u64 {
+    place << 32 | id as u64
+}
+
 impl Key {
     fn new(clock: u64, tie: u64) -> Key {
         Key(u128::from(clock) << 64 | u128::from(tie))
@@ -46,7 +53,7 @@ impl DueQueue {
         self.pos.get(id).is_some_and(|&p| p != NONE)
     }
 
-    /// The earliest entry as (clock, place << 32 | id).
+    /// The earliest entry as (clock, its `tie`).
     #[inline]
     pub fn peek(&self) -> Option<(u64, u64)> {
         self.heap.first().map(|k| (k.clock(), k.tie()))
@@ -66,7 +73,7 @@ impl DueQueue {
         if id >= self.pos.len() {
             self.pos.resize(id + 1, NONE);
         }
-        let key = Key::new(clock, place << 32 | id as u64);
+        let key = Key::new(clock, tie(place, id));
         match self.pos[id] {
             NONE => {
                 self.heap.push(key);
@@ -206,7 +213,7 @@ mod tests {
                     assert_eq!(q.pop(), want.map(|(c, _, id)| (c, id)));
                 }
             }
-            let top = set.first().map(|&(c, p, id)| (c, p << 32 | id as u64));
+            let top = set.first().map(|&(c, p, id)| (c, tie(p, id)));
             assert_eq!(q.peek(), top);
             assert_eq!(q.peek_task(), set.first().map(|&(c, _, id)| (c, id)));
             assert_eq!(q.heap.len(), set.len());

@@ -242,17 +242,17 @@ impl Sched {
     }
 
     /// The earliest entry.
-    pub fn peek(&mut self) -> Option<(u64, TaskId)> {
+    pub fn peek(&self) -> Option<(u64, TaskId)> {
         self.due.peek_task()
     }
 
     /// Whether a queued task is due before `id` at `clock`: earlier, or at the same time
     /// and earlier in the wake-up order.
     #[inline]
-    pub fn due_before(&mut self, clock: u64, id: TaskId) -> bool {
+    pub fn due_before(&self, clock: u64, id: TaskId) -> bool {
         match self.due.peek() {
             Some((c, _)) if c < clock => true,
-            Some((c, tie)) if c == clock => tie < self.place(id) << 32 | id as u64,
+            Some((c, t)) if c == clock => t < super::due::tie(self.place(id), id),
             _ => false,
         }
     }
