@@ -96,10 +96,11 @@ pub type Outcome = Result<Measurement, (String, String)>;
 type Probe = fn(&Scale) -> Vec<Outcome>;
 
 /// The probes in the order they run: a name for the progress lines, and the function.
-const PROBES: [(&str, Probe); 11] = [
+const PROBES: [(&str, Probe); 12] = [
     ("minor faults", memory::faults),
     ("page zeroing and copying", memory::zero_copy),
     ("pread of a cached page", memory::pread),
+    ("write(2) to /dev/null", memory::write_devnull),
     ("load latencies (pointer chasing)", memory::latencies),
     ("atomics", sync::atomics),
     ("cacheline transfer and futex wake-up", sync::handoffs),

@@ -35,7 +35,7 @@ const fn direct(field: &'static str, from: &'static str) -> Mapping {
 
 /// The fields calibrate sets, in the order they are made (a derivation uses only fields
 /// made before it).
-pub const MAPPINGS: [Mapping; 22] = [
+pub const MAPPINGS: [Mapping; 23] = [
     direct("access_hit", "l1_hit"),
     direct("page_zero", "page_zero"),
     direct("page_copy", "page_copy"),
@@ -99,6 +99,8 @@ pub const MAPPINGS: [Mapping; 22] = [
         minus: &[("read_syscall", 1), ("xarray", 1), ("page_copy", 1)],
         ..direct("fio_psync_io", "fio_psync")
     },
+    // dd's write of each block to /dev/null; its read is filemap_read's.
+    direct("dd_block", "write_devnull"),
     // handle_mm_fault of an untouched anonymous page and zap_vma's unmap of it (classic,
     // lruvec lock): alloc_folio, page_zero, folio_add_lru's batch and its share of the
     // flush, unmap, release_folio under the lock, free_folio.

@@ -1,5 +1,5 @@
-//! Memory costs: minor faults, page zeroing and copying, pread(2) of a cached page, and
-//! load latencies from L1 to DRAM by pointer chasing.
+//! Memory costs: minor faults, page zeroing and copying, pread(2) of a cached page,
+//! write(2) to /dev/null, and load latencies from L1 to DRAM by pointer chasing.
 
 use crate::stats::{self, Summary};
 use crate::{Measurement, Outcome, Scale};
@@ -206,6 +206,33 @@ pub fn pread(s: &Scale) -> Vec<Outcome> {
             Measurement::new("pread", sum, how)
         })
         .map_err(|e| ("pread".into(), e))]
+}
+
+/// write(2) of one 4 KiB buffer to /dev/null, as `dd of=/dev/null` writes each block it
+/// read: the kernel's write_null returns at once, so this is the syscall's entry and
+/// exit with the VFS's checks (rw_verify_area, fsnotify).
+pub fn write_devnull(s: &Scale) -> Vec<Outcome> {
+    vec![devnull(s)]
+}
+
+fn devnull(s: &Scale) -> Outcome {
+    let null = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .map_err(|e| ("write_devnull".to_string(), format!("/dev/null: {e}")))?;
+    let buf = vec![0x5au8; PAGE];
+    let mut failed = None;
+    let sum = stats::time_rounds(s.rounds(50), 4096, |_| {
+        if let Err(e) = std::io::Write::write_all(&mut &null, &buf) {
+            failed = Some(e);
+        }
+    });
+    let how = "write(2) of a 4 KiB buffer to /dev/null (dd's write of each block it read)";
+    match (failed, sum) {
+        (Some(e), _) => Err(("write_devnull".into(), format!("write: {e}"))),
+        (None, None) => Err(("write_devnull".into(), "no rounds".into())),
+        (None, Some(sum)) => Ok(Measurement::new("write_devnull", sum, how.into())),
+    }
 }
 
 /// The data caches' sizes from sysfs: L1d, L2, L3 (bytes), as the kernel reports them.

@@ -584,3 +584,41 @@ sleep_until = "1s"
     assert_eq!(r.timeseries.len(), 11, "0, 10, ..., 100 ms");
     assert!(r.sched.cpus[0].busy_fraction < 0.1);
 }
+
+/// dd's own work per block (`dd_block`: its write of the block to /dev/null) is charged
+/// once per 4 KiB read, on the reader's CPU, as the workload's work; its read is
+/// filemap_read's and costs the same whatever dd_block is.
+#[test]
+fn dd_pays_its_write_to_dev_null_once_a_block() {
+    let text = |dd_block: u64| {
+        format!(
+            r#"
+name = "dd-block"
+[machine]
+memory = "64MiB"
+cpus = 1
+[costs]
+dd_block = {dd_block}
+[[workload]]
+name = "dd"
+[workload.dd]
+size = "1MiB"
+"#
+        )
+    };
+    let reader = |r: &VariantResult| {
+        let t = r.sched.tasks.iter().find(|t| t.task.starts_with("dd"));
+        let t = t.unwrap_or_else(|| panic!("no dd task: {:?}", r.sched.tasks));
+        (t.profile.categories.clone(), r.workloads["dd"].ops)
+    };
+    let (without, ops) = reader(&run_checked(&text(0)));
+    let (with, ops_with) = reader(&run_checked(&text(1000)));
+    assert_eq!((ops, ops_with), (256, 256), "1 MiB in 4 KiB blocks");
+    assert_eq!(without.get("work").copied().unwrap_or(0), 0);
+    assert_eq!(with["work"], 256 * 1000);
+    for (cat, ns) in &without {
+        if cat != "work" {
+            assert_eq!(with.get(cat), Some(ns), "{cat}: the read's cost moved");
+        }
+    }
+}

@@ -18,6 +18,7 @@ use crate::kernel::pagecache::File;
 use crate::kernel::Kernel;
 use crate::scenario::config::{PolicyKind, Scenario};
 use crate::scenario::event::EventWrite;
+use crate::sim::cost::CostTable;
 use crate::workload::{RegionSpec, Workload, WorkloadOptions};
 use std::collections::BTreeSet;
 
@@ -57,6 +58,21 @@ pub(super) fn kswapd_tasks(
     (tasks, kswapd)
 }
 
+/// A workload's own CPU time per operation, apart from what the kernel charges for it.
+fn op_cost(opts: &WorkloadOptions, costs: &CostTable) -> u64 {
+    match opts {
+        WorkloadOptions::Fio(o) => o.ioengine.op_cost(costs),
+        WorkloadOptions::Memcached(_) => costs.memcached_request,
+        // dd's write of the block to /dev/null; its read is filemap_read's.
+        WorkloadOptions::Dd(_) => costs.dd_block,
+        // Their per-operation work is in their own steps.
+        WorkloadOptions::PageFault3(_)
+        | WorkloadOptions::Anon(_)
+        | WorkloadOptions::Tabs(_)
+        | WorkloadOptions::Trace(_) => 0,
+    }
+}
+
 /// Workload `wi`: its generator, files, processes and threads (appended to `tasks`).
 pub(super) fn setup_workload(
     k: &mut Kernel,
@@ -70,16 +86,7 @@ pub(super) fn setup_workload(
     let opts = wc.options().map_err(setup)?;
     let seed = s.seed ^ (0x5851_F42D_4C95_7F2D_u64.wrapping_mul(wi as u64 + 1));
     let mut gen = opts.build(seed).map_err(setup)?;
-    let op_cost = match &opts {
-        WorkloadOptions::Fio(o) => o.ioengine.op_cost(&s.costs),
-        WorkloadOptions::Memcached(_) => s.costs.memcached_request,
-        // Their per-operation work is in their own steps.
-        WorkloadOptions::Dd(_)
-        | WorkloadOptions::PageFault3(_)
-        | WorkloadOptions::Anon(_)
-        | WorkloadOptions::Tabs(_)
-        | WorkloadOptions::Trace(_) => 0,
-    };
+    let op_cost = op_cost(&opts, &s.costs);
     let memcg =
         (k.memcgs.by_path(&wc.memcg)).ok_or_else(|| setup(format!("no memcg {}", wc.memcg)))?;
     let layout = gen.layout();

@@ -149,6 +149,10 @@ pub struct CostTable {
     /// The same with `ioengine = "psync"`: fio's loop around one pread(2) per read
     /// (the syscall itself is `read_syscall`).
     pub fio_psync_io: u64,
+    /// `dd bs=4k of=/dev/null`'s own CPU time per block apart from its read (which
+    /// filemap_read charges): the write(2) of the block to /dev/null (write_null returns
+    /// at once, so this is the syscall's entry and exit) and dd's loop around the two.
+    pub dd_block: u64,
     /// One LOCK-prefixed bit operation on a folio's flags (`folio_test_clear_lru`,
     /// `folio_set_lru`) whose cacheline is already local: Agner Fog's instruction tables
     /// give ~18-25 cycles for `lock bts/btr` on Skylake-SP, ~7-10 ns at 2.5-3 GHz. This is
@@ -342,6 +346,7 @@ pub const DEFAULT: CostTable = CostTable {
     loopback_wait: 4000,
     fio_io: 590,
     fio_psync_io: 500,
+    dd_block: 120,
     lru_flag_atomic: 10,
     wp_fault: 600,
     mark_dirty: 300,
