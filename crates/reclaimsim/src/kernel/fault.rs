@@ -16,6 +16,7 @@ use crate::kernel::swap::SwapSlot;
 use crate::kernel::throttle::{self, Reason, Sleep};
 use crate::kernel::vmscan::{self, MAX_RECLAIM_RETRIES};
 use crate::kernel::{Kernel, OomKillEvent};
+use crate::sim::lock::{LockRef, LockSite};
 
 /// The running task was OOM-killed, or no memory could be found for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,10 +114,47 @@ fn try_charge_loop(
         }
         retries = MAX_RECLAIM_RETRIES;
     }
+    charge_counters(k, memcg);
     k.memcgs.charge(memcg, 1);
     // mem_cgroup_charge_statistics(): the charge's PGPGIN event.
     k.memcg_rstat_updated(memcg, 1);
     Ok(())
+}
+
+/// MEMCG_CHARGE_BATCH (6.1; 32 before 6.0): the pages try_charge_memcg() charges at once
+/// to refill the CPU's stock.
+const MEMCG_CHARGE_BATCH: u64 = 64;
+
+/// The page counters' lines that try_charge_memcg() (6.1) updates for one page when a
+/// batch would exceed a limit: page_counter_try_charge() adds MEMCG_CHARGE_BATCH to each
+/// level from the memcg up, the level whose max it exceeds takes it back at once, the
+/// levels below cancel theirs, and the page is then charged alone on every level up to
+/// the root. Each is an atomic on a line that every CPU charging there shares
+/// (`line_rmw`). Below every limit the per-CPU stock serves the charge and no counter is
+/// touched; neither the stock's refill (once a batch) nor the failed tries before each
+/// round of limit reclaim are modelled.
+fn charge_counters(k: &mut Kernel, memcg: MemcgId) {
+    let Some(fail) = k.memcgs.over_limit(memcg, MEMCG_CHARGE_BATCH) else {
+        return;
+    };
+    let rmw = |k: &mut Kernel, c: MemcgId| k.line_rmw(LockRef::PageCounter(c), LockSite::TryCharge);
+    let mut level = Some(memcg);
+    while let Some(c) = level {
+        // The batch's add, and its undo: page_counter_cancel below, atomic_long_sub at
+        // the level that failed.
+        rmw(k, c);
+        rmw(k, c);
+        level = if c == fail {
+            None
+        } else {
+            k.memcgs.cgs[c as usize].parent
+        };
+    }
+    let mut level = Some(memcg);
+    while let Some(c) = level {
+        rmw(k, c);
+        level = k.memcgs.cgs[c as usize].parent;
+    }
 }
 
 /// Models mem_cgroup_handle_over_high() (6.1), on the way back to user space after a
@@ -967,5 +1005,42 @@ fn release_folio(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn) {
     k.unlock();
     if ours {
         k.free_folio(pfn);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// try_charge_memcg()'s atomics at a limit: a memcg with room for a batch charges
+    /// from the stock and touches no counter; one within a batch of its max adds and
+    /// takes back the batch on its own counter, then charges the page there and on the
+    /// root's; the CPU that charges next finds the root's line on the other core.
+    #[test]
+    fn charges_at_a_limit_update_every_level_and_bounce_the_root() {
+        let mut k = Kernel::new(&crate::kernel::config::Setup::small(1 << 16, 2));
+        let a = k.memcgs.add("/a", ROOT);
+        let b = k.memcgs.add("/b", ROOT);
+        k.memcgs.cgs[a as usize].max = 1000;
+        k.memcgs.cgs[b as usize].max = 1000;
+        let rmws = |k: &Kernel, m: MemcgId| k.memcgs.cgs[m as usize].counter.acquisitions;
+        charge_counters(&mut k, a);
+        assert_eq!((rmws(&k, a), rmws(&k, ROOT)), (0, 0), "room for a batch");
+        k.memcgs.cgs[a as usize].usage = 1000 - MEMCG_CHARGE_BATCH + 1;
+        k.memcgs.cgs[b as usize].usage = 1000 - MEMCG_CHARGE_BATCH + 1;
+        charge_counters(&mut k, a);
+        assert_eq!((rmws(&k, a), rmws(&k, ROOT)), (3, 1));
+        let t = k.cur.clock;
+        k.cur.cpu = 1;
+        charge_counters(&mut k, b);
+        assert_eq!((rmws(&k, b), rmws(&k, ROOT)), (3, 2));
+        let root = &k.memcgs.cgs[ROOT as usize].counter;
+        let site = root.sites[LockSite::TryCharge as usize];
+        let bounce = k.costs.lock_bounce.min(k.costs.lock_bounce_remote);
+        assert!(
+            site.hold_ns >= 2 * k.costs.lru_flag_atomic + bounce,
+            "the second charge moved the root's line: {site:?}"
+        );
+        assert!(k.cur.clock > t);
     }
 }

@@ -53,6 +53,9 @@ pub struct Memcg {
     /// Events of this memcg alone (memory.stat aggregates descendants when reported).
     pub stat: VmStat,
     pub events: Events,
+    /// The cacheline of the memcg's page_counter usage, which every CPU charging at a
+    /// limit updates atomically (`fault::charge_counters`).
+    pub counter: crate::sim::lock::Lock,
 }
 
 impl Memcg {
@@ -76,6 +79,7 @@ impl Memcg {
             children_low_usage: 0,
             stat: VmStat::default(),
             events: Events::default(),
+            counter: Default::default(),
         }
     }
 }

@@ -12,14 +12,16 @@ use crate::sim::sched::Yield;
 /// Whether `l` is taken with interrupts off, and spun on so: the lru_lock
 /// (spin_lock_irq), zone->lock (spin_lock_irqsave), i_pages (xa_lock_irq) and the memcg
 /// stats flush (spin_trylock_irqsave); si->lock is a plain spin_lock, the rwsems are
-/// sleeping locks the model takes as `line_rmw`s, and pcpu_drain_mutex a mutex it only
-/// try-locks.
+/// sleeping locks the model takes as `line_rmw`s, pcpu_drain_mutex a mutex it only
+/// try-locks, and a page_counter's usage no lock but a line (`line_rmw`).
 fn masks_irqs(l: LockRef) -> bool {
     match l {
         LockRef::Lru(_) | LockRef::Zone(_) | LockRef::IPages(_) | LockRef::StatsFlush => true,
-        LockRef::SwapInfo | LockRef::AnonVma { .. } | LockRef::IMmap(_) | LockRef::PcpDrain => {
-            false
-        }
+        LockRef::SwapInfo
+        | LockRef::AnonVma { .. }
+        | LockRef::IMmap(_)
+        | LockRef::PcpDrain
+        | LockRef::PageCounter(_) => false,
     }
 }
 
@@ -34,6 +36,7 @@ impl Kernel {
             LockRef::IMmap(f) => &mut self.files[f as usize].i_mmap,
             LockRef::StatsFlush => &mut self.stats_flush.lock,
             LockRef::PcpDrain => &mut self.pcp_drain,
+            LockRef::PageCounter(m) => &mut self.memcgs.cgs[m as usize].counter,
         }
     }
 
@@ -54,6 +57,7 @@ impl Kernel {
         let i_mmap = self.files.iter().map(|f| ("i_mmap", &f.i_mmap));
         let flush = std::iter::once(("memcg_stats_flush", &self.stats_flush.lock));
         let drain = std::iter::once(("pcpu_drain_mutex", &self.pcp_drain));
+        let counters = self.memcgs.cgs.iter().map(|m| ("page_counter", &m.counter));
         lru.chain(zone)
             .chain(i_pages)
             .chain(swap)
@@ -61,6 +65,7 @@ impl Kernel {
             .chain(i_mmap)
             .chain(flush)
             .chain(drain)
+            .chain(counters)
     }
 
     /// spin_lock(): at a sync point, take the lock or spin (FIFO) until its holder

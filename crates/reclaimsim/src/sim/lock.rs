@@ -29,6 +29,9 @@ pub enum LockRef {
     /// page_alloc.c's pcpu_drain_mutex, which one drain_all_pages() at a time holds; the
     /// model only ever try-locks it (`Kernel::drain_all_pages`).
     PcpDrain,
+    /// A memcg's page_counter usage (memcg id): not a lock, a line that charges at a
+    /// limit update atomically (`line_rmw`).
+    PageCounter(u16),
 }
 
 /// A lock the running task holds: since when, after spinning how long, taken by whom.
@@ -99,9 +102,11 @@ pub enum LockSite {
     FolioReferenced,
     /// anon_vma / i_mmap rwsem: try_to_unmap's rmap walk.
     TryToUnmap,
+    /// page_counter: try_charge_memcg()'s atomics at a limit.
+    TryCharge,
 }
 
-pub const NR_SITES: usize = 16;
+pub const NR_SITES: usize = 17;
 pub const SITE_NAMES: [&str; NR_SITES] = [
     "other",
     "lru_add",
@@ -119,6 +124,7 @@ pub const SITE_NAMES: [&str; NR_SITES] = [
     "swapcache_free_entries",
     "folio_referenced",
     "try_to_unmap",
+    "try_charge",
 ];
 
 #[derive(Clone, Copy, Debug, Default)]
