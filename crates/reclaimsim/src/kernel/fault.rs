@@ -86,7 +86,18 @@ fn try_charge_loop(
     let mut drained = false;
     // page_counter_try_charge() reads usage that other CPUs change.
     k.sync();
-    while let Some(over) = k.memcgs.over_limit(memcg, 1) {
+    loop {
+        let Some(over) = k.memcgs.over_limit(memcg, 1) else {
+            // The charge's atomics at a limit take time, in which other CPUs charge
+            // too: when they took the room, the page's own try fails and reclaims.
+            if charge_counters(k, memcg) {
+                k.sync();
+                if k.memcgs.over_limit(memcg, 1).is_some() {
+                    continue;
+                }
+            }
+            break;
+        };
         stalled_from.get_or_insert(k.cur.clock);
         k.memcgs.cgs[over as usize].events.max += 1;
         // try_charge_memcg() stalls around the limit reclaim.
@@ -114,7 +125,6 @@ fn try_charge_loop(
         }
         retries = MAX_RECLAIM_RETRIES;
     }
-    charge_counters(k, memcg);
     k.memcgs.charge(memcg, 1);
     // mem_cgroup_charge_statistics(): the charge's PGPGIN event.
     k.memcg_rstat_updated(memcg, 1);
@@ -132,10 +142,10 @@ const MEMCG_CHARGE_BATCH: u64 = 64;
 /// the root. Each is an atomic on a line that every CPU charging there shares
 /// (`line_rmw`). Below every limit the per-CPU stock serves the charge and no counter is
 /// touched; neither the stock's refill (once a batch) nor the failed tries before each
-/// round of limit reclaim are modelled.
-fn charge_counters(k: &mut Kernel, memcg: MemcgId) {
+/// round of limit reclaim are modelled. Whether it touched them (and so waited).
+fn charge_counters(k: &mut Kernel, memcg: MemcgId) -> bool {
     let Some(fail) = k.memcgs.over_limit(memcg, MEMCG_CHARGE_BATCH) else {
-        return;
+        return false;
     };
     let rmw = |k: &mut Kernel, c: MemcgId| k.line_rmw(LockRef::PageCounter(c), LockSite::TryCharge);
     let mut level = Some(memcg);
@@ -155,6 +165,7 @@ fn charge_counters(k: &mut Kernel, memcg: MemcgId) {
         rmw(k, c);
         level = k.memcgs.cgs[c as usize].parent;
     }
+    true
 }
 
 /// Models mem_cgroup_handle_over_high() (6.1), on the way back to user space after a
@@ -1024,15 +1035,15 @@ mod tests {
         k.memcgs.cgs[a as usize].max = 1000;
         k.memcgs.cgs[b as usize].max = 1000;
         let rmws = |k: &Kernel, m: MemcgId| k.memcgs.cgs[m as usize].counter.acquisitions;
-        charge_counters(&mut k, a);
+        assert!(!charge_counters(&mut k, a));
         assert_eq!((rmws(&k, a), rmws(&k, ROOT)), (0, 0), "room for a batch");
         k.memcgs.cgs[a as usize].usage = 1000 - MEMCG_CHARGE_BATCH + 1;
         k.memcgs.cgs[b as usize].usage = 1000 - MEMCG_CHARGE_BATCH + 1;
-        charge_counters(&mut k, a);
+        assert!(charge_counters(&mut k, a));
         assert_eq!((rmws(&k, a), rmws(&k, ROOT)), (3, 1));
         let t = k.cur.clock;
         k.cur.cpu = 1;
-        charge_counters(&mut k, b);
+        assert!(charge_counters(&mut k, b));
         assert_eq!((rmws(&k, b), rmws(&k, ROOT)), (3, 2));
         let root = &k.memcgs.cgs[ROOT as usize].counter;
         let site = root.sites[LockSite::TryCharge as usize];
