@@ -146,7 +146,7 @@ fn calibrate_quick_writes_a_profile_a_run_loads() {
     let out = run(&["calibrate", "--quick", "--out", "host.toml"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("[1/11]"), "progress on stderr: {stderr}");
+    assert!(stderr.contains("[1/12]"), "progress on stderr: {stderr}");
     let profile = std::fs::read_to_string(d.join("host.toml")).unwrap();
     assert!(profile.contains("[costs.page_zero]"), "{profile}");
     // zram's lzo is measured only in a build with the GPL-2.0 codec.
@@ -194,7 +194,7 @@ fn calibrate_refuses_an_unwritable_out_before_measuring() {
         stderr.starts_with("error: --out /nonexistent/dir/host.toml: not a file"),
         "{stderr}"
     );
-    assert!(!stderr.contains("[1/11]"), "{stderr}");
+    assert!(!stderr.contains("[1/"), "no probe ran: {stderr}");
 }
 
 /// `compare` runs its variants in parallel; each result is what `run --variant` gives
