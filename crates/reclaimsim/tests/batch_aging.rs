@@ -69,8 +69,15 @@ size = "4KiB"
     }
 
     fn read(&mut self, index: u64) {
-        fault::filemap_read(&mut self.k, &mut self.p, self.memcg, self.file, index)
-            .expect("read was OOM-killed");
+        fault::filemap_read(
+            &mut self.k,
+            &mut self.p,
+            self.memcg,
+            self.file,
+            index,
+            false,
+        )
+        .expect("read was OOM-killed");
     }
 
     /// Reads pages `0..n` in order and puts them on the LRU: read(2) places them in the

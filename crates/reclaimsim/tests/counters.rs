@@ -90,7 +90,7 @@ size = "4KiB"
     let memcg = k.memcgs.by_path("/t").unwrap();
     k.files.push(File::new(1, false));
     let file = (k.files.len() - 1) as u32;
-    fault::filemap_read(&mut k, &mut p, memcg, file, 0).expect("read");
+    fault::filemap_read(&mut k, &mut p, memcg, file, 0, false).expect("read");
     batch::lru_add_drain(&mut k, &mut p);
     let pfn = k.files[file as usize].slots[0].as_page().expect("page 0");
     let lv = k.lruvec(memcg, 0);

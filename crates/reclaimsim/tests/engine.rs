@@ -622,3 +622,48 @@ size = "1MiB"
         }
     }
 }
+
+/// A random read pays `lookup_cold` (its lookup and copy find the lines cold); a read at
+/// the page after its task's last one in the file (a sequential stream) does not, so
+/// fio's one sequential pass pays it once, at its first page, and its random pass on
+/// nearly every read.
+#[test]
+fn random_reads_pay_the_cold_lookup_and_a_sequential_stream_does_not() {
+    let text = |rw: &str, cold: u64| {
+        format!(
+            r#"
+name = "lookup-cold"
+[machine]
+memory = "64MiB"
+cpus = 1
+[costs]
+lookup_cold = {cold}
+[[workload]]
+name = "fio"
+[workload.fio]
+rw = "{rw}"
+size = "1MiB"
+number_ios = 256
+"#
+        )
+    };
+    let other = |rw: &str, cold: u64| {
+        let r = run_checked(&text(rw, cold));
+        assert_eq!(r.workloads["fio"].ops, 256, "{rw}: one pass of 256 reads");
+        let t = r.sched.tasks.iter().find(|t| t.task.starts_with("fio"));
+        let t = t.unwrap_or_else(|| panic!("no fio task: {:?}", r.sched.tasks));
+        t.profile.categories.get("other").copied().unwrap_or(0)
+    };
+    assert_eq!(
+        other("read", 1000) - other("read", 0),
+        1000,
+        "the first page only"
+    );
+    let random = other("randread", 1000) - other("randread", 0);
+    assert_eq!(random % 1000, 0, "whole lookups: {random}");
+    // A random draw lands on the page after the last one about once in 256.
+    assert!(
+        (245_000..=256_000).contains(&random),
+        "{random} ns over 256 random reads"
+    );
+}

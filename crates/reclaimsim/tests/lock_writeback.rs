@@ -70,7 +70,7 @@ anon = {{ size = "4KiB" }}
 
     /// read(2) of a page: into the page cache and this CPU's lru_add batch.
     fn read(&mut self, memcg: MemcgId, file: u32, index: u64) -> Pfn {
-        fault::filemap_read(&mut self.k, &mut self.p, memcg, file, index).unwrap();
+        fault::filemap_read(&mut self.k, &mut self.p, memcg, file, index, false).unwrap();
         self.k.files[file as usize].slots[index as usize]
             .as_page()
             .unwrap()

@@ -183,7 +183,7 @@ fn read_file(k: &mut Kernel, p: &mut Mglru, memcg: MemcgId, pages: u64) {
     k.files.push(File::new(pages, false));
     let f = (k.files.len() - 1) as u32;
     for i in 0..pages {
-        fault::filemap_read(k, p, memcg, f, i).expect("read");
+        fault::filemap_read(k, p, memcg, f, i, false).expect("read");
     }
 }
 

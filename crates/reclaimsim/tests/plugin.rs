@@ -276,7 +276,7 @@ fn a_mapped_access_reaches_the_plugin_only_through_the_young_bits() {
     p.deliver(&mut k);
     assert_eq!(*log.borrow(), vec![("added", pfn), ("accessed", pfn)]);
     // A read(2) of the same page is seen at once (folio_mark_accessed).
-    fault::filemap_read(&mut k, &mut p, m, 0, 0).expect("read");
+    fault::filemap_read(&mut k, &mut p, m, 0, 0, false).expect("read");
     assert_eq!(log.borrow().last(), Some(&("accessed", pfn)));
     assert_eq!(log.borrow().len(), 3);
 }

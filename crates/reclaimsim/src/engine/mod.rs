@@ -183,6 +183,9 @@ struct Task {
     touches: Vec<Touch>,
     /// A workload thread's start after its workload's (`machine.start_jitter`).
     start_offset: u64,
+    /// The file and page of its last buffered read or write: the next one at the page
+    /// after finds its lookup's lines warm (`fault::filemap_read`'s `cold`).
+    last_io: Option<(u32, u64)>,
 }
 
 /// A task's CPU is taken until its step ends.
@@ -694,7 +697,7 @@ impl Engine {
                 if let Some(n) = self.wls[wi].batch_ops.get_mut(t) {
                     *n += 1;
                 }
-                let killed = self.run_touches(wi, mm, &touches).is_err();
+                let killed = self.run_touches(id, wi, mm, &touches).is_err();
                 let end = self.k.cur.clock;
                 let w = &mut self.wls[wi];
                 if w.gen.measured(phase, rel) {
@@ -727,15 +730,24 @@ impl Engine {
         self.tasks[id].touches = touches;
     }
 
-    /// Runs an operation's touches; an error when the task was killed.
+    /// Runs task `id`'s operation's touches; an error when the task was killed.
     fn run_touches(
         &mut self,
+        id: usize,
         wi: usize,
         mm: Option<u32>,
         touches: &[Touch],
     ) -> Result<(), fault::Killed> {
         let (k, p) = (&mut self.k, self.p.as_mut());
         let w = &self.wls[wi];
+        let last_io = &mut self.tasks[id].last_io;
+        // A read or write at the page after the task's last one is a sequential
+        // stream's: its xarray slot, struct page and data lines are warm.
+        let mut cold = |file: u32, index: u64| {
+            let warm = last_io.is_some_and(|(f, i)| f == file && i + 1 == index);
+            *last_io = Some((file, index));
+            !warm
+        };
         // A thread's reads are charged to its process's memcg (a trace's tenant).
         let memcg = mm.map_or(w.memcg, |m| k.mms[m as usize].memcg);
         k.spend(w.op_cost, Cat::Work);
@@ -753,10 +765,12 @@ impl Engine {
                     fault::access_page(k, p, m, region as usize, page, write)?
                 }
                 Touch::Read { file, index } => {
-                    fault::filemap_read(k, p, memcg, w.file_base + file, index)?
+                    let (file, cold) = (w.file_base + file, cold(w.file_base + file, index));
+                    fault::filemap_read(k, p, memcg, file, index, cold)?
                 }
                 Touch::Write { file, index } => {
-                    fault::generic_perform_write(k, p, memcg, w.file_base + file, index)?
+                    let (file, cold) = (w.file_base + file, cold(w.file_base + file, index));
+                    fault::generic_perform_write(k, p, memcg, file, index, cold)?
                 }
                 Touch::Unmap { region } => {
                     fault::zap_vma(k, p, mm.expect("unmap needs a process"), region as usize)

@@ -894,14 +894,21 @@ fn find_or_read_page(
 }
 
 /// Models filemap_read() of one 4 KiB page: find or read it, mark it accessed, copy.
+/// `cold`: the read does not follow its task's last one in the file, so the lookup
+/// and the copy find the xarray node, the struct page and the data cold (`lookup_cold`).
 pub fn filemap_read(
     k: &mut Kernel,
     p: &mut dyn Policy,
     memcg: MemcgId,
     file: u32,
     index: u64,
+    cold: bool,
 ) -> Result<(), Killed> {
     k.spend(k.costs.read_syscall, Cat::Other);
+    // (Skipped at 0 so that `lookup_cold = 0` runs as the model without it, bit for bit.)
+    if cold && k.costs.lookup_cold > 0 {
+        k.spend(k.costs.lookup_cold, Cat::Other);
+    }
     let pfn = find_or_read_page(k, p, memcg, file, index, Via::Read)?;
     p.mark_accessed(k, pfn);
     k.spend(k.costs.page_copy, Cat::Io);
@@ -914,15 +921,21 @@ pub fn filemap_read(
 /// background writeback. As in the kernel, a buffered write does not mark the folio
 /// accessed. write_begin's folio_wait_stable() does not wait for a folio under
 /// writeback here: it waits only on devices that need stable pages, which brd does not.
+/// `cold` as for filemap_read.
 pub fn generic_perform_write(
     k: &mut Kernel,
     p: &mut dyn Policy,
     memcg: MemcgId,
     file: u32,
     index: u64,
+    cold: bool,
 ) -> Result<(), Killed> {
     // The syscall entry costs what a read's does.
     k.spend(k.costs.read_syscall, Cat::Other);
+    // (Skipped at 0 so that `lookup_cold = 0` runs as the model without it, bit for bit.)
+    if cold && k.costs.lookup_cold > 0 {
+        k.spend(k.costs.lookup_cold, Cat::Other);
+    }
     let pfn = find_or_read_page(k, p, memcg, file, index, Via::Write)?;
     k.spend(k.costs.page_copy, Cat::Io);
     // write_end dirties the folio at this time: its flags and the dirty counts are

@@ -39,6 +39,14 @@ pub struct CostTable {
     pub read_syscall: u64,
     /// Page-cache (xarray) lookup or store.
     pub xarray: u64,
+    /// What a random read(2) or write(2) of a page-cache page pays beyond `xarray`,
+    /// `read_syscall` and `page_copy` (which calibrate measures on a 64 MiB file) when
+    /// the cache is GiBs, as the seeds' were: the xarray's lower nodes, the folio's
+    /// struct page and the data's lines are cold in the LLC and the TLB
+    /// (tools/cold-lookup/measure.sh). A read or write at the page after its task's
+    /// last one in the same file (a sequential stream, dd's) finds them warm and does
+    /// not pay it. The model keeps no cache state: set it 0 for files that fit the LLC.
+    pub lookup_cold: u64,
     /// The rest of a page-cache miss's read from a file on ext4 on brd, beyond what
     /// the model charges apart (page_alloc, charge, the insertion's xarray, the LRU
     /// add, brd's copy as `page_copy`): readahead's setup for one page
@@ -314,6 +322,7 @@ pub const DEFAULT: CostTable = CostTable {
     page_copy: 400,
     read_syscall: 200,
     xarray: 50,
+    lookup_cold: 390,
     file_read_miss: 1000,
     charge: 30,
     batch_add: 10,

@@ -94,7 +94,7 @@ impl Sys {
 
     /// read(2) of one page (filemap_read) by a task of `memcg` on the current CPU.
     pub fn read(&mut self, memcg: MemcgId, file: u32, index: u64) {
-        fault::filemap_read(&mut self.k, &mut self.p, memcg, file, index)
+        fault::filemap_read(&mut self.k, &mut self.p, memcg, file, index, false)
             .expect("read was OOM-killed");
     }
 
