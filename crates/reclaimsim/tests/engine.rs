@@ -667,3 +667,58 @@ number_ios = 256
         "{random} ns over 256 random reads"
     );
 }
+
+/// Reclaim evicting a page-cache folio pays `evict_cold` unless the file's last
+/// eviction was beside it: a random reader's pages, evicted in LRU order, are scattered
+/// over the file and nearly every eviction pays it; a sequential reader's go in file
+/// order and almost none does.
+#[test]
+fn scattered_evictions_pay_the_cold_xarray_store_and_file_order_does_not() {
+    let text = |rw: &str, cold: u64| {
+        format!(
+            r#"
+name = "evict-cold"
+[machine]
+memory = "64MiB"
+cpus = 1
+[costs]
+evict_cold = {cold}
+[[memcg]]
+path = "/t"
+max = "1MiB"
+[[workload]]
+name = "fio"
+memcg = "/t"
+[workload.fio]
+rw = "{rw}"
+size = "4MiB"
+number_ios = 2048
+"#
+        )
+    };
+    let run = |rw: &str, cold: u64| {
+        let r = run_checked(&text(rw, cold));
+        let t = r.sched.tasks.iter().find(|t| t.task.starts_with("fio"));
+        let t = t.unwrap_or_else(|| panic!("no fio task: {:?}", r.sched.tasks));
+        let other = t.profile.categories.get("other").copied().unwrap_or(0);
+        (other, r.memcgs["/t"].stat["pgsteal"])
+    };
+    for rw in ["read", "randread"] {
+        let ((without, stolen), (with, stolen_with)) = (run(rw, 0), run(rw, 1000));
+        assert_eq!(
+            stolen, stolen_with,
+            "{rw}: the cost moved what was reclaimed"
+        );
+        assert!(
+            stolen > 500,
+            "{rw}: reads through a 1 MiB memcg evict ({stolen})"
+        );
+        let cold = (with - without) / 1000;
+        assert_eq!((with - without) % 1000, 0, "{rw}: whole evictions");
+        if rw == "read" {
+            assert!(cold <= 4, "{rw}: {cold} of {stolen} evictions paid it");
+        } else {
+            assert!(cold * 10 >= stolen * 9, "{rw}: {cold} of {stolen} paid it");
+        }
+    }
+}

@@ -43,6 +43,9 @@ pub struct File {
     /// VMAs mapping this file (i_mmap): (mm id, vma index).
     pub mappings: Vec<(u32, u32)>,
     pub nr_cached: u64,
+    /// The page reclaim last took out of the cache (`vmscan::remove_mapping`): the
+    /// next eviction beside it finds the xarray's node warm.
+    pub last_evicted: Option<u64>,
     /// mapping->i_pages' lock (the xarray's), taken to insert and delete folios.
     pub i_pages: crate::sim::lock::Lock,
     /// mapping->i_mmap_rwsem, read-locked by rmap walks of the file's mapped folios.
@@ -87,6 +90,7 @@ impl File {
             slots: vec![Slot::EMPTY; pages as usize],
             mappings: Vec::new(),
             nr_cached: 0,
+            last_evicted: None,
             i_pages: Default::default(),
             i_mmap: Default::default(),
         }

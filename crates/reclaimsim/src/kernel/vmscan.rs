@@ -522,9 +522,16 @@ fn remove_mapping(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn, target: MemcgId)
             k.swap.as_mut().unwrap().slots[slot as usize] = SwapSlot::used(shadow);
             k.folios[pfn as usize].clear(pg::SWAPCACHE);
         } else {
+            let index = u64::from(f.index);
             let file = &mut k.files[f.owner as usize];
             file.slots[f.index as usize] = Slot::shadow(shadow);
             file.nr_cached -= 1;
+            let near = file.last_evicted.is_some_and(|i| i.abs_diff(index) <= 1);
+            file.last_evicted = Some(index);
+            // (Skipped at 0 so that `evict_cold = 0` runs as the model without it.)
+            if !near && k.costs.evict_cold > 0 {
+                k.spend(k.costs.evict_cold, Cat::Other);
+            }
         }
         // __delete_from_swap_cache(): NR_SWAPCACHE, or __filemap_remove_folio():
         // NR_FILE_PAGES.

@@ -47,6 +47,12 @@ pub struct CostTable {
     /// last one in the same file (a sequential stream, dd's) finds them warm and does
     /// not pay it. The model keeps no cache state: set it 0 for files that fit the LLC.
     pub lookup_cold: u64,
+    /// What __remove_mapping pays beyond the model's other charges when it evicts a
+    /// page-cache folio in a cache of GiBs: page_cache_delete's store of the shadow into
+    /// an xarray node and the accounting's lines, cold in the LLC
+    /// (tools/cold-lookup/evict.sh). An eviction beside the file's last one (a
+    /// sequential reader's pages, evicted in order) finds them warm and does not pay it.
+    pub evict_cold: u64,
     /// The rest of a page-cache miss's read from a file on ext4 on brd, beyond what
     /// the model charges apart (page_alloc, charge, the insertion's xarray, the LRU
     /// add, brd's copy as `page_copy`): readahead's setup for one page
@@ -323,6 +329,7 @@ pub const DEFAULT: CostTable = CostTable {
     read_syscall: 200,
     xarray: 50,
     lookup_cold: 390,
+    evict_cold: 230,
     file_read_miss: 1000,
     charge: 30,
     batch_add: 10,
