@@ -14,25 +14,11 @@ set -eu
 LARGE=${1:-2048}
 ROUNDS=${2:-3}
 W=$(mktemp -d)
-[ -e /sys/class/zram-control ] || modprobe zram num_devices=0
-N=$(cat /sys/class/zram-control/hot_add)
-cleanup() {
-    umount "$W/mnt" 2>/dev/null || true
-    echo 1 > /sys/block/zram$N/reset 2>/dev/null || true
-    echo "$N" > /sys/class/zram-control/hot_remove 2>/dev/null || true
-    rm -rf "$W"
-}
-trap cleanup EXIT
-echo $((2 * LARGE + 64 + 512))M > /sys/block/zram$N/disksize
-mkfs.ext4 -q -F /dev/zram$N
-mkdir "$W/mnt" && mount /dev/zram$N "$W/mnt"
-echo 0 > /sys/block/zram$N/queue/read_ahead_kb
-for sz in 32 "$LARGE"; do
-    mkdir "$W/mnt/s$sz"
-    for j in 0 1; do head -c "${sz}M" /dev/urandom > "$W/mnt/s$sz/t.$j.0"; done
-done
-echo "$(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(nproc) CPUs, $(date -u '+%F %H:%M') UTC"
-refaults() { awk '$1 == "workingset_refault_file" { print $2 }' /proc/vmstat; }
+. "$(cd "$(dirname "$0")/.." && pwd)/lib/zram-ext4.sh"
+trap 'zram_ext4_down "$W"; rm -rf "$W"' EXIT
+zram_ext4_up $((2 * LARGE + 64 + 512)) "$W"
+two_files "$W" 32 "$LARGE"
+host_line
 run() { # engine size -> "ns_per_read refaults reads"
     cat "$W/mnt/s$2"/* > /dev/null
     r0=$(refaults)

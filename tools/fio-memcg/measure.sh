@@ -10,31 +10,19 @@
 set -eu
 LIMIT=${1:-80}
 W=$(mktemp -d)
-[ -e /sys/class/zram-control ] || modprobe zram num_devices=0
-N=$(cat /sys/class/zram-control/hot_add)
 if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
     CG=/sys/fs/cgroup/fio-memcg.$$; mkdir "$CG"; echo "${LIMIT}M" > "$CG/memory.max"
-    STAT=memory.stat
 else
     CG=/sys/fs/cgroup/memory/fio-memcg.$$; mkdir "$CG"
-    echo "${LIMIT}M" > "$CG/memory.limit_in_bytes"; STAT=memory.stat
+    echo "${LIMIT}M" > "$CG/memory.limit_in_bytes"
 fi
-cleanup() {
-    umount "$W/mnt" 2>/dev/null || true
-    echo 1 > /sys/block/zram$N/reset 2>/dev/null || true
-    echo "$N" > /sys/class/zram-control/hot_remove 2>/dev/null || true
-    rmdir "$CG" 2>/dev/null || true
-    rm -rf "$W"
-}
-trap cleanup EXIT
-echo 800M > /sys/block/zram$N/disksize
-mkfs.ext4 -q -F /dev/zram$N
-mkdir "$W/mnt" && mount /dev/zram$N "$W/mnt"
-echo 0 > /sys/block/zram$N/queue/read_ahead_kb
+STAT=memory.stat
+. "$(cd "$(dirname "$0")/.." && pwd)/lib/zram-ext4.sh"
+trap 'zram_ext4_down "$W"; rmdir "$CG" 2>/dev/null || true; rm -rf "$W"' EXIT
+zram_ext4_up 800 "$W"
 for j in 0 1; do head -c 150M /dev/urandom > "$W/mnt/t.$j.0"; done
 sync; echo 1 > /proc/sys/vm/drop_caches
-echo "$(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(nproc) CPUs, $(date -u '+%F %H:%M') UTC, memcg $LIMIT MiB"
-refaults() { awk '$1 == "workingset_refault_file" { print $2 }' /proc/vmstat; }
+host_line ", memcg $LIMIT MiB"
 r0=$(refaults)
 sh -c "echo \$\$ > $CG/cgroup.procs; exec fio --output-format=json --output=$W/out.json \
     --name=t --directory=$W/mnt --buffered=1 --ioengine=io_uring --iodepth=128 \

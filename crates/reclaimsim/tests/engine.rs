@@ -623,6 +623,14 @@ size = "1MiB"
     }
 }
 
+/// The CPU time the (one) fio task spent in the `other` category: the kernel's work
+/// apart from I/O, lists, locks and the workload's own.
+fn fio_other_ns(r: &VariantResult) -> u64 {
+    let t = r.sched.tasks.iter().find(|t| t.task.starts_with("fio"));
+    let t = t.unwrap_or_else(|| panic!("no fio task: {:?}", r.sched.tasks));
+    t.profile.categories.get("other").copied().unwrap_or(0)
+}
+
 /// A random read pays `lookup_cold` (its lookup and copy find the lines cold); a read at
 /// the page after its task's last one in the file (a sequential stream) does not, so
 /// fio's one sequential pass pays it once, at its first page, and its random pass on
@@ -650,9 +658,7 @@ number_ios = 256
     let other = |rw: &str, cold: u64| {
         let r = run_checked(&text(rw, cold));
         assert_eq!(r.workloads["fio"].ops, 256, "{rw}: one pass of 256 reads");
-        let t = r.sched.tasks.iter().find(|t| t.task.starts_with("fio"));
-        let t = t.unwrap_or_else(|| panic!("no fio task: {:?}", r.sched.tasks));
-        t.profile.categories.get("other").copied().unwrap_or(0)
+        fio_other_ns(&r)
     };
     assert_eq!(
         other("read", 1000) - other("read", 0),
@@ -698,10 +704,7 @@ number_ios = 2048
     };
     let run = |rw: &str, cold: u64| {
         let r = run_checked(&text(rw, cold));
-        let t = r.sched.tasks.iter().find(|t| t.task.starts_with("fio"));
-        let t = t.unwrap_or_else(|| panic!("no fio task: {:?}", r.sched.tasks));
-        let other = t.profile.categories.get("other").copied().unwrap_or(0);
-        (other, r.memcgs["/t"].stat["pgsteal"])
+        (fio_other_ns(&r), r.memcgs["/t"].stat["pgsteal"])
     };
     for rw in ["read", "randread"] {
         let ((without, stolen), (with, stolen_with)) = (run(rw, 0), run(rw, 1000));
