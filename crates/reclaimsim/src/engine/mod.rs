@@ -765,12 +765,12 @@ impl Engine {
                     fault::access_page(k, p, m, region as usize, page, write)?
                 }
                 Touch::Read { file, index } => {
-                    let (file, cold) = (w.file_base + file, cold(w.file_base + file, index));
-                    fault::filemap_read(k, p, memcg, file, index, cold)?
+                    let file = w.file_base + file;
+                    fault::filemap_read(k, p, memcg, file, index, cold(file, index))?
                 }
                 Touch::Write { file, index } => {
-                    let (file, cold) = (w.file_base + file, cold(w.file_base + file, index));
-                    fault::generic_perform_write(k, p, memcg, file, index, cold)?
+                    let file = w.file_base + file;
+                    fault::generic_perform_write(k, p, memcg, file, index, cold(file, index))?
                 }
                 Touch::Unmap { region } => {
                     fault::zap_vma(k, p, mm.expect("unmap needs a process"), region as usize)

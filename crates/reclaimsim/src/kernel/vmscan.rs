@@ -528,7 +528,9 @@ fn remove_mapping(k: &mut Kernel, p: &mut dyn Policy, pfn: Pfn, target: MemcgId)
             file.nr_cached -= 1;
             let near = file.last_evicted.is_some_and(|i| i.abs_diff(index) <= 1);
             file.last_evicted = Some(index);
-            // (Skipped at 0 so that `evict_cold = 0` runs as the model without it.)
+            // __filemap_remove_folio() -> page_cache_delete()'s store of the shadow into
+            // the folio's xarray node, cold unless the file's last eviction shared it
+            // (`evict_cold`; nothing at 0, so that 0 runs the model without it).
             if !near && k.costs.evict_cold > 0 {
                 k.spend(k.costs.evict_cold, Cat::Other);
             }
