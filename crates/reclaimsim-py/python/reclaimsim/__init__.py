@@ -2,7 +2,8 @@
 results as pandas DataFrames.
 
     import reclaimsim
-    r = reclaimsim.compare("scenarios/seeds/000-mixed-memcgs.toml", set={"duration": "1s"})
+    r = reclaimsim.compare("scenarios/seeds/000-mixed-memcgs.toml",
+                           set={"duration": "1s", "workload.fio.fio.ramp_time": "300ms"})
     r.workloads                # ops/s and latency per (variant, workload)
     r.free_pages.plot()        # free pages over virtual time, a line per variant
     r.to_html("report.html")   # the charts, one self-contained file
