@@ -10,14 +10,9 @@
 set -eu
 LIMIT=${1:-80}
 W=$(mktemp -d)
-if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
-    CG=/sys/fs/cgroup/fio-memcg.$$; mkdir "$CG"; echo "${LIMIT}M" > "$CG/memory.max"
-else
-    CG=/sys/fs/cgroup/memory/fio-memcg.$$; mkdir "$CG"
-    echo "${LIMIT}M" > "$CG/memory.limit_in_bytes"
-fi
-STAT=memory.stat
 . "$(cd "$(dirname "$0")/.." && pwd)/lib/zram-ext4.sh"
+memcg_up fio-memcg "$LIMIT"
+STAT=memory.stat
 trap 'zram_ext4_down "$W"; rmdir "$CG" 2>/dev/null || true; rm -rf "$W"' EXIT
 zram_ext4_up 800 "$W"
 for j in 0 1; do head -c 150M /dev/urandom > "$W/mnt/t.$j.0"; done

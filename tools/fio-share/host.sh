@@ -10,15 +10,8 @@
 set -eu
 JOBS=${1:-8}; FILE=${2:-8}; LIMIT=${3:-24}
 W=$(mktemp -d)
-if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
-    CG=/sys/fs/cgroup/fio-share.$$; mkdir "$CG"; echo "${LIMIT}M" > "$CG/memory.max"
-    FILEKEY=file
-else
-    CG=/sys/fs/cgroup/memory/fio-share.$$; mkdir "$CG"
-    echo "${LIMIT}M" > "$CG/memory.limit_in_bytes"
-    FILEKEY=cache
-fi
 . "$(cd "$(dirname "$0")/.." && pwd)/lib/zram-ext4.sh"
+memcg_up fio-share "$LIMIT"
 trap 'zram_ext4_down "$W"; rmdir "$CG" 2>/dev/null || true; rm -rf "$W"' EXIT
 zram_ext4_up $((JOBS * FILE + 64)) "$W"
 j=0

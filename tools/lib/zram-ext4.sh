@@ -1,4 +1,4 @@
-# Sourced by the measurement tools (tools/cold-lookup, tools/fio-memcg): an ext4 file
+# Sourced by the measurement tools (tools/cold-lookup, tools/fio-memcg, tools/fio-share): an ext4 file
 # system on a zram disk of its own, which is bio-based and synchronous as brd is, with
 # readahead off so that a miss reads one page as the model's does. Needs root,
 # mkfs.ext4 and zram (loaded here if it is a module).
@@ -36,3 +36,15 @@ host_line() {
 }
 # Page-cache pages read back since boot (workingset_refault_file).
 refaults() { awk '$1 == "workingset_refault_file" { print $2 }' /proc/vmstat; }
+
+# memcg_up NAME MIB: a memcg NAME.$$ limited to MIB MiB under cgroup v2, or v1 at
+# /sys/fs/cgroup/memory; sets CG (its directory) and FILEKEY (memory.stat's page-cache
+# key: file on v2, cache on v1). The caller removes it (rmdir "$CG") when done.
+memcg_up() {
+    if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+        CG=/sys/fs/cgroup/$1.$$; mkdir "$CG"; echo "$2M" > "$CG/memory.max"; FILEKEY=file
+    else
+        CG=/sys/fs/cgroup/memory/$1.$$; mkdir "$CG"
+        echo "$2M" > "$CG/memory.limit_in_bytes"; FILEKEY=cache
+    fi
+}
