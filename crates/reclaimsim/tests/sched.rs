@@ -250,3 +250,68 @@ fn a_client_with_two_connections_overlaps_with_its_worker() {
         busy(&two)
     );
 }
+
+/// 4 fio jobs on one CPU reading their own 2 MiB file at random in a 4 MiB memcg, for
+/// 200 ms, with vmpressure's work items on or off.
+fn memcg_readers(vmpressure: bool) -> VariantResult {
+    run(&format!(
+        r#"name = "readers"
+[machine]
+memory = "64MiB"
+cpus = 1
+[kernel]
+vmpressure = {vmpressure}
+[[memcg]]
+path = "/fio"
+max = "4MiB"
+[[workload]]
+name = "fio"
+memcg = "/fio"
+[workload.fio]
+rw = "randread"
+numjobs = 4
+size = "2MiB"
+random_distribution = "random"
+norandommap = true
+time_based = true
+runtime = "200ms"
+"#
+    ))
+}
+
+/// Memcg reclaim queues vmpressure's work item on the reclaiming CPU once a window of
+/// 512 pages has been scanned (not again while it is pending), and the CPU's kworker,
+/// woken with a sleeper's vruntime, preempts the reclaimer at its step's end and runs it
+/// (`kernel::vmpressure`): a switch in and out and the work, each time.
+#[test]
+fn memcg_reclaim_wakes_the_local_kworker_once_a_window() {
+    let costs = reclaimsim::sim::cost::CostTable::default();
+    let on = memcg_readers(true);
+    let scanned = common::vmstat(&on, "pgscan_file");
+    assert!(
+        scanned > 20_000,
+        "the memcg reclaims: {scanned} pages scanned"
+    );
+    let kw = tasks(&on, "kworker");
+    assert_eq!(kw.len(), 1, "one kworker a CPU: {:?}", on.sched.tasks);
+    let each = (costs.context_switch + costs.vmpressure_work) as f64;
+    let runs = (kw[0].cpu_s * 1e9 / each).round() as u64;
+    // Each run took at least 512 pages' worth, at most a shrink_node pass more.
+    assert!(
+        runs <= scanned / 512 && runs >= scanned / 600,
+        "{runs} kworker runs for {scanned} pages scanned"
+    );
+    // It runs when the reclaiming step ends, not after the reclaimer's slice.
+    let wait = kw[0].runqueue_wait_s / runs as f64;
+    assert!(wait < 100e-6, "{wait} s in the run queue a run");
+    let off = memcg_readers(false);
+    assert!(tasks(&off, "kworker").is_empty(), "{:?}", off.sched.tasks);
+    let switches =
+        |r: &VariantResult| -> u64 { r.sched.cpus.iter().map(|c| c.context_switches).sum() };
+    assert!(
+        switches(&on) >= switches(&off) + 2 * runs * 9 / 10,
+        "{} context switches with the kworker, {} without, {runs} runs",
+        switches(&on),
+        switches(&off)
+    );
+}

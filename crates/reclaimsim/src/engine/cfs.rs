@@ -627,7 +627,13 @@ impl Engine {
                 little: self.k.topology.is_little(i as u32),
             })
             .collect();
+        // A kworker that never ran (no work was queued on its CPU) is left out.
+        let shown = |id: &usize| {
+            let t = &self.tasks[*id];
+            !matches!(t.kind, Kind::Kworker { .. }) || t.run_ns > 0
+        };
         let tasks = (0..self.tasks.len())
+            .filter(shown)
             .map(|id| {
                 let t = &self.tasks[id];
                 let [calm, stalled] = self.k.profiles.get(id).copied().unwrap_or_default();
@@ -673,6 +679,7 @@ impl Engine {
             Kind::Flusher => "flusher".into(),
             Kind::Event { e } => format!("event{e}"),
             Kind::Agent { a } => format!("agent{a}"),
+            Kind::Kworker { cpu } => format!("kworker/{cpu}"),
         }
     }
 }

@@ -139,6 +139,11 @@ enum Kind {
         w: usize,
         t: usize,
     },
+    /// The per-CPU workqueue's worker of `cpu` (kworker/N), running the work items
+    /// queued there (`kernel::vmpressure`).
+    Kworker {
+        cpu: u32,
+    },
 }
 
 #[derive(Default)]
@@ -496,10 +501,16 @@ impl Engine {
                 | Kind::Kswapd { .. }
                 | Kind::Event { .. }
                 | Kind::Agent { .. }
-                | Kind::Client { .. } => 0,
+                | Kind::Client { .. }
+                | Kind::Kworker { .. } => 0,
             };
         }
-        let mut order: Vec<u64> = (0..self.tasks.len() as u64).collect();
+        // The kworkers come last and keep their ids as their places, so that the order
+        // drawn for the other tasks does not depend on how many CPUs there are.
+        let drawn = (self.tasks.iter())
+            .take_while(|t| !matches!(t.kind, Kind::Kworker { .. }))
+            .count();
+        let mut order: Vec<u64> = (0..drawn as u64).collect();
         order.shuffle(&mut rng);
         self.k.sched.set_order(order);
     }
@@ -528,7 +539,8 @@ impl Engine {
             | Kind::Kswapd { .. }
             | Kind::Event { .. }
             | Kind::Agent { .. }
-            | Kind::Client { .. } => None,
+            | Kind::Client { .. }
+            | Kind::Kworker { .. } => None,
         }
     }
 
@@ -588,7 +600,32 @@ impl Engine {
             Kind::Agent { a } => self.agent_step(id, a, clock),
             Kind::Flusher => self.flusher_step(id, clock),
             Kind::Client { w, t } => self.client_step(id, w, t, clock),
+            Kind::Kworker { cpu } => self.kworker_step(id, cpu, clock),
         }
+    }
+
+    /// One kworker per CPU, pinned to it and asleep until a work item is queued there
+    /// (`kernel::vmpressure`). Added after every other task (`draw_phases`).
+    pub(super) fn add_kworkers(&mut self) {
+        let mut ids = Vec::new();
+        for cpu in 0..self.k.topology.nr_cpus() {
+            ids.push(self.tasks.len());
+            let kind = Kind::Kworker { cpu };
+            let mut task = new_task(&mut self.cpusets, vec![cpu], kind, State::Waiting);
+            // Created at boot and asleep since: a woken sleeper, not a new task
+            // (no START_DEBIT at its first wake-up).
+            task.ran = true;
+            self.tasks.push(task);
+        }
+        self.k.vmpressure.set_kworkers(ids);
+    }
+
+    /// A kworker's step: the work queued on its CPU (worker_thread), then sleep.
+    fn kworker_step(&mut self, id: usize, cpu: u32, clock: u64) {
+        self.k.cur = crate::kernel::Exec::new(clock, cpu, false, None);
+        crate::kernel::vmpressure::run_work(&mut self.k, cpu);
+        let end = self.k.cur.clock;
+        self.sleep_at(id, end);
     }
 
     /// The flusher task, sleeping until a page is dirtied: the wb's work item on an

@@ -330,6 +330,7 @@ impl Engine {
         if let Some(x) = external {
             e.add_external(x);
         }
+        e.add_kworkers();
         e.psi_tasks();
         e.k.profiles = vec![Default::default(); e.tasks.len()];
         e.draw_phases(s);

@@ -316,6 +316,12 @@ pub struct KernelConfig {
     /// the seeds' code).
     #[serde(default)]
     pub page_cache_fix: bool,
+    /// vmpressure()'s work items (mm/vmpressure.c): every 512 pages reclaim aimed at a
+    /// memcg tree or the root scans, a work item wakes the local CPU's kworker, which
+    /// preempts the running task. Off, no work is queued, as with the memory controller
+    /// disabled. Default true.
+    #[serde(default = "yes")]
+    pub vmpressure: bool,
     /// MGLRU: /sys/kernel/mm/lru_gen/min_ttl_ms, thrashing protection; 0 is off.
     #[serde(default)]
     pub min_ttl_ms: u64,
@@ -429,6 +435,7 @@ impl Default for KernelConfig {
             look_around: true,
             lru_gen_walks: true,
             page_cache_fix: false,
+            vmpressure: true,
             min_ttl_ms: 0,
             page_cluster: default_page_cluster(),
             vma_ra_enabled: true,

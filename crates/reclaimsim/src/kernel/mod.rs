@@ -25,6 +25,7 @@ pub mod swap;
 pub mod swap_io;
 pub mod throttle;
 pub mod tlb;
+pub mod vmpressure;
 pub mod vmscan;
 pub mod workingset;
 pub mod writeback;
@@ -208,6 +209,9 @@ pub struct Kernel {
     /// The memcg stats' per-CPU update counts, updated trees and flush lock
     /// (`memcg_stats`).
     pub stats_flush: memcg_stats::StatsFlush,
+    /// Memory pressure's per-memcg counters and the work items queued per CPU
+    /// (`vmpressure`).
+    pub vmpressure: vmpressure::Vmpressure,
 }
 
 /// One empty lruvec per memcg and node, memcg-major (`Kernel::lruvec`'s index).
@@ -335,6 +339,7 @@ impl Kernel {
             irq_window: vec![Default::default(); cpus],
             irq_waiters: vec![Vec::new(); cpus],
             stats_flush: memcg_stats::StatsFlush::new(cpus, memcgs_len),
+            vmpressure: Default::default(),
         };
         k.setup_per_zone_wmarks();
         k

@@ -65,7 +65,7 @@ pub struct ScanControl {
     /// after its first eviction that took anon.
     pub memcgs_avoid_swapping: bool,
     /// sc->proactive: memory.reclaim's reclaim (MEMCG_RECLAIM_PROACTIVE). 6.1 keys only
-    /// vmpressure on it, which the model does not have: it changes nothing here.
+    /// vmpressure on it: proactive reclaim queues no vmpressure work.
     pub proactive: bool,
     /// sc->proactive_swappiness (6.13+): memory.reclaim's `swappiness=`, used instead of
     /// vm.swappiness by this reclaim (sc_swappiness()).
@@ -551,9 +551,14 @@ pub fn shrink_node(k: &mut Kernel, p: &mut dyn Policy, node: usize, sc: &mut Sca
         return; // lru_gen_shrink_node() (MGLRU's memcg LRU, 6.3+)
     }
     sc.nr = NrStats::default();
-    let reclaimed0 = sc.nr_reclaimed;
+    let (reclaimed0, scanned0) = (sc.nr_reclaimed, sc.nr_scanned);
     p.prepare_scan_control(k, node, sc);
     shrink_node_memcgs(k, p, node, sc);
+    if !sc.proactive {
+        let scanned = sc.nr_scanned.saturating_sub(scanned0);
+        let reclaimed = sc.nr_reclaimed - reclaimed0;
+        crate::kernel::vmpressure::vmpressure_tree(k, sc.root(), scanned, reclaimed);
+    }
     let reclaimable = sc.nr_reclaimed > reclaimed0;
     if sc.kswapd {
         let n = &mut k.nodes[node];
@@ -613,6 +618,9 @@ fn do_try_to_free_pages(k: &mut Kernel, p: &mut dyn Policy, sc: &mut ScanControl
         }
         sc.priority = DEF_PRIORITY;
         while sc.priority >= 0 {
+            if !sc.proactive {
+                crate::kernel::vmpressure::vmpressure_prio(k, sc.root(), sc.priority);
+            }
             sc.nr_scanned = 0;
             // shrink_zones(): the zonelist from the local node, within the nodemask.
             let local = k.cpu_node[k.cur.cpu as usize] as usize;

@@ -282,6 +282,11 @@ pub struct CostTable {
     /// seeds' era; Li, Ding and Shen, "Quantifying the cost of context switch", 2007:
     /// ~1-2 us direct on a 2007 Xeon, 3.8 us with the indirect cost).
     pub context_switch: u64,
+    /// A kworker's run of one vmpressure work item beyond the context switches around
+    /// it: the worker loop (worker_thread, process_one_work) and vmpressure_work_fn's
+    /// counters under sr_lock and level computation, no listener to notify (perf's
+    /// sched_switch trace of memcg reclaim on this project's VM).
+    pub vmpressure_work: u64,
     /// Time from `try_to_wake_up` on one CPU to the woken task running on another, idle
     /// CPU: the reschedule IPI and the exit from a shallow idle state (C1 on servers tuned
     /// for throughput: Skylake-SP's cpuidle state1 latency is 2 us; wake-up latencies
@@ -389,6 +394,7 @@ pub const DEFAULT: CostTable = CostTable {
     sata_write_page: 11_400,
     sata_queue_depth: 32,
     context_switch: 1500,
+    vmpressure_work: 1000,
     wakeup_latency: 3000,
     memtier_request: 4900,
     memtier_batch: 4600,

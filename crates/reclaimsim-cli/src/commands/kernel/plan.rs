@@ -375,6 +375,7 @@ fn kernel(k: &KernelConfig, s: &Scenario) -> Result<(String, Vec<(String, String
         look_around,
         lru_gen_walks,
         page_cache_fix: _,
+        vmpressure,
         min_ttl_ms: _,
         memcg_reclaim,
         memcg_stats_flush,
@@ -403,6 +404,7 @@ fn kernel(k: &KernelConfig, s: &Scenario) -> Result<(String, Vec<(String, String
         ("batch_aging_prefetch", batch_aging_prefetch.is_some()),
         ("plugin", plugin.is_some()),
         ("vma_ra_enabled", *vma_ra_enabled != d.vma_ra_enabled),
+        ("vmpressure", *vmpressure != d.vmpressure),
     ];
     model_only_kernel(&model_only)?;
     let lru_gen =
