@@ -285,7 +285,8 @@ pub struct CostTable {
     /// A kworker's run of one vmpressure work item beyond the context switches around
     /// it: the worker loop (worker_thread, process_one_work) and vmpressure_work_fn's
     /// counters under sr_lock and level computation, no listener to notify (perf's
-    /// sched_switch trace of memcg reclaim on this project's VM).
+    /// sched_switch trace of memcg reclaim on this project's VM,
+    /// tools/fio-share/kworkers.sh).
     pub vmpressure_work: u64,
     /// Time from `try_to_wake_up` on one CPU to the woken task running on another, idle
     /// CPU: the reschedule IPI and the exit from a shallow idle state (C1 on servers tuned
