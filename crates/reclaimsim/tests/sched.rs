@@ -294,8 +294,10 @@ fn memcg_reclaim_wakes_the_local_kworker_once_a_window() {
     );
     let kw = tasks(&on, "kworker");
     assert_eq!(kw.len(), 1, "one kworker a CPU: {:?}", on.sched.tasks);
+    let runs = common::vmstat(&on, "vmpressure_work");
+    // Each run is a switch in and the work item, on the kworker's CPU time.
     let each = (costs.context_switch + costs.vmpressure_work) as f64;
-    let runs = (kw[0].cpu_s * 1e9 / each).round() as u64;
+    assert_eq!((kw[0].cpu_s * 1e9 / each).round() as u64, runs);
     // Each run took at least 512 pages' worth, at most a shrink_node pass more.
     assert!(
         runs <= scanned / 512 && runs >= scanned / 600,
@@ -306,6 +308,7 @@ fn memcg_reclaim_wakes_the_local_kworker_once_a_window() {
     assert!(wait < 100e-6, "{wait} s in the run queue a run");
     let off = memcg_readers(false);
     assert!(tasks(&off, "kworker").is_empty(), "{:?}", off.sched.tasks);
+    assert_eq!(common::vmstat(&off, "vmpressure_work"), 0);
     let switches =
         |r: &VariantResult| -> u64 { r.sched.cpus.iter().map(|c| c.context_switches).sum() };
     assert!(

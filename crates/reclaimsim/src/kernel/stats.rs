@@ -114,6 +114,9 @@ counters! {
     // another drain under way (pcpu_drain_mutex taken) and returned without draining.
     DrainAllPages => "drain_all_pages",
     DrainAllPagesBusy => "drain_all_pages_busy",
+    // vmpressure's work items run by the kworkers (kernel/vmpressure.rs): one per 512
+    // pages a memcg tree's reclaim scanned, each a preemption of the reclaiming CPU.
+    VmpressureWork => "vmpressure_work",
 }
 
 /// The counters before this index are kernel counters (/proc/vmstat's names); from it on

@@ -34,8 +34,6 @@ pub struct Vmpressure {
     queued: Vec<Vec<MemcgId>>,
     /// Per CPU, its kworker's task id (empty outside the engine).
     kworker: Vec<usize>,
-    /// Work items run (vmpressure_work_fn calls that found pages scanned).
-    pub works: u64,
 }
 
 impl Vmpressure {
@@ -115,6 +113,7 @@ fn schedule_work(k: &mut Kernel, memcg: MemcgId) {
 /// The kworker of `cpu` runs its queued items (process_one_work of each): every
 /// memcg's vmpressure_work_fn takes and clears the tree counters under sr_lock and
 /// computes the level; with no listener registered, notifying costs nothing more.
+/// Counted as the model's `vmpressure_work` when it found pages scanned.
 pub fn run_work(k: &mut Kernel, cpu: u32) {
     let items = std::mem::take(&mut k.vmpressure.queued[cpu as usize]);
     for memcg in items {
@@ -125,7 +124,7 @@ pub fn run_work(k: &mut Kernel, cpu: u32) {
         if scanned == 0 {
             continue;
         }
-        v.works += 1;
+        k.count(crate::kernel::stats::Vm::VmpressureWork, memcg, 1);
         k.spend(k.costs.vmpressure_work, Cat::Other);
     }
 }
@@ -153,7 +152,7 @@ mod tests {
         assert!(!k.sched.is_queued(7), "a pending item is not queued again");
         run_work(&mut k, 0);
         assert!(!k.vmpressure.is_pending(0));
-        assert_eq!(k.vmpressure.works, 1);
+        assert_eq!(k.vm.get(crate::kernel::stats::Vm::VmpressureWork), 1);
         assert!(!k.vmpressure.has_work(0));
         // The counters restart from zero.
         vmpressure_tree(&mut k, 0, 511, 0);
