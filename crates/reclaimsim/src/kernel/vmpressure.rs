@@ -1,5 +1,5 @@
 //! Memory pressure's work items (mm/vmpressure.c, as in Linux 6.1): reclaim aimed at a
-//! memcg tree (or, in global reclaim, the root) adds what it scanned and reclaimed to
+//! memcg tree (or, in global reclaim, the root) adds the pages it scanned to
 //! that memcg's counters, and once they hold a window's worth of scanned pages
 //! (vmpressure_win, 512) it queues the memcg's work item on the local CPU's per-CPU
 //! workqueue (schedule_work on system_wq). The CPU's kworker, a kernel thread like any
@@ -21,13 +21,13 @@ pub const VMPRESSURE_WIN: u64 = 512;
 /// vmpressure_prio() reports critical pressure.
 pub const CRITICAL_PRIO: i32 = 3;
 
-/// Per memcg its struct vmpressure's tree counters and work item; per CPU the work
-/// items queued on it and its kworker's task id.
+/// Per memcg its struct vmpressure's scanned count and work item; per CPU the work
+/// items queued on it and its kworker's task id. tree_reclaimed is not kept: it only
+/// feeds the pressure level, which no listener reads here.
 #[derive(Clone, Debug, Default)]
 pub struct Vmpressure {
-    /// vmpr->tree_scanned and tree_reclaimed, per memcg.
+    /// vmpr->tree_scanned, per memcg.
     scanned: Vec<u64>,
-    reclaimed: Vec<u64>,
     /// WORK_STRUCT_PENDING of each memcg's work item.
     pending: Vec<bool>,
     /// Per CPU, the memcgs whose work waits on it, oldest first.
@@ -47,7 +47,6 @@ impl Vmpressure {
         let n = memcg as usize + 1;
         if self.scanned.len() < n {
             self.scanned.resize(n, 0);
-            self.reclaimed.resize(n, 0);
             self.pending.resize(n, false);
         }
     }
@@ -56,26 +55,21 @@ impl Vmpressure {
     pub fn is_pending(&self, memcg: MemcgId) -> bool {
         self.pending.get(memcg as usize).copied().unwrap_or(false)
     }
-
-    /// Whether any work waits on `cpu`.
-    pub fn has_work(&self, cpu: u32) -> bool {
-        self.queued.get(cpu as usize).is_some_and(|q| !q.is_empty())
-    }
 }
 
 /// Models vmpressure() with `tree` true (6.1): the reclaim of a memcg tree (`memcg`,
-/// the root for global reclaim) scanned `scanned` pages and reclaimed `reclaimed`.
-/// The per-memcg call (tree false) only sets cgroup v2's socket pressure, which the
-/// model has no sockets to feel, so it has no counterpart. Every allocation the model
-/// reclaims for may do I/O and file-system work, so the gfp check always passes.
-pub fn vmpressure_tree(k: &mut Kernel, memcg: MemcgId, scanned: u64, reclaimed: u64) {
+/// the root for global reclaim) scanned `scanned` pages (what it reclaimed only feeds
+/// the level, not kept). The per-memcg call (tree false) only sets cgroup v2's socket
+/// pressure, which the model has no sockets to feel, so it has no counterpart. Every
+/// allocation the model reclaims for may do I/O and file-system work, so the gfp check
+/// always passes.
+pub fn vmpressure_tree(k: &mut Kernel, memcg: MemcgId, scanned: u64) {
     if !k.cfg.vmpressure || scanned == 0 {
         return;
     }
     let v = &mut k.vmpressure;
     v.grow(memcg);
     v.scanned[memcg as usize] += scanned;
-    v.reclaimed[memcg as usize] += reclaimed;
     if v.scanned[memcg as usize] < VMPRESSURE_WIN {
         return;
     }
@@ -88,7 +82,7 @@ pub fn vmpressure_prio(k: &mut Kernel, memcg: MemcgId, priority: i32) {
     if priority > CRITICAL_PRIO {
         return;
     }
-    vmpressure_tree(k, memcg, VMPRESSURE_WIN, 0);
+    vmpressure_tree(k, memcg, VMPRESSURE_WIN);
 }
 
 /// schedule_work(&vmpr->work): queue the item on the local CPU unless it is pending,
@@ -98,32 +92,28 @@ fn schedule_work(k: &mut Kernel, memcg: MemcgId) {
     if k.vmpressure.pending[memcg as usize] {
         return;
     }
-    let cpu = k.cur.cpu as usize;
-    let Some(&id) = k.vmpressure.kworker.get(cpu) else {
-        // Outside the engine: pending for good, as a work item no worker runs.
-        k.vmpressure.pending[memcg as usize] = true;
-        return;
-    };
     k.vmpressure.pending[memcg as usize] = true;
-    k.vmpressure.queued[cpu].push(memcg);
-    let clock = k.cur.clock;
-    k.sched.push(id, clock);
+    let cpu = k.cur.cpu as usize;
+    // Outside the engine no worker exists: the item stays pending for good.
+    if let Some(&id) = k.vmpressure.kworker.get(cpu) {
+        k.vmpressure.queued[cpu].push(memcg);
+        let clock = k.cur.clock;
+        k.sched.push(id, clock);
+    }
 }
 
 /// The kworker of `cpu` runs its queued items (process_one_work of each): every
-/// memcg's vmpressure_work_fn takes and clears the tree counters under sr_lock and
-/// computes the level; with no listener registered, notifying costs nothing more.
-/// Counted as the model's `vmpressure_work` when it found pages scanned.
+/// memcg's vmpressure_work_fn takes and clears the counters under sr_lock and computes
+/// the level; with no listener registered, notifying costs nothing more. Counted as
+/// the model's `vmpressure_work`. (The kernel's early return for an item that finds
+/// nothing scanned, a race between two queuers, cannot happen here: an item is queued
+/// only with a window counted, and only its own run clears the count.)
 pub fn run_work(k: &mut Kernel, cpu: u32) {
     let items = std::mem::take(&mut k.vmpressure.queued[cpu as usize]);
     for memcg in items {
         let v = &mut k.vmpressure;
         v.pending[memcg as usize] = false;
-        let scanned = std::mem::take(&mut v.scanned[memcg as usize]);
-        v.reclaimed[memcg as usize] = 0;
-        if scanned == 0 {
-            continue;
-        }
+        v.scanned[memcg as usize] = 0;
         k.count(crate::kernel::stats::Vm::VmpressureWork, memcg, 1);
         k.spend(k.costs.vmpressure_work, Cat::Other);
     }
@@ -142,20 +132,20 @@ mod tests {
     fn one_work_item_per_window_and_none_while_pending() {
         let mut k = kernel();
         k.vmpressure.set_kworkers(vec![7]);
-        vmpressure_tree(&mut k, 0, 500, 400);
+        vmpressure_tree(&mut k, 0, 500);
         assert!(!k.vmpressure.is_pending(0));
-        vmpressure_tree(&mut k, 0, 32, 32);
+        vmpressure_tree(&mut k, 0, 32);
         assert!(k.vmpressure.is_pending(0));
         assert!(k.sched.is_queued(7), "the kworker was woken");
         k.sched.cancel(7);
-        vmpressure_tree(&mut k, 0, 512, 512);
+        vmpressure_tree(&mut k, 0, 512);
         assert!(!k.sched.is_queued(7), "a pending item is not queued again");
         run_work(&mut k, 0);
         assert!(!k.vmpressure.is_pending(0));
         assert_eq!(k.vm.get(crate::kernel::stats::Vm::VmpressureWork), 1);
-        assert!(!k.vmpressure.has_work(0));
+        assert!(k.vmpressure.queued[0].is_empty());
         // The counters restart from zero.
-        vmpressure_tree(&mut k, 0, 511, 0);
+        vmpressure_tree(&mut k, 0, 511);
         assert!(!k.vmpressure.is_pending(0));
     }
 
@@ -170,7 +160,7 @@ mod tests {
         let mut k = kernel();
         k.cfg.vmpressure = false;
         k.vmpressure.set_kworkers(vec![3]);
-        vmpressure_tree(&mut k, 0, 4096, 0);
+        vmpressure_tree(&mut k, 0, 4096);
         assert!(!k.vmpressure.is_pending(0));
     }
 }

@@ -556,8 +556,7 @@ pub fn shrink_node(k: &mut Kernel, p: &mut dyn Policy, node: usize, sc: &mut Sca
     shrink_node_memcgs(k, p, node, sc);
     if !sc.proactive {
         let scanned = sc.nr_scanned.saturating_sub(scanned0);
-        let reclaimed = sc.nr_reclaimed - reclaimed0;
-        crate::kernel::vmpressure::vmpressure_tree(k, sc.root(), scanned, reclaimed);
+        crate::kernel::vmpressure::vmpressure_tree(k, sc.root(), scanned);
     }
     let reclaimable = sc.nr_reclaimed > reclaimed0;
     if sc.kswapd {
